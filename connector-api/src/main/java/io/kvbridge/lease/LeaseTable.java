@@ -1,0 +1,291 @@
+package io.kvbridge.lease;
+
+import io.kvbridge.time.MonotonicClock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * P's live leases, indexed by request id and by deadline.
+ *
+ * <p><b>Complexity.</b> Grant, acknowledge, renew and revoke are O(log n) in the number of live
+ * leases: a hash map finds the lease and a red-black tree ordered by (deadline, grant sequence)
+ * keeps expiry order even when renewals reorder deadlines. {@link #expire()} is O(k log n) for k
+ * expired leases and O(1) when none is due: it only looks at the head of the tree, never at every
+ * live lease. {@link #soonestDeadline()} is O(log n).
+ *
+ * <p><b>Exactly once.</b> A lease leaves both indexes in the same critical section that produces
+ * its {@link LeaseEnd}; any later message for it finds nothing to free. A bounded memory of
+ * recently ended request ids lets late and duplicate messages be told apart from forged ones.
+ *
+ * <p><b>Threads.</b> Every public method may be called from any thread; each runs under one private
+ * lock. Listeners are called under that lock.
+ */
+public final class LeaseTable {
+
+  /** How many ended request ids are remembered to classify late messages. */
+  static final int RECENTLY_ENDED_CAPACITY = 65_536;
+
+  private static final Comparator<LiveLease> BY_DEADLINE =
+      Comparator.<LiveLease>comparingLong(l -> l.deadline).thenComparingLong(l -> l.sequence);
+
+  private final Object lock = new Object();
+  private final MonotonicClock clock;
+  private final LeaseTerms terms;
+  private final LeaseListener listener;
+  private final Map<String, LiveLease> byRequest = new HashMap<>();
+  private final TreeSet<LiveLease> byDeadline = new TreeSet<>(BY_DEADLINE);
+  private final Map<String, EndReason> recentlyEnded =
+      new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, EndReason> eldest) {
+          return size() > RECENTLY_ENDED_CAPACITY;
+        }
+      };
+  private long nextSequence;
+
+  /** Creates an empty table; {@code listener} sees every grant, renewal and end. */
+  public LeaseTable(MonotonicClock clock, LeaseTerms terms, LeaseListener listener) {
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.terms = Objects.requireNonNull(terms, "terms");
+    this.listener = Objects.requireNonNull(listener, "listener");
+  }
+
+  /** The terms every lease of this table is granted under. */
+  public LeaseTerms terms() {
+    return terms;
+  }
+
+  /**
+   * Grants a lease on {@code blockIds} for {@code requestId}, expiring one lease duration from now.
+   *
+   * @throws IllegalStateException if a lease for this request id is still live
+   * @throws IllegalArgumentException if there are no blocks or fewer than one acknowledgement
+   */
+  public Lease grant(String requestId, List<Integer> blockIds, int acksRequired) {
+    Objects.requireNonNull(requestId, "requestId");
+    if (blockIds.isEmpty()) {
+      throw new IllegalArgumentException("a lease needs at least one block: " + requestId);
+    }
+    if (acksRequired < 1) {
+      throw new IllegalArgumentException("acksRequired must be at least 1, got " + acksRequired);
+    }
+    synchronized (lock) {
+      if (byRequest.containsKey(requestId)) {
+        throw new IllegalStateException("request " + requestId + " already holds a live lease");
+      }
+      long now = clock.nanoTime();
+      LiveLease live =
+          new LiveLease(
+              requestId,
+              LeaseToken.random(),
+              List.copyOf(blockIds),
+              now,
+              now + terms.duration().toNanos(),
+              now + terms.maxLifetime().toNanos(),
+              acksRequired,
+              nextSequence++);
+      byRequest.put(requestId, live);
+      byDeadline.add(live);
+      recentlyEnded.remove(requestId);
+      Lease granted = live.snapshot();
+      listener.granted(granted);
+      return granted;
+    }
+  }
+
+  /**
+   * Records that {@code consumerId} read the blocks of {@code requestId} and presents {@code
+   * token}. Accepted only if the lease is live, the token matches and the deadline has not passed;
+   * a lease past its deadline ends here as EXPIRED. Repeated acknowledgements from the same
+   * consumer count once.
+   */
+  public AckOutcome acknowledge(String requestId, String token, String consumerId) {
+    synchronized (lock) {
+      LiveLease live = byRequest.get(requestId);
+      Optional<Rejection> refused = checkConsumer(live, requestId, token);
+      if (refused.isPresent()) {
+        return new AckOutcome.Refused(refused.get(), Optional.empty());
+      }
+      long now = clock.nanoTime();
+      if (now >= live.deadline) {
+        LeaseEnd end =
+            endLocked(
+                live, EndReason.EXPIRED, now, "deadline passed before the read was acknowledged");
+        return new AckOutcome.Refused(Rejection.EXPIRED, Optional.of(end));
+      }
+      live.ackedBy.add(consumerId);
+      int remaining = live.acksRequired - live.ackedBy.size();
+      if (remaining > 0) {
+        return new AckOutcome.Partial(live.snapshot(), remaining);
+      }
+      return new AckOutcome.Read(endLocked(live, EndReason.READ, now, "read by " + consumerId));
+    }
+  }
+
+  /**
+   * Extends the lease of {@code requestId} to one lease duration from now, never shortening it and
+   * never past its maximum lifetime. A lease already past its deadline is not revived.
+   */
+  public RenewOutcome renew(String requestId, String token) {
+    synchronized (lock) {
+      LiveLease live = byRequest.get(requestId);
+      Optional<Rejection> refused = checkConsumer(live, requestId, token);
+      if (refused.isPresent()) {
+        return new RenewOutcome.Ignored(refused.get());
+      }
+      long now = clock.nanoTime();
+      if (now >= live.deadline) {
+        endLocked(live, EndReason.EXPIRED, now, "deadline passed before the renewal arrived");
+        return new RenewOutcome.Ignored(Rejection.EXPIRED);
+      }
+      long wanted = Math.min(now + terms.duration().toNanos(), live.maxDeadline);
+      if (wanted > live.deadline) {
+        byDeadline.remove(live);
+        live.deadline = wanted;
+        byDeadline.add(live);
+        listener.renewed(live.snapshot());
+      }
+      return new RenewOutcome.Renewed(live.snapshot());
+    }
+  }
+
+  /** Ends the lease of {@code requestId} as REVOKED, if it is live. */
+  public Optional<LeaseEnd> revoke(String requestId, String why) {
+    synchronized (lock) {
+      LiveLease live = byRequest.get(requestId);
+      if (live == null) {
+        return Optional.empty();
+      }
+      return Optional.of(endLocked(live, EndReason.REVOKED, clock.nanoTime(), why));
+    }
+  }
+
+  /** Ends every live lease as REVOKED, e.g. at shutdown. */
+  public List<LeaseEnd> revokeAll(String why) {
+    synchronized (lock) {
+      List<LeaseEnd> ended = new ArrayList<>(byRequest.size());
+      long now = clock.nanoTime();
+      while (!byDeadline.isEmpty()) {
+        ended.add(endLocked(byDeadline.first(), EndReason.REVOKED, now, why));
+      }
+      return ended;
+    }
+  }
+
+  /** Ends, as EXPIRED, every lease whose deadline is now or earlier; returns them in order. */
+  public List<LeaseEnd> expire() {
+    synchronized (lock) {
+      if (byDeadline.isEmpty()) {
+        return List.of();
+      }
+      long now = clock.nanoTime();
+      if (byDeadline.first().deadline > now) {
+        return List.of();
+      }
+      List<LeaseEnd> ended = new ArrayList<>();
+      while (!byDeadline.isEmpty() && byDeadline.first().deadline <= now) {
+        ended.add(
+            endLocked(byDeadline.first(), EndReason.EXPIRED, now, "not read before the deadline"));
+      }
+      return ended;
+    }
+  }
+
+  /** The live lease of {@code requestId}, if any. */
+  public Optional<Lease> find(String requestId) {
+    synchronized (lock) {
+      return Optional.ofNullable(byRequest.get(requestId)).map(LiveLease::snapshot);
+    }
+  }
+
+  /** How many leases are live. */
+  public int size() {
+    synchronized (lock) {
+      return byRequest.size();
+    }
+  }
+
+  /** The earliest deadline among live leases, on P's clock. */
+  public Optional<Long> soonestDeadline() {
+    synchronized (lock) {
+      return byDeadline.isEmpty() ? Optional.empty() : Optional.of(byDeadline.first().deadline);
+    }
+  }
+
+  /** Snapshots of every live lease, soonest deadline first. O(n): for diagnostics only. */
+  public List<Lease> snapshot() {
+    synchronized (lock) {
+      return byDeadline.stream().map(LiveLease::snapshot).toList();
+    }
+  }
+
+  private Optional<Rejection> checkConsumer(LiveLease live, String requestId, String token) {
+    if (live == null) {
+      return Optional.of(
+          recentlyEnded.containsKey(requestId) ? Rejection.ALREADY_ENDED : Rejection.UNKNOWN_LEASE);
+    }
+    return live.token.matches(token) ? Optional.empty() : Optional.of(Rejection.WRONG_TOKEN);
+  }
+
+  private LeaseEnd endLocked(LiveLease live, EndReason reason, long now, String detail) {
+    byDeadline.remove(live);
+    byRequest.remove(live.requestId);
+    recentlyEnded.put(live.requestId, reason);
+    LeaseEnd end = new LeaseEnd(live.snapshot(), reason, now, detail);
+    listener.ended(end);
+    return end;
+  }
+
+  /** The mutable record behind a lease; only touched under {@link #lock}. */
+  private static final class LiveLease {
+    final String requestId;
+    final LeaseToken token;
+    final List<Integer> blockIds;
+    final long grantedAt;
+    final long maxDeadline;
+    final int acksRequired;
+    final long sequence;
+    final Set<String> ackedBy = new HashSet<>(2);
+    long deadline;
+
+    LiveLease(
+        String requestId,
+        LeaseToken token,
+        List<Integer> blockIds,
+        long grantedAt,
+        long deadline,
+        long maxDeadline,
+        int acksRequired,
+        long sequence) {
+      this.requestId = requestId;
+      this.token = token;
+      this.blockIds = blockIds;
+      this.grantedAt = grantedAt;
+      this.deadline = deadline;
+      this.maxDeadline = maxDeadline;
+      this.acksRequired = acksRequired;
+      this.sequence = sequence;
+    }
+
+    Lease snapshot() {
+      return new Lease(
+          requestId,
+          token,
+          blockIds,
+          grantedAt,
+          deadline,
+          maxDeadline,
+          acksRequired,
+          ackedBy.size());
+    }
+  }
+}

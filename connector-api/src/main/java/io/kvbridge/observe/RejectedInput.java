@@ -1,0 +1,26 @@
+package io.kvbridge.observe;
+
+/**
+ * The kinds of untrusted input a connector refused. Each refusal frees nothing, moves nothing and
+ * is counted under one of these.
+ */
+public enum RejectedInput {
+  /** A notification that is not a well-formed protocol message. */
+  MALFORMED_MESSAGE,
+  /** A message from an agent this connector never handshook with. */
+  UNKNOWN_PEER,
+  /** A completion or heartbeat for a request id with no lease, live or recent. */
+  UNKNOWN_LEASE,
+  /** A completion or heartbeat whose token does not match the live lease. */
+  WRONG_TOKEN,
+  /** A completion or heartbeat for a lease that already ended: a duplicate or late message. */
+  LATE_OR_DUPLICATE,
+  /** A completion that arrived after the lease's deadline. */
+  EXPIRED_COMPLETION,
+  /** An ACK or NACK that matches no read awaiting validation. */
+  UNEXPECTED_REPLY,
+  /** Transfer parameters that are missing fields, out of range or inconsistent. */
+  MALFORMED_TRANSFER_PARAMS,
+  /** A handshake that failed or was refused (incompatible layout, bad payload). */
+  HANDSHAKE_REFUSED
+}

@@ -1,0 +1,119 @@
+package io.kvbridge.protocol;
+
+import io.kvbridge.lease.EndReason;
+import io.kvbridge.lease.Lease;
+import io.kvbridge.lease.LeaseEnd;
+import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.observe.RejectedInput;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Counts a connector's events for {@link io.kvbridge.spi.ConnectorStatus} and forwards each to the
+ * user's observer. Thread-safe: counters are {@link LongAdder}s.
+ */
+final class ConnectorCounters implements ConnectorObserver {
+
+  private final ConnectorObserver delegate;
+  private final LongAdder granted = new LongAdder();
+  private final Map<EndReason, LongAdder> ended = adders(EndReason.class);
+  private final Map<RejectedInput, LongAdder> rejected = adders(RejectedInput.class);
+  private final LongAdder readsCompleted = new LongAdder();
+  private final LongAdder bytesRead = new LongAdder();
+  private final LongAdder loadsFailed = new LongAdder();
+  private final LongAdder heartbeatsRenewed = new LongAdder();
+  private final LongAdder heartbeatsIgnored = new LongAdder();
+
+  ConnectorCounters(ConnectorObserver delegate) {
+    this.delegate = delegate;
+  }
+
+  @Override
+  public void granted(Lease lease) {
+    granted.increment();
+    delegate.granted(lease);
+  }
+
+  @Override
+  public void renewed(Lease lease) {
+    delegate.renewed(lease);
+  }
+
+  @Override
+  public void ended(LeaseEnd end) {
+    ended.get(end.reason()).increment();
+    delegate.ended(end);
+  }
+
+  @Override
+  public void transferCompleted(String requestId, long bytes, long nanos) {
+    readsCompleted.increment();
+    bytesRead.add(bytes);
+    delegate.transferCompleted(requestId, bytes, nanos);
+  }
+
+  @Override
+  public void transferFailed(String requestId, String reason) {
+    loadsFailed.increment();
+    delegate.transferFailed(requestId, reason);
+  }
+
+  @Override
+  public void rejected(RejectedInput kind, String detail) {
+    rejected.get(kind).increment();
+    delegate.rejected(kind, detail);
+  }
+
+  @Override
+  public void heartbeatReceived(boolean renewed) {
+    (renewed ? heartbeatsRenewed : heartbeatsIgnored).increment();
+    delegate.heartbeatReceived(renewed);
+  }
+
+  long granted() {
+    return granted.sum();
+  }
+
+  Map<EndReason, Long> ended() {
+    return sums(ended);
+  }
+
+  Map<RejectedInput, Long> rejected() {
+    return sums(rejected);
+  }
+
+  long readsCompleted() {
+    return readsCompleted.sum();
+  }
+
+  long bytesRead() {
+    return bytesRead.sum();
+  }
+
+  long loadsFailed() {
+    return loadsFailed.sum();
+  }
+
+  long heartbeatsRenewed() {
+    return heartbeatsRenewed.sum();
+  }
+
+  long heartbeatsIgnored() {
+    return heartbeatsIgnored.sum();
+  }
+
+  private static <E extends Enum<E>> Map<E, LongAdder> adders(Class<E> type) {
+    Map<E, LongAdder> map = new EnumMap<>(type);
+    for (E key : type.getEnumConstants()) {
+      map.put(key, new LongAdder());
+    }
+    return map;
+  }
+
+  private static <E extends Enum<E>> Map<E, Long> sums(Map<E, LongAdder> adders) {
+    Map<E, Long> out = new EnumMap<>(adders.keySet().iterator().next().getDeclaringClass());
+    adders.forEach((k, v) -> out.put(k, v.sum()));
+    return out;
+  }
+}

@@ -1,0 +1,29 @@
+package io.kvbridge.spi;
+
+/**
+ * One engine's connector: a {@link SchedulerSide} and a {@link WorkerSide} that share a lease table
+ * and a transport. Created by a {@link ConnectorProvider}; closed by whoever created it.
+ *
+ * <p>Threads: as documented on each side; {@link #status()} may be called from any thread.
+ */
+public interface KvConnector extends AutoCloseable {
+
+  /** The settings this connector was created with. */
+  ConnectorSettings settings();
+
+  /** The deciding half. */
+  SchedulerSide scheduler();
+
+  /** The byte-moving half. */
+  WorkerSide worker();
+
+  /** A snapshot for health checks and management. */
+  ConnectorStatus status();
+
+  /**
+   * Revokes every live lease, fails every load in flight, stops answering handshakes and closes the
+   * transport. The engine frees the revoked requests' blocks itself.
+   */
+  @Override
+  void close();
+}

@@ -1,0 +1,62 @@
+package io.kvbridge.spi;
+
+import java.util.List;
+
+/**
+ * The deciding half of a connector: one per engine, owns no KV memory, called by the engine's
+ * scheduler on its scheduling thread.
+ *
+ * <p>Threads: every method is called from the engine's scheduling thread only; implementations may
+ * share state with the {@link WorkerSide} and then synchronize internally.
+ */
+public interface SchedulerSide {
+
+  /**
+   * Called by a consumer's scheduler when a new request arrives with a producer's transfer
+   * parameters, before it allocates blocks for the request.
+   *
+   * @param requestId the request's id on this engine
+   * @param promptTokens the prompt length in tokens
+   * @param params the producer's parameters (untrusted: they came through the router)
+   * @return how many prompt tokens will be loaded instead of computed; the engine allocates blocks
+   *     for the whole prompt and computes the rest locally
+   * @throws InvalidTransferParamsException if {@code params} cannot describe this request; the
+   *     rejection is counted and nothing is allocated
+   */
+  LoadMatch matchRemote(String requestId, int promptTokens, TransferParams params);
+
+  /**
+   * Called by a consumer's scheduler after it allocated blocks for a request that {@link
+   * #matchRemote} accepted. The connector borrows the first {@code params.blockIds().size()} blocks
+   * until the load finishes or fails; the engine keeps owning them.
+   *
+   * @param requestId the request's id on this engine
+   * @param localBlockIds the request's blocks, in token order
+   */
+  void afterAllocate(String requestId, List<Integer> localBlockIds);
+
+  /**
+   * Called by the scheduler once per step; returns the loads accepted since the last call, for
+   * {@link WorkerSide#startLoad}. Ownership of the described work passes to the worker side.
+   */
+  StepMetadata buildStepMetadata();
+
+  /**
+   * Called by a producer's scheduler when a request finishes or is aborted.
+   *
+   * <p>A request that finished normally with at least one full block, and whose KV a consumer will
+   * read, gets a lease: the answer says {@code delayFree}, and the engine keeps every block of the
+   * request until {@link WorkerSide#getFinished} names it in {@code doneSending}. An aborted
+   * request, one with no full block, or one nobody will read is freed at once.
+   */
+  FinishDecision requestFinished(FinishedRequest request);
+
+  /**
+   * Called by a producer's scheduler when a request whose blocks are held for a consumer is aborted
+   * after it finished (e.g. the client went away). The lease ends as REVOKED; the request appears
+   * in the next {@code doneSending}.
+   *
+   * @return whether a live lease was revoked
+   */
+  boolean revoke(String requestId, String why);
+}
