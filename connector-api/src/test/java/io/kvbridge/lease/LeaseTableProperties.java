@@ -1,0 +1,92 @@
+package io.kvbridge.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvbridge.time.ManualClock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+/** Random sequences of lease events: every lease ends exactly once and never too late. */
+class LeaseTableProperties {
+
+  private static final Duration LEASE = Duration.ofSeconds(30);
+  private static final Duration MAX = Duration.ofSeconds(120);
+
+  record Step(int kind, int request, int advanceSeconds, boolean rightToken) {}
+
+  @Provide
+  Arbitrary<List<Step>> steps() {
+    return Combinators.combine(
+            Arbitraries.integers().between(0, 5),
+            Arbitraries.integers().between(0, 15),
+            Arbitraries.integers().between(0, 40),
+            Arbitraries.of(true, true, true, false))
+        .as(Step::new)
+        .list()
+        .ofMaxSize(200);
+  }
+
+  @Property(tries = 300)
+  void everyLeaseEndsExactlyOnceAndNeverOutlivesItsLimits(@ForAll("steps") List<Step> steps) {
+    ManualClock clock = new ManualClock();
+    Map<String, Integer> endCount = new HashMap<>();
+    Set<String> everGranted = new HashSet<>();
+    LeaseTable table =
+        new LeaseTable(
+            clock,
+            new LeaseTerms(LEASE, MAX),
+            new LeaseListener() {
+              @Override
+              public void ended(LeaseEnd end) {
+                endCount.merge(end.lease().token().value(), 1, Integer::sum);
+                assertThat(end.endedAtNanos())
+                    .isLessThanOrEqualTo(
+                        end.lease().maxDeadlineNanos() + Duration.ofSeconds(40).toNanos());
+                if (end.reason() == EndReason.READ) {
+                  assertThat(end.endedAtNanos()).isLessThan(end.lease().deadlineNanos());
+                }
+              }
+            });
+    Map<String, Lease> live = new HashMap<>();
+    for (Step step : steps) {
+      String id = "r" + step.request();
+      Lease known = live.get(id);
+      String token =
+          known != null && step.rightToken() ? known.token().value() : LeaseToken.random().value();
+      switch (step.kind()) {
+        case 0 -> {
+          if (table.find(id).isEmpty()) {
+            Lease lease = table.grant(id, List.of(step.request()), 1);
+            live.put(id, lease);
+            everGranted.add(lease.token().value());
+          }
+        }
+        case 1 -> table.acknowledge(id, token, "d");
+        case 2 -> table.renew(id, token);
+        case 3 -> table.revoke(id, "abort");
+        case 4 -> table.expire();
+        default -> clock.advance(Duration.ofSeconds(step.advanceSeconds()));
+      }
+      table.find(id).ifPresentOrElse(l -> live.put(id, l), () -> live.remove(id));
+      for (Lease lease : table.snapshot()) {
+        assertThat(lease.deadlineNanos()).isLessThanOrEqualTo(lease.maxDeadlineNanos());
+      }
+    }
+    clock.advance(MAX);
+    table.expire();
+
+    assertThat(table.size()).isZero();
+    assertThat(endCount.keySet()).isEqualTo(everGranted);
+    assertThat(endCount.values()).containsOnly(1);
+  }
+}

@@ -1,0 +1,320 @@
+package io.kvbridge.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvbridge.time.ManualClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class LeaseTableTest {
+
+  private static final Duration LEASE = Duration.ofSeconds(30);
+  private static final Duration MAX_LIFETIME = Duration.ofSeconds(90);
+
+  private final ManualClock clock = new ManualClock();
+  private final List<LeaseEnd> ends = new ArrayList<>();
+  private final LeaseTable table =
+      new LeaseTable(
+          clock,
+          new LeaseTerms(LEASE, MAX_LIFETIME),
+          new LeaseListener() {
+            @Override
+            public void ended(LeaseEnd end) {
+              ends.add(end);
+            }
+          });
+
+  @Test
+  void grantSetsDeadlineOneDurationAheadAndHardLimitOneLifetimeAhead() {
+    long now = clock.nanoTime();
+    Lease lease = table.grant("r1", List.of(3, 4), 1);
+
+    assertThat(lease.deadlineNanos()).isEqualTo(now + LEASE.toNanos());
+    assertThat(lease.maxDeadlineNanos()).isEqualTo(now + MAX_LIFETIME.toNanos());
+    assertThat(lease.blockIds()).containsExactly(3, 4);
+    assertThat(table.size()).isEqualTo(1);
+  }
+
+  @Test
+  void tokensAreUniquePerLease() {
+    Lease a = table.grant("a", List.of(1), 1);
+    Lease b = table.grant("b", List.of(2), 1);
+
+    assertThat(a.token()).isNotEqualTo(b.token());
+  }
+
+  @Test
+  void grantingTwiceForALiveRequestIsRefused() {
+    table.grant("r1", List.of(1), 1);
+
+    assertThatThrownBy(() -> table.grant("r1", List.of(2), 1))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("r1");
+  }
+
+  @Test
+  void leaseWithoutBlocksIsRefused() {
+    assertThatThrownBy(() -> table.grant("r1", List.of(), 1))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void acknowledgementWithRightTokenEndsLeaseAsRead() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0");
+
+    assertThat(outcome).isInstanceOf(AckOutcome.Read.class);
+    assertThat(ends).singleElement().extracting(LeaseEnd::reason).isEqualTo(EndReason.READ);
+    assertThat(table.size()).isZero();
+  }
+
+  @Test
+  void acknowledgementWithWrongTokenFreesNothing() {
+    table.grant("r1", List.of(1), 1);
+
+    AckOutcome outcome = table.acknowledge("r1", LeaseToken.random().value(), "d0");
+
+    assertThat(outcome).isEqualTo(new AckOutcome.Refused(Rejection.WRONG_TOKEN, Optional.empty()));
+    assertThat(ends).isEmpty();
+    assertThat(table.size()).isEqualTo(1);
+  }
+
+  @Test
+  void acknowledgementOfUnknownRequestFreesNothing() {
+    table.grant("r1", List.of(1), 1);
+
+    AckOutcome outcome = table.acknowledge("nope", LeaseToken.random().value(), "d0");
+
+    assertThat(outcome).isInstanceOf(AckOutcome.Refused.class);
+    assertThat(((AckOutcome.Refused) outcome).reason()).isEqualTo(Rejection.UNKNOWN_LEASE);
+    assertThat(ends).isEmpty();
+  }
+
+  @Test
+  void duplicateAcknowledgementIsRecognisedAsLateAndEndsNothingTwice() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    table.acknowledge("r1", lease.token().value(), "d0");
+
+    AckOutcome second = table.acknowledge("r1", lease.token().value(), "d0");
+
+    assertThat(((AckOutcome.Refused) second).reason()).isEqualTo(Rejection.ALREADY_ENDED);
+    assertThat(ends).hasSize(1);
+  }
+
+  @Test
+  void acknowledgementAfterDeadlineEndsLeaseAsExpiredAndIsRefused() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    clock.advance(LEASE);
+
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0");
+
+    assertThat(outcome).isInstanceOf(AckOutcome.Refused.class);
+    AckOutcome.Refused refused = (AckOutcome.Refused) outcome;
+    assertThat(refused.reason()).isEqualTo(Rejection.EXPIRED);
+    assertThat(refused.expiredNow()).map(LeaseEnd::reason).contains(EndReason.EXPIRED);
+    assertThat(ends).singleElement().extracting(LeaseEnd::reason).isEqualTo(EndReason.EXPIRED);
+  }
+
+  @Test
+  void leaseWaitingForTwoConsumersEndsOnlyAfterBothDistinctAcknowledgements() {
+    Lease lease = table.grant("r1", List.of(1), 2);
+    String token = lease.token().value();
+
+    assertThat(table.acknowledge("r1", token, "d0")).isInstanceOf(AckOutcome.Partial.class);
+    assertThat(table.acknowledge("r1", token, "d0")).isInstanceOf(AckOutcome.Partial.class);
+    assertThat(ends).isEmpty();
+    assertThat(table.acknowledge("r1", token, "d1")).isInstanceOf(AckOutcome.Read.class);
+    assertThat(ends).hasSize(1);
+  }
+
+  @Test
+  void expireEndsExactlyTheLeasesPastTheirDeadlineInDeadlineOrder() {
+    table.grant("first", List.of(1), 1);
+    clock.advance(Duration.ofSeconds(10));
+    table.grant("second", List.of(2), 1);
+    clock.advance(Duration.ofSeconds(10));
+    table.grant("third", List.of(3), 1);
+
+    clock.advance(Duration.ofSeconds(15)); // first: 35 s old, second: 25 s, third: 15 s
+    assertThat(table.expire()).extracting(e -> e.lease().requestId()).containsExactly("first");
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(table.expire()).extracting(e -> e.lease().requestId()).containsExactly("second");
+    assertThat(table.size()).isEqualTo(1);
+  }
+
+  @Test
+  void expireBeforeAnyDeadlineEndsNothing() {
+    table.grant("r1", List.of(1), 1);
+    clock.advance(LEASE.minusNanos(1));
+
+    assertThat(table.expire()).isEmpty();
+    assertThat(table.size()).isEqualTo(1);
+  }
+
+  @Test
+  void renewalExtendsToOneDurationFromNow() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    clock.advance(Duration.ofSeconds(20));
+
+    RenewOutcome outcome = table.renew("r1", lease.token().value());
+
+    assertThat(outcome).isInstanceOf(RenewOutcome.Renewed.class);
+    assertThat(((RenewOutcome.Renewed) outcome).lease().deadlineNanos())
+        .isEqualTo(clock.nanoTime() + LEASE.toNanos());
+    clock.advance(Duration.ofSeconds(29));
+    assertThat(table.expire()).isEmpty();
+  }
+
+  @Test
+  void renewalNeverShortensALease() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    clock.advance(Duration.ofSeconds(20));
+    long extended =
+        ((RenewOutcome.Renewed) table.renew("r1", lease.token().value())).lease().deadlineNanos();
+
+    RenewOutcome again = table.renew("r1", lease.token().value());
+
+    assertThat(((RenewOutcome.Renewed) again).lease().deadlineNanos()).isEqualTo(extended);
+    assertThat(extended).isGreaterThan(lease.deadlineNanos());
+  }
+
+  @Test
+  void renewalNeverPassesTheMaximumLifetime() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    for (int i = 0; i < 10; i++) {
+      clock.advance(Duration.ofSeconds(20));
+      table.renew("r1", lease.token().value());
+    }
+
+    assertThat(ends).singleElement().extracting(LeaseEnd::reason).isEqualTo(EndReason.EXPIRED);
+    assertThat(ends.get(0).lease().deadlineNanos()).isEqualTo(lease.maxDeadlineNanos());
+  }
+
+  @Test
+  void renewalAtTheMaximumLifetimeLeavesDeadlineAtTheLimit() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    clock.advance(Duration.ofSeconds(25));
+    table.renew("r1", lease.token().value());
+    clock.advance(Duration.ofSeconds(25));
+    table.renew("r1", lease.token().value());
+    clock.advance(Duration.ofSeconds(25));
+
+    RenewOutcome last = table.renew("r1", lease.token().value());
+
+    assertThat(((RenewOutcome.Renewed) last).lease().deadlineNanos())
+        .isEqualTo(lease.maxDeadlineNanos());
+  }
+
+  @Test
+  void renewalReordersExpiry() {
+    Lease early = table.grant("early", List.of(1), 1);
+    clock.advance(Duration.ofSeconds(5));
+    table.grant("late", List.of(2), 1);
+    clock.advance(Duration.ofSeconds(20));
+    table.renew("early", early.token().value()); // early now ends at 55 s, late at 35 s
+
+    clock.advance(Duration.ofSeconds(11));
+
+    assertThat(table.expire()).extracting(e -> e.lease().requestId()).containsExactly("late");
+    assertThat(table.find("early")).isPresent();
+  }
+
+  @Test
+  void renewalWithWrongTokenIsIgnored() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    clock.advance(Duration.ofSeconds(20));
+
+    RenewOutcome outcome = table.renew("r1", LeaseToken.random().value());
+
+    assertThat(outcome).isEqualTo(new RenewOutcome.Ignored(Rejection.WRONG_TOKEN));
+    assertThat(table.find("r1").orElseThrow().deadlineNanos()).isEqualTo(lease.deadlineNanos());
+  }
+
+  @Test
+  void renewalOfEndedLeaseIsIgnoredAsAlreadyEnded() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    table.revoke("r1", "abort");
+
+    assertThat(table.renew("r1", lease.token().value()))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.ALREADY_ENDED));
+  }
+
+  @Test
+  void renewalAfterDeadlineDoesNotReviveTheLease() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    clock.advance(LEASE.plusSeconds(1));
+
+    assertThat(table.renew("r1", lease.token().value()))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.EXPIRED));
+    assertThat(ends).singleElement().extracting(LeaseEnd::reason).isEqualTo(EndReason.EXPIRED);
+  }
+
+  @Test
+  void revokeEndsLeaseAsRevokedOnce() {
+    table.grant("r1", List.of(1), 1);
+
+    assertThat(table.revoke("r1", "client went away"))
+        .map(LeaseEnd::reason)
+        .contains(EndReason.REVOKED);
+    assertThat(table.revoke("r1", "again")).isEmpty();
+    assertThat(ends).hasSize(1);
+  }
+
+  @Test
+  void revokeAllEndsEveryLiveLease() {
+    table.grant("a", List.of(1), 1);
+    table.grant("b", List.of(2), 1);
+
+    assertThat(table.revokeAll("shutdown")).hasSize(2);
+    assertThat(table.size()).isZero();
+    assertThat(ends).extracting(LeaseEnd::reason).containsOnly(EndReason.REVOKED);
+  }
+
+  @Test
+  void aLeaseThatWasReadNeverExpiresLater() {
+    Lease lease = table.grant("r1", List.of(1), 1);
+    table.acknowledge("r1", lease.token().value(), "d0");
+    clock.advance(MAX_LIFETIME.multipliedBy(2));
+
+    assertThat(table.expire()).isEmpty();
+    assertThat(ends).hasSize(1);
+  }
+
+  @Test
+  void soonestDeadlineFollowsTheHeadOfTheExpiryOrder() {
+    assertThat(table.soonestDeadline()).isEmpty();
+    Lease first = table.grant("a", List.of(1), 1);
+    clock.advance(Duration.ofSeconds(1));
+    table.grant("b", List.of(2), 1);
+
+    assertThat(table.soonestDeadline()).contains(first.deadlineNanos());
+  }
+
+  @Test
+  void requestIdMayBeLeasedAgainAfterItsLeaseEnded() {
+    table.grant("r1", List.of(1), 1);
+    table.revoke("r1", "abort");
+
+    Lease again = table.grant("r1", List.of(7), 1);
+
+    assertThat(table.find("r1")).contains(again);
+  }
+
+  @Test
+  void termsRejectLifetimeShorterThanDuration() {
+    assertThatThrownBy(() -> new LeaseTerms(Duration.ofSeconds(30), Duration.ofSeconds(10)))
+        .hasMessageContaining("max lifetime");
+  }
+
+  @Test
+  void tokenToStringDoesNotRevealTheSecret() {
+    LeaseToken token = LeaseToken.random();
+
+    assertThat(token.toString()).doesNotContain(token.value());
+  }
+}

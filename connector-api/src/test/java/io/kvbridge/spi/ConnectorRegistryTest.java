@@ -1,0 +1,84 @@
+package io.kvbridge.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ConnectorRegistryTest {
+
+  @Test
+  void unknownTypeFailsListingTheKnownTypes() {
+    ConnectorRegistry registry =
+        ConnectorRegistry.of(
+            List.of(
+                provider("fake", Availability.available()),
+                provider("nixl", Availability.available())));
+
+    assertThatThrownBy(() -> registry.provider("rdma"))
+        .isInstanceOf(UnknownConnectorTypeException.class)
+        .hasMessageContaining("'rdma'")
+        .hasMessageContaining("known types: fake, nixl");
+  }
+
+  @Test
+  void twoProvidersOfOneTypeAreRefused() {
+    assertThatThrownBy(
+            () ->
+                ConnectorRegistry.of(
+                    List.of(
+                        provider("x", Availability.available()),
+                        provider("x", Availability.available()))))
+        .hasMessageContaining("two connector providers claim type 'x'");
+  }
+
+  @Test
+  void creatingAnUnavailableConnectorFailsWithItsReasonAndCause() {
+    UnsatisfiedLinkError cause = new UnsatisfiedLinkError("libnixl_capi.so: cannot open");
+    ConnectorRegistry registry =
+        ConnectorRegistry.of(
+            List.of(provider("nixl", Availability.unavailable("NIXL is not installed", cause))));
+
+    assertThatThrownBy(() -> registry.create(ConnectorSettings.builder("nixl", "e").build()))
+        .isInstanceOf(ConnectorUnavailableException.class)
+        .hasMessageContaining("connector 'nixl' cannot run here: NIXL is not installed")
+        .hasCause(cause);
+  }
+
+  @Test
+  void serviceLoaderFindsNoProviderInTheApiAlone() {
+    assertThat(ConnectorRegistry.load(getClass().getClassLoader()).types()).isEmpty();
+  }
+
+  @Test
+  void settingsNameTheBadValue() {
+    assertThatThrownBy(() -> ConnectorSettings.builder("fake", " ").build())
+        .hasMessageContaining("engineId");
+    assertThatThrownBy(
+            () ->
+                ConnectorSettings.builder("fake", "e")
+                    .safetyMargin(java.time.Duration.ofMinutes(5))
+                    .build())
+        .hasMessageContaining("safetyMargin");
+  }
+
+  private static ConnectorProvider provider(String type, Availability availability) {
+    return new ConnectorProvider() {
+      @Override
+      public String type() {
+        return type;
+      }
+
+      @Override
+      public Availability availability() {
+        return availability;
+      }
+
+      @Override
+      public KvConnector create(ConnectorSettings settings) {
+        throw new UnsupportedOperationException("not needed by these tests");
+      }
+    };
+  }
+}

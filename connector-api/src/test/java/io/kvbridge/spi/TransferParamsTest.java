@@ -1,0 +1,103 @@
+package io.kvbridge.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvbridge.lease.LeaseToken;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class TransferParamsTest {
+
+  private final TransferParams params =
+      new TransferParams(
+          "prefill-0",
+          "req-1",
+          List.of(4, 9),
+          32,
+          LeaseToken.random().value(),
+          123L,
+          "local://prefill-0");
+
+  @Test
+  void mapFormSurvivesTheRoundTrip() {
+    assertThat(TransferParams.fromMap(params.toMap())).isEqualTo(params);
+  }
+
+  @Test
+  void missingFieldIsNamed() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.remove("lease_token");
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .isInstanceOf(InvalidTransferParamsException.class)
+        .hasMessageContaining("lease_token");
+  }
+
+  @Test
+  void negativeBlockIdIsRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("block_ids", List.of(1, -2));
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .hasMessageContaining("block_ids holds -2");
+  }
+
+  @Test
+  void blockIdOfWrongTypeIsRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("block_ids", List.of(1, "two"));
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map)).hasMessageContaining("integers");
+  }
+
+  @Test
+  void tooManyBlocksAreRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("block_ids", java.util.Collections.nCopies(TransferParams.MAX_BLOCKS + 1, 1));
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .hasMessageContaining("more than the limit");
+  }
+
+  @Test
+  void emptyBlockListIsRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("block_ids", List.of());
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .hasMessageContaining("at least one block");
+  }
+
+  @Test
+  void tokensOfWrongTypeAreRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("tokens", "32");
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .hasMessageContaining("tokens must be an integer");
+  }
+
+  @Test
+  void oversizedIdIsRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("request_id", "x".repeat(TransferParams.MAX_TEXT + 1));
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map)).hasMessageContaining("request_id");
+  }
+
+  @Test
+  void malformedTokenIsRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("lease_token", "not-a-token");
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map)).hasMessageContaining("lease_token");
+  }
+
+  @Test
+  void absentParamsAreRefused() {
+    assertThatThrownBy(() -> TransferParams.fromMap(null)).hasMessageContaining("missing");
+  }
+}
