@@ -16,7 +16,10 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 
-/** Random sequences of lease events: every lease ends exactly once and never too late. */
+/**
+ * Random sequences of lease events: every lease ends exactly once, a sweep leaves no lease past its
+ * deadline, and no deadline passes the maximum lifetime.
+ */
 class LeaseTableProperties {
 
   private static final Duration LEASE = Duration.ofSeconds(30);
@@ -74,7 +77,13 @@ class LeaseTableProperties {
         case 1 -> table.acknowledge(id, token, "d");
         case 2 -> table.renew(id, token);
         case 3 -> table.revoke(id, "abort");
-        case 4 -> table.expire();
+        case 4 -> {
+          table.expire();
+          assertThat(table.snapshot())
+              .allMatch(
+                  lease -> lease.deadlineNanos() > clock.nanoTime(),
+                  "no lease past its deadline survives a sweep");
+        }
         default -> clock.advance(Duration.ofSeconds(step.advanceSeconds()));
       }
       table.find(id).ifPresentOrElse(l -> live.put(id, l), () -> live.remove(id));
