@@ -1,0 +1,562 @@
+package io.kvbridge.conformance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvbridge.lease.EndReason;
+import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.protocol.LeaseRef;
+import io.kvbridge.protocol.PullConnector;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.FinishDecision;
+import io.kvbridge.spi.FinishedRequest;
+import io.kvbridge.spi.FinishedTransfers;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.LoadFailure;
+import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.time.ManualClock;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Transport;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The pull protocol's behaviour over a connector's transport: what every connector must do,
+ * whatever moves its bytes. A connector module extends this class and says how to create its
+ * connector; the suite drives a producer and a consumer engine through the SPI exactly as an engine
+ * would, with an injected clock.
+ *
+ * <p>Tests that forge protocol messages reach the transport through {@link
+ * PullConnector#transport()}, so the connectors under test are {@link PullConnector}s.
+ */
+public abstract class PullProtocolConformanceTest {
+
+  /** The producer's layout: 32 blocks of 1 KiB, 4 tokens each. */
+  protected static final KvLayout PRODUCER_LAYOUT = new KvLayout(32, 1024, 4, "conformance/fp16");
+
+  /** The consumer's pool is larger; block size and content type match. */
+  protected static final KvLayout CONSUMER_LAYOUT = new KvLayout(64, 1024, 4, "conformance/fp16");
+
+  protected static final Duration LEASE = Duration.ofSeconds(30);
+  protected static final Duration MAX_LIFETIME = Duration.ofSeconds(120);
+  protected static final Duration SAFETY_MARGIN = Duration.ofSeconds(2);
+
+  protected final ManualClock clock = new ManualClock();
+  private final Random random = new Random(42);
+  private final List<Node> nodes = new ArrayList<>();
+  protected Node producer;
+  protected Node consumer;
+
+  /** Creates this connector type's connector for {@code settings}. */
+  protected abstract KvConnector newConnector(ConnectorSettings settings);
+
+  /** The connector type under test. */
+  protected abstract String connectorType();
+
+  /** Where engines answer handshakes; {@code local} unless the transport spans processes. */
+  protected String handshakeAddress() {
+    return "local";
+  }
+
+  /** Connector-specific properties for an engine. */
+  protected Map<String, String> connectorProperties() {
+    return Map.of();
+  }
+
+  /** How long to wait for asynchronous progress before failing a test. */
+  protected Duration patience() {
+    return Duration.ofSeconds(20);
+  }
+
+  @BeforeEach
+  void startEngines() {
+    producer = node("prefill", Role.PRODUCER, PRODUCER_LAYOUT);
+    consumer = node("decode", Role.CONSUMER, CONSUMER_LAYOUT);
+  }
+
+  @AfterEach
+  void stopEngines() {
+    for (Node node : nodes) {
+      node.connector.close();
+      node.memory.close();
+    }
+  }
+
+  /** Starts an engine with its own KV cache; closed after the test. */
+  protected Node node(String name, Role role, KvLayout layout) {
+    ConnectorSettings settings =
+        ConnectorSettings.builder(
+                connectorType(), name + "-" + UUID.randomUUID().toString().substring(0, 8))
+            .role(role)
+            .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
+            .safetyMargin(SAFETY_MARGIN)
+            .heartbeatInterval(Duration.ofSeconds(5))
+            .replyTimeout(Duration.ofSeconds(5))
+            .handshakeAddress(handshakeAddress())
+            .clock(clock)
+            .properties(connectorProperties())
+            .build();
+    KvConnector connector = newConnector(settings);
+    KvMemory memory = connector.worker().allocateKvCache(layout);
+    connector.worker().registerKvCache(memory, layout);
+    Node node = new Node(connector, memory, layout);
+    nodes.add(node);
+    return node;
+  }
+
+  // ---------------------------------------------------------------- the normal path
+
+  @Test
+  void consumerReceivesProducerBlocksByteExactAndLeaseEndsAsRead() {
+    List<Integer> producerBlocks = List.of(3, 17, 5);
+    Map<Integer, byte[]> written = producer.fill(producerBlocks);
+    TransferParams params = prefill("p-1", producerBlocks);
+
+    List<Integer> consumerBlocks = List.of(40, 2, 63);
+    load("d-1", params, consumerBlocks);
+    settle("d-1");
+
+    assertThat(consumer.received).contains("d-1");
+    for (int i = 0; i < producerBlocks.size(); i++) {
+      assertThat(consumer.block(consumerBlocks.get(i)))
+          .as("block %d", i)
+          .isEqualTo(written.get(producerBlocks.get(i)));
+    }
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.connector.status().liveLeases()).isZero();
+    assertThat(consumer.connector.status().readsCompleted()).isEqualTo(1);
+    assertThat(consumer.connector.status().bytesRead()).isEqualTo(3L * 1024);
+  }
+
+  @Test
+  void requestIsReportedDoneSendingExactlyOnce() {
+    TransferParams params = prefill("p-1", List.of(1));
+    load("d-1", params, List.of(1));
+    settle("d-1");
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+
+    clock.advance(MAX_LIFETIME);
+    producer.drain();
+
+    assertThat(producer.sentCount.get("p-1")).isEqualTo(1);
+  }
+
+  @Test
+  void abortedRequestIsFreedAtOnce() {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(new FinishedRequest("p-1", List.of(1, 2), 8, true, true));
+
+    assertThat(decision.delayFree()).isFalse();
+    assertThat(decision.params()).isEmpty();
+    assertThat(producer.connector.status().liveLeases()).isZero();
+  }
+
+  @Test
+  void requestWithoutAFullBlockIsFreedAtOnce() {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(new FinishedRequest("p-1", List.of(1), 3, false, true));
+
+    assertThat(decision.delayFree()).isFalse();
+  }
+
+  @Test
+  void requestNobodyWillReadIsFreedAtOnce() {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(new FinishedRequest("p-1", List.of(1, 2), 8, false, false));
+
+    assertThat(decision.delayFree()).isFalse();
+  }
+
+  @Test
+  void onlyFullBlocksAreLeased() {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(new FinishedRequest("p-1", List.of(4, 5, 6), 10, false, true));
+
+    assertThat(decision.delayFree()).isTrue();
+    assertThat(decision.params().orElseThrow().blockIds()).containsExactly(4, 5);
+    assertThat(decision.params().orElseThrow().tokens()).isEqualTo(8);
+  }
+
+  // ---------------------------------------------------------------- expiry and revocation
+
+  @Test
+  void leaseExpiresWhenTheConsumerNeverReads() {
+    prefill("p-1", List.of(1, 2));
+
+    clock.advance(LEASE);
+
+    assertThat(producer.drain().sent).contains("p-1");
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.EXPIRED, 1L);
+  }
+
+  @Test
+  void scheduledSweepEndsAnExpiredLeaseWithoutAnEngineStep() {
+    prefill("p-1", List.of(1));
+    clock.advance(LEASE);
+
+    producer.connector.worker().sweep();
+
+    assertThat(producer.connector.status().liveLeases()).isZero();
+    assertThat(producer.drain().sent).containsExactly("p-1");
+  }
+
+  @Test
+  void revokedLeaseIsReportedDoneSending() {
+    prefill("p-1", List.of(1));
+
+    assertThat(producer.connector.scheduler().revoke("p-1", "client went away")).isTrue();
+
+    assertThat(producer.drain().sent).containsExactly("p-1");
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
+  }
+
+  @Test
+  void closingTheProducerRevokesEveryLiveLease() {
+    prefill("p-1", List.of(1));
+    prefill("p-2", List.of(2));
+
+    producer.connector.close();
+
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 2L);
+  }
+
+  // ---------------------------------------------------------------- never decode from freed blocks
+
+  @Test
+  void consumerDoesNotStartAReadWhoseLeaseEndsInsideTheSafetyMargin() {
+    TransferParams params = prefill("p-1", List.of(1));
+    clock.advance(LEASE.minus(SAFETY_MARGIN.dividedBy(2)));
+
+    load("d-1", params, List.of(1));
+    settle("d-1");
+
+    assertThat(consumer.failed).containsKey("d-1");
+    assertThat(consumer.failed.get("d-1").reason()).contains("safety margin");
+    assertThat(consumer.connector.status().readsCompleted()).isZero();
+  }
+
+  @Test
+  void readFinishedAfterTheLeaseExpiredIsRefusedAndNeverReportedReceived() {
+    TransferParams params = prefill("p-1", List.of(1, 2));
+    load("d-1", params, List.of(1, 2));
+    // The lease expires on P while the read is in flight or awaiting validation.
+    clock.advance(LEASE);
+    producer.connector.worker().sweep();
+
+    settle("d-1");
+
+    assertThat(consumer.received).doesNotContain("d-1");
+    assertThat(consumer.failed).containsKey("d-1");
+    assertThat(producer.connector.status().leasesEnded())
+        .containsEntry(EndReason.EXPIRED, 1L)
+        .doesNotContainKey(EndReason.READ);
+  }
+
+  @Test
+  void heartbeatKeepsAnUnreadLeaseAlivePastItsFirstDeadline() {
+    establishPeer();
+    TransferParams params = prefill("p-2", List.of(2));
+    consumer.connector.scheduler().matchRemote("d-2", params.tokens(), params);
+    consumer.connector.scheduler().afterAllocate("d-2", List.of(2));
+
+    clock.advance(Duration.ofSeconds(20));
+    consumer.connector.worker().sendHeartbeats();
+    awaitTrue(
+        () -> {
+          producer.drain();
+          return producer.connector.status().heartbeatsRenewed() >= 1;
+        });
+    clock.advance(Duration.ofSeconds(20));
+    producer.connector.worker().sweep();
+
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    settle("d-2");
+    assertThat(consumer.received).contains("d-2");
+  }
+
+  // ---------------------------------------------------------------- untrusted input
+
+  @Test
+  void completionWithAWrongTokenFreesNothingAndIsCounted() {
+    establishPeer();
+    prefill("p-2", List.of(2));
+
+    sendFromConsumer(new LeaseRef("p-2", LeaseToken.random().value()));
+
+    awaitRejected(producer, RejectedInput.WRONG_TOKEN);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.drain().sent).isEmpty();
+  }
+
+  @Test
+  void completionForAnUnknownLeaseFreesNothingAndIsCounted() {
+    establishPeer();
+    prefill("p-2", List.of(2));
+
+    sendFromConsumer(new LeaseRef("ghost", LeaseToken.random().value()));
+
+    awaitRejected(producer, RejectedInput.UNKNOWN_LEASE);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void duplicateCompletionIsCountedAndEndsNothingTwice() {
+    TransferParams params = establishPeer();
+
+    sendFromConsumer(new LeaseRef(params.requestId(), params.leaseToken()));
+
+    awaitRejected(producer, RejectedInput.LATE_OR_DUPLICATE);
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.sentCount.get(params.requestId())).isEqualTo(1);
+  }
+
+  @Test
+  void malformedNotificationIsCounted() {
+    establishPeer();
+
+    consumerTransport().notify(producerTransport().agentName(), new byte[] {'K', 'V', 'B', 1, 42});
+
+    awaitRejected(producer, RejectedInput.MALFORMED_MESSAGE);
+  }
+
+  @Test
+  void completionFromAnAgentThatNeverHandshookIsCounted() {
+    Node stranger = node("stranger", Role.CONSUMER, CONSUMER_LAYOUT);
+    Transport strangerTransport = ((PullConnector) stranger.connector).transport();
+    String producerAgent =
+        strangerTransport.loadRemoteMetadata(producerTransport().localMetadata());
+    TransferParams params = prefill("p-1", List.of(1));
+
+    strangerTransport.notify(
+        producerAgent,
+        io.kvbridge.conformance.Messages.completion(
+            new LeaseRef(params.requestId(), params.leaseToken()), "stranger"));
+
+    awaitRejected(producer, RejectedInput.UNKNOWN_PEER);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void incompatibleLayoutIsRefusedAtTheHandshake() {
+    Node other = node("other", Role.CONSUMER, new KvLayout(64, 1024, 4, "another-model/fp8"));
+    TransferParams params = prefill("p-1", List.of(1));
+
+    other.connector.scheduler().matchRemote("d-1", params.tokens(), params);
+    other.connector.scheduler().afterAllocate("d-1", List.of(1));
+    other.connector.worker().startLoad(other.connector.scheduler().buildStepMetadata());
+    other.drain();
+
+    assertThat(other.failed.get("d-1").reason()).contains("incompatible KV layout");
+    assertThat(producer.connector.status().rejected())
+        .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void blockIdOutsideTheProducersPoolIsRefusedBeforeAnyRead() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    TransferParams forged =
+        new TransferParams(
+            honest.producerEngineId(),
+            honest.requestId(),
+            List.of(PRODUCER_LAYOUT.blockCount() + 3),
+            4,
+            honest.leaseToken(),
+            honest.deadlineNanos(),
+            honest.handshakeAddress());
+
+    load("d-1", forged, List.of(1));
+    settle("d-1");
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("outside the producer's pool");
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
+  }
+
+  @Test
+  void paramsNamingAnotherProducerThanTheOneAnsweringAreRefused() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    TransferParams forged =
+        new TransferParams(
+            "impostor",
+            honest.requestId(),
+            honest.blockIds(),
+            honest.tokens(),
+            honest.leaseToken(),
+            honest.deadlineNanos(),
+            honest.handshakeAddress());
+
+    load("d-1", forged, List.of(1));
+    settle("d-1");
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("answers as");
+  }
+
+  @Test
+  void paramsWhoseTokensDoNotFitTheBlocksAreRefusedAtMatch() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    TransferParams forged =
+        new TransferParams(
+            honest.producerEngineId(),
+            honest.requestId(),
+            honest.blockIds(),
+            7,
+            honest.leaseToken(),
+            honest.deadlineNanos(),
+            honest.handshakeAddress());
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> consumer.connector.scheduler().matchRemote("d-1", 100, forged))
+        .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class);
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** Runs one full load so the consumer knows the producer; returns its parameters. */
+  protected TransferParams establishPeer() {
+    TransferParams params = prefill("p-warmup", List.of(0));
+    load("d-warmup", params, List.of(0));
+    settle("d-warmup");
+    assertThat(consumer.received).contains("d-warmup");
+    awaitTrue(() -> producer.drain().sent.contains("p-warmup"));
+    return params;
+  }
+
+  /** Finishes a prefill on the producer and returns the parameters for the consumer. */
+  protected TransferParams prefill(String requestId, List<Integer> blocks) {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest(
+                    requestId,
+                    blocks,
+                    blocks.size() * PRODUCER_LAYOUT.tokensPerBlock(),
+                    false,
+                    true));
+    assertThat(decision.delayFree()).isTrue();
+    return decision.params().orElseThrow();
+  }
+
+  /** Accepts the parameters on the consumer and starts the load. */
+  protected void load(String requestId, TransferParams params, List<Integer> localBlocks) {
+    consumer.connector.scheduler().matchRemote(requestId, params.tokens(), params);
+    consumer.connector.scheduler().afterAllocate(requestId, localBlocks);
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+  }
+
+  /** Steps both engines until the consumer's request was received or failed. */
+  protected void settle(String consumerRequestId) {
+    awaitTrue(
+        () -> {
+          consumer.drain();
+          producer.drain();
+          return consumer.received.contains(consumerRequestId)
+              || consumer.failed.containsKey(consumerRequestId);
+        });
+  }
+
+  protected void awaitTrue(BooleanSupplier condition) {
+    await().atMost(patience()).pollInterval(Duration.ofMillis(2)).until(condition::getAsBoolean);
+  }
+
+  private void awaitRejected(Node node, RejectedInput kind) {
+    awaitTrue(
+        () -> {
+          node.drain();
+          return node.connector.status().rejected().getOrDefault(kind, 0L) >= 1;
+        });
+  }
+
+  private void sendFromConsumer(LeaseRef lease) {
+    consumerTransport()
+        .notify(
+            producerTransport().agentName(),
+            Messages.completion(lease, consumer.connector.settings().engineId()));
+  }
+
+  protected Transport producerTransport() {
+    return ((PullConnector) producer.connector).transport();
+  }
+
+  protected Transport consumerTransport() {
+    return ((PullConnector) consumer.connector).transport();
+  }
+
+  /** One engine under test: its connector, its KV memory and what its steps reported. */
+  protected final class Node {
+    final KvConnector connector;
+    final KvMemory memory;
+    final KvLayout layout;
+    final Set<String> received = new HashSet<>();
+    final Set<String> sent = new HashSet<>();
+    final Map<String, Integer> sentCount = new HashMap<>();
+    final Map<String, LoadFailure> failed = new HashMap<>();
+
+    Node(KvConnector connector, KvMemory memory, KvLayout layout) {
+      this.connector = connector;
+      this.memory = memory;
+      this.layout = layout;
+    }
+
+    /** One engine step: what getFinished reports is recorded. */
+    Node drain() {
+      FinishedTransfers finished = connector.worker().getFinished(Set.of());
+      received.addAll(finished.doneReceiving());
+      sent.addAll(finished.doneSending());
+      finished.doneSending().forEach(id -> sentCount.merge(id, 1, Integer::sum));
+      finished.failedLoads().forEach(f -> failed.put(f.requestId(), f));
+      return this;
+    }
+
+    Map<Integer, byte[]> fill(List<Integer> blocks) {
+      Map<Integer, byte[]> written = new HashMap<>();
+      for (int block : blocks) {
+        byte[] bytes = new byte[layout.blockBytes()];
+        random.nextBytes(bytes);
+        memory.write((long) block * layout.blockBytes(), ByteBuffer.wrap(bytes));
+        written.put(block, bytes);
+      }
+      return written;
+    }
+
+    byte[] block(int block) {
+      byte[] bytes = new byte[layout.blockBytes()];
+      memory.read((long) block * layout.blockBytes(), ByteBuffer.wrap(bytes));
+      return bytes;
+    }
+  }
+}
