@@ -1,0 +1,101 @@
+package io.kvbridge.fake;
+
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.MemoryKind;
+import java.nio.ByteBuffer;
+
+/**
+ * Host memory of a fake agent: a {@link ByteBuffer} at a synthetic address the fabric handed out.
+ * Addresses of one fabric never overlap, so a descriptor names at most one region.
+ *
+ * <p>Threads: copies to disjoint ranges may run concurrently (each works on its own view of the
+ * buffer); {@link #close()} makes later copies fail with {@link IllegalStateException}.
+ */
+final class FakeMemory implements KvMemory, Bytes {
+
+  private final FakeFabric fabric;
+  private final long address;
+  private final long sizeBytes;
+  private final String fileName;
+  private final Runnable onClose;
+  private volatile ByteBuffer buffer;
+
+  FakeMemory(
+      FakeFabric fabric, long address, ByteBuffer buffer, String fileName, Runnable onClose) {
+    this.fabric = fabric;
+    this.address = address;
+    this.sizeBytes = buffer.capacity();
+    this.buffer = buffer;
+    this.fileName = fileName;
+    this.onClose = onClose;
+  }
+
+  @Override
+  public MemoryKind kind() {
+    return MemoryKind.DRAM;
+  }
+
+  @Override
+  public int deviceId() {
+    return 0;
+  }
+
+  @Override
+  public long address() {
+    return address;
+  }
+
+  @Override
+  public long sizeBytes() {
+    return sizeBytes;
+  }
+
+  @Override
+  public void write(long offset, ByteBuffer src) {
+    checkRange(offset, src.remaining());
+    view(offset, src.remaining()).put(src);
+  }
+
+  @Override
+  public void read(long offset, ByteBuffer dst) {
+    checkRange(offset, dst.remaining());
+    dst.put(view(offset, dst.remaining()));
+  }
+
+  @Override
+  public void close() {
+    if (buffer != null) {
+      buffer = null;
+      onClose.run();
+    }
+  }
+
+  @Override
+  public ByteBuffer view(long offset, long length) {
+    ByteBuffer current = buffer;
+    if (current == null) {
+      throw new IllegalStateException(
+          "memory at 0x" + Long.toHexString(address) + " was closed by its owner");
+    }
+    return current.duplicate().limit((int) (offset + length)).position((int) offset);
+  }
+
+  /** The fabric whose address space this memory belongs to. */
+  FakeFabric fabric() {
+    return fabric;
+  }
+
+  /** The file that backs this memory in shared-directory mode; empty for heap memory. */
+  String fileName() {
+    return fileName;
+  }
+
+  boolean isClosed() {
+    return buffer == null;
+  }
+
+  @Override
+  public String toString() {
+    return "FakeMemory[0x" + Long.toHexString(address) + ", " + sizeBytes + " bytes]";
+  }
+}
