@@ -6,11 +6,11 @@ import io.kvbridge.spi.Role;
 import java.util.List;
 
 /**
- * The connectors of this application, created from {@code kvbridge.*} properties. Most engines
- * need one ({@link #create()}); a JVM that hosts several engines (e.g. the sample app's colocated
- * P/D deployment) creates one per engine. Every connector created here is swept and heart-beaten
- * on the configured schedule, shown by the health indicator and the {@code kvbridge} endpoint,
- * measured by Micrometer, and closed when the application context closes.
+ * The connectors of this application, created from {@code kvbridge.*} properties. Most engines need
+ * one ({@link #create()}); a JVM that hosts several engines (e.g. the sample app's colocated P/D
+ * deployment) creates one per engine. Every connector created here is swept and heart-beaten on the
+ * configured schedule, shown by the health indicator and the {@code kvbridge} endpoint, measured by
+ * Micrometer, and closed when the application context closes.
  *
  * <p>Thread-safe.
  */

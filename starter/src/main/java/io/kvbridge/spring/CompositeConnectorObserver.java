@@ -1,0 +1,62 @@
+package io.kvbridge.spring;
+
+import io.kvbridge.lease.Lease;
+import io.kvbridge.lease.LeaseEnd;
+import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.observe.RejectedInput;
+import java.util.List;
+
+/** Forwards every event to each of several observers, in order. */
+final class CompositeConnectorObserver implements ConnectorObserver {
+
+  private final List<ConnectorObserver> observers;
+
+  private CompositeConnectorObserver(List<ConnectorObserver> observers) {
+    this.observers = observers;
+  }
+
+  /** One observer that forwards to all of {@code observers}; no wrapper for none or one. */
+  static ConnectorObserver of(List<ConnectorObserver> observers) {
+    List<ConnectorObserver> useful =
+        observers.stream().filter(o -> o != ConnectorObserver.NONE).toList();
+    if (useful.isEmpty()) {
+      return ConnectorObserver.NONE;
+    }
+    return useful.size() == 1 ? useful.get(0) : new CompositeConnectorObserver(useful);
+  }
+
+  @Override
+  public void granted(Lease lease) {
+    observers.forEach(o -> o.granted(lease));
+  }
+
+  @Override
+  public void renewed(Lease lease) {
+    observers.forEach(o -> o.renewed(lease));
+  }
+
+  @Override
+  public void ended(LeaseEnd end) {
+    observers.forEach(o -> o.ended(end));
+  }
+
+  @Override
+  public void transferCompleted(String requestId, long bytes, long nanos) {
+    observers.forEach(o -> o.transferCompleted(requestId, bytes, nanos));
+  }
+
+  @Override
+  public void transferFailed(String requestId, String reason) {
+    observers.forEach(o -> o.transferFailed(requestId, reason));
+  }
+
+  @Override
+  public void rejected(RejectedInput kind, String detail) {
+    observers.forEach(o -> o.rejected(kind, detail));
+  }
+
+  @Override
+  public void heartbeatReceived(boolean renewed) {
+    observers.forEach(o -> o.heartbeatReceived(renewed));
+  }
+}

@@ -1,0 +1,170 @@
+package io.kvbridge.spring;
+
+import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProvider;
+import io.kvbridge.spi.ConnectorRegistry;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.ConnectorUnavailableException;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.Role;
+import io.kvbridge.spi.UnknownConnectorTypeException;
+import io.kvbridge.time.MonotonicClock;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.ObjectProvider;
+
+/**
+ * The {@link KvConnectors} of an application context: selects the provider when it is created (so
+ * an unknown or unusable connector type stops start-up), creates connectors with the configured
+ * settings and every {@link ConnectorObserverFactory}'s observer, and closes the connectors still
+ * open when the context closes.
+ *
+ * <p>Thread-safe: creation and shutdown are serialized by one lock; {@link #all()} reads a
+ * copy-on-write list.
+ */
+final class DefaultKvConnectors implements KvConnectors, DisposableBean {
+
+  private static final Log logger = LogFactory.getLog(DefaultKvConnectors.class);
+
+  private final KvBridgeProperties properties;
+  private final ConnectorProvider provider;
+  private final MonotonicClock clock;
+  private final ObjectProvider<ConnectorObserverFactory> observerFactories;
+  private final List<TrackedKvConnector> live = new CopyOnWriteArrayList<>();
+  private final Object lock = new Object();
+  private boolean closed;
+
+  /**
+   * Selects the provider of {@code kvbridge.connector.type} and checks it can run here.
+   *
+   * @throws InvalidKvBridgePropertyException if no provider has that type
+   * @throws ConnectorUnavailableException if the provider cannot run on this machine
+   */
+  DefaultKvConnectors(
+      KvBridgeProperties properties,
+      ConnectorRegistry registry,
+      MonotonicClock clock,
+      ObjectProvider<ConnectorObserverFactory> observerFactories) {
+    this.properties = properties;
+    this.provider = select(registry, properties.connector().type());
+    this.clock = clock;
+    this.observerFactories = observerFactories;
+  }
+
+  private static ConnectorProvider select(ConnectorRegistry registry, String type) {
+    ConnectorProvider selected;
+    try {
+      selected = registry.provider(type);
+    } catch (UnknownConnectorTypeException e) {
+      throw new InvalidKvBridgePropertyException(
+          "kvbridge.connector.type",
+          "kvbridge.connector.type '"
+              + type
+              + "' is unknown; known types: "
+              + knownTypes(registry)
+              + " (a type is known when its connector's jar is on the class path)",
+          e);
+    }
+    if (selected.availability() instanceof Availability.Unavailable why) {
+      throw new ConnectorUnavailableException(
+          type,
+          new Availability.Unavailable(
+              why.reason()
+                  + "; make it available on this machine or set kvbridge.connector.type to"
+                  + " another type (known types: "
+                  + knownTypes(registry)
+                  + ")",
+              why.cause()));
+    }
+    return selected;
+  }
+
+  private static String knownTypes(ConnectorRegistry registry) {
+    return registry.types().isEmpty() ? "none" : String.join(", ", registry.types());
+  }
+
+  @Override
+  public ConnectorProvider provider() {
+    return provider;
+  }
+
+  @Override
+  public KvConnector create() {
+    return create(properties.engineId(), properties.role());
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalStateException if a live connector already has {@code engineId}, or the
+   *     application context is closing
+   */
+  @Override
+  public KvConnector create(String engineId, Role role) {
+    synchronized (lock) {
+      if (closed) {
+        throw new IllegalStateException(
+            "cannot create a connector for engine "
+                + engineId
+                + ": the application context is closing");
+      }
+      for (KvConnector existing : live) {
+        if (existing.settings().engineId().equals(engineId)) {
+          throw new IllegalStateException(
+              "engine id '"
+                  + engineId
+                  + "' already has a live connector in this application; engine ids must be"
+                  + " unique, close the other connector first or choose another id");
+        }
+      }
+      ConnectorSettings base =
+          properties.connectorSettings(engineId, role, clock, ConnectorObserver.NONE);
+      List<ConnectorObserver> observers = new ArrayList<>();
+      observerFactories.orderedStream().forEach(f -> observers.add(f.observerFor(base)));
+      ConnectorSettings settings = base.withObserver(CompositeConnectorObserver.of(observers));
+      TrackedKvConnector connector =
+          new TrackedKvConnector(provider.create(settings), live::remove);
+      live.add(connector);
+      logger.info(
+          "Created a "
+              + settings.type()
+              + " connector for engine "
+              + engineId
+              + " ("
+              + role.name().toLowerCase(Locale.ROOT)
+              + ")");
+      return connector;
+    }
+  }
+
+  @Override
+  public List<KvConnector> all() {
+    return List.copyOf(live);
+  }
+
+  /** Closes every connector still open, newest first; one failing does not stop the others. */
+  @Override
+  public void destroy() {
+    List<TrackedKvConnector> open;
+    synchronized (lock) {
+      closed = true;
+      open = new ArrayList<>(live);
+    }
+    Collections.reverse(open);
+    for (TrackedKvConnector connector : open) {
+      try {
+        connector.close();
+      } catch (RuntimeException e) {
+        logger.warn(
+            "Closing the connector of engine " + connector.settings().engineId() + " failed", e);
+      }
+    }
+  }
+}

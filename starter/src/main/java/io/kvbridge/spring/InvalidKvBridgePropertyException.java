@@ -1,0 +1,33 @@
+package io.kvbridge.spring;
+
+/**
+ * A {@code kvbridge.*} property holds a value kvbridge cannot run with. The message names the
+ * property, the value and what is accepted; start-up stops with it.
+ */
+public class InvalidKvBridgePropertyException extends IllegalArgumentException {
+
+  private static final long serialVersionUID = 1L;
+
+  private final String property;
+
+  /**
+   * Creates the exception.
+   *
+   * @param property the full property name, e.g. {@code kvbridge.lease.duration}
+   * @param message what is wrong and what is accepted, starting with the property name
+   */
+  public InvalidKvBridgePropertyException(String property, String message) {
+    this(property, message, null);
+  }
+
+  /** Creates the exception with the failure that revealed the problem. */
+  public InvalidKvBridgePropertyException(String property, String message, Throwable cause) {
+    super(message, cause);
+    this.property = property;
+  }
+
+  /** The full name of the offending property, e.g. {@code kvbridge.lease.duration}. */
+  public String property() {
+    return property;
+  }
+}

@@ -1,0 +1,41 @@
+package io.kvbridge.spring;
+
+import io.kvbridge.spi.ConnectorRegistry;
+import io.kvbridge.time.MonotonicClock;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.io.ResourceLoader;
+
+/**
+ * Auto-configuration of kvbridge's core: binds {@link KvBridgeProperties}, discovers the connector
+ * providers on the class path and offers {@link KvConnectors}, which fails start-up when {@code
+ * kvbridge.connector.type} names no provider or one that cannot run here.
+ *
+ * <p>Beans an application may define instead: a {@link ConnectorRegistry} (e.g. over providers it
+ * builds itself), a {@link MonotonicClock} (e.g. a {@link io.kvbridge.time.ManualClock} in tests;
+ * the system clock otherwise), or {@link KvConnectors} itself.
+ */
+@AutoConfiguration
+@EnableConfigurationProperties(KvBridgeProperties.class)
+public final class KvBridgeAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  ConnectorRegistry kvBridgeConnectorRegistry(ResourceLoader resourceLoader) {
+    return ConnectorRegistry.load(resourceLoader.getClassLoader());
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  KvConnectors kvConnectors(
+      KvBridgeProperties properties,
+      ConnectorRegistry registry,
+      ObjectProvider<MonotonicClock> clock,
+      ObjectProvider<ConnectorObserverFactory> observerFactories) {
+    return new DefaultKvConnectors(
+        properties, registry, clock.getIfAvailable(() -> MonotonicClock.SYSTEM), observerFactories);
+  }
+}

@@ -1,0 +1,185 @@
+package io.kvbridge.spring;
+
+import static io.kvbridge.spring.StartupFailures.invalidProperty;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+class KvBridgePropertiesValidationTest {
+
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(KvBridgeAutoConfiguration.class))
+          .withPropertyValues("kvbridge.connector.type=loopback");
+
+  private void assertRejected(String property, String message, String... values) {
+    runner
+        .withPropertyValues(values)
+        .run(
+            context -> {
+              InvalidKvBridgePropertyException e = invalidProperty(context);
+              assertThat(e.property()).isEqualTo(property);
+              assertThat(e.getMessage()).isEqualTo(message);
+            });
+  }
+
+  @Test
+  void maxLifetimeShorterThanTheLeaseIsRejected() {
+    assertRejected(
+        "kvbridge.lease.max-lifetime",
+        "kvbridge.lease.max-lifetime (10s) must be at least kvbridge.lease.duration (30s)",
+        "kvbridge.lease.max-lifetime=10s");
+  }
+
+  @Test
+  void heartbeatIntervalNotShorterThanTheLeaseIsRejected() {
+    assertRejected(
+        "kvbridge.lease.heartbeat-interval",
+        "kvbridge.lease.heartbeat-interval (40s) must be shorter than kvbridge.lease.duration"
+            + " (30s), or leases expire between heartbeats",
+        "kvbridge.lease.heartbeat-interval=40s");
+  }
+
+  @Test
+  void safetyMarginNotShorterThanTheLeaseIsRejected() {
+    assertRejected(
+        "kvbridge.lease.safety-margin",
+        "kvbridge.lease.safety-margin (30s) must be at least 0s and shorter than"
+            + " kvbridge.lease.duration (30s)",
+        "kvbridge.lease.safety-margin=30s");
+  }
+
+  @Test
+  void negativeSafetyMarginIsRejected() {
+    assertRejected(
+        "kvbridge.lease.safety-margin",
+        "kvbridge.lease.safety-margin (-1s) must be at least 0s and shorter than"
+            + " kvbridge.lease.duration (30s)",
+        "kvbridge.lease.safety-margin=-1s");
+  }
+
+  @Test
+  void zeroSafetyMarginIsAccepted() {
+    runner
+        .withPropertyValues("kvbridge.lease.safety-margin=0s")
+        .run(context -> assertThat(context).hasNotFailed());
+  }
+
+  @Test
+  void zeroLeaseDurationIsRejected() {
+    assertRejected(
+        "kvbridge.lease.duration",
+        "kvbridge.lease.duration (0s) must be positive, e.g. 5s or 500ms",
+        "kvbridge.lease.duration=0s");
+  }
+
+  @Test
+  void negativeMaxLifetimeIsRejected() {
+    assertRejected(
+        "kvbridge.lease.max-lifetime",
+        "kvbridge.lease.max-lifetime (-2m) must be positive, e.g. 5s or 500ms",
+        "kvbridge.lease.max-lifetime=-2m");
+  }
+
+  @Test
+  void zeroHeartbeatIntervalIsRejected() {
+    assertRejected(
+        "kvbridge.lease.heartbeat-interval",
+        "kvbridge.lease.heartbeat-interval (0s) must be positive, e.g. 5s or 500ms",
+        "kvbridge.lease.heartbeat-interval=0ms");
+  }
+
+  @Test
+  void zeroSweepIntervalIsRejected() {
+    assertRejected(
+        "kvbridge.lease.sweep-interval",
+        "kvbridge.lease.sweep-interval (0s) must be positive, e.g. 5s or 500ms",
+        "kvbridge.lease.sweep-interval=0s");
+  }
+
+  @Test
+  void negativeReplyTimeoutIsRejected() {
+    assertRejected(
+        "kvbridge.reply-timeout",
+        "kvbridge.reply-timeout (-500ms) must be positive, e.g. 5s or 500ms",
+        "kvbridge.reply-timeout=-500ms");
+  }
+
+  @Test
+  void zeroHandshakeTimeoutIsRejected() {
+    assertRejected(
+        "kvbridge.handshake.timeout",
+        "kvbridge.handshake.timeout (0s) must be positive, e.g. 5s or 500ms",
+        "kvbridge.handshake.timeout=0s");
+  }
+
+  @Test
+  void acksRequiredBelowOneIsRejected() {
+    assertRejected(
+        "kvbridge.lease.acks-required",
+        "kvbridge.lease.acks-required (0) must be at least 1",
+        "kvbridge.lease.acks-required=0");
+  }
+
+  @Test
+  void blankEngineIdIsRejected() {
+    assertRejected(
+        "kvbridge.engine-id",
+        "kvbridge.engine-id must not be blank; set it to this engine's unique name",
+        "kvbridge.engine-id=  ");
+  }
+
+  @Test
+  void blankConnectorTypeIsRejected() {
+    assertRejected(
+        "kvbridge.connector.type",
+        "kvbridge.connector.type must not be blank; set it to a connector type such as fake",
+        "kvbridge.connector.type= ");
+  }
+
+  @Test
+  void unknownConnectorTypeIsRejectedWithTheKnownTypes() {
+    assertRejected(
+        "kvbridge.connector.type",
+        "kvbridge.connector.type 'foo' is unknown; known types: loopback, unavailable"
+            + " (a type is known when its connector's jar is on the class path)",
+        "kvbridge.connector.type=foo");
+  }
+
+  @Test
+  void handshakeAddressThatIsNeitherLocalNorTcpIsRejected() {
+    assertRejected(
+        "kvbridge.handshake.address",
+        "kvbridge.handshake.address 'udp://host:1' is not an address; use 'local' (engines in one"
+            + " JVM) or 'tcp://host:port'",
+        "kvbridge.handshake.address=udp://host:1");
+  }
+
+  @Test
+  void tcpHandshakeAddressWithoutPortIsRejected() {
+    assertRejected(
+        "kvbridge.handshake.address",
+        "kvbridge.handshake.address 'tcp://host' is not an address; use 'local' (engines in one"
+            + " JVM) or 'tcp://host:port'",
+        "kvbridge.handshake.address=tcp://host");
+  }
+
+  @Test
+  void blankNixlBackendIsRejected() {
+    assertRejected(
+        "kvbridge.nixl.backends",
+        "kvbridge.nixl.backends [UCX, ] must name at least one backend and no blank one, e.g. UCX",
+        "kvbridge.nixl.backends[0]=UCX",
+        "kvbridge.nixl.backends[1]=");
+  }
+
+  @Test
+  void freeFormPropertyThatDuplicatesATypedOneIsRejected() {
+    assertRejected(
+        "kvbridge.properties.nixl.memory",
+        "kvbridge.properties.nixl.memory duplicates kvbridge.nixl.memory; set it there instead",
+        "kvbridge.properties.nixl.memory=vram");
+  }
+}
