@@ -1,0 +1,30 @@
+package io.kvbridge.sample;
+
+import io.kvbridge.sample.engine.EngineFactory;
+import io.kvbridge.spring.KvBridgeProperties;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * A disaggregated prefill/decode deployment on kvbridge. By default one JVM runs a prefill node, a
+ * decode node and the router, each engine on its own connector, and then runs the demo workload;
+ * the profiles {@code prefill}, {@code decode} and {@code router} run one node per process.
+ */
+@SpringBootApplication
+@EnableConfigurationProperties(SampleProperties.class)
+public class SampleApplication {
+
+  /** Starts the application. */
+  public static void main(String[] args) {
+    SpringApplication.run(SampleApplication.class, args);
+  }
+
+  /** How this JVM's engines are built: the layout, the load-failure policy, the step interval. */
+  @Bean
+  public EngineFactory engineFactory(SampleProperties sample, KvBridgeProperties kvbridge) {
+    return new EngineFactory(
+        sample.engine().layout(), kvbridge.loadFailurePolicy(), sample.engine().stepInterval());
+  }
+}

@@ -1,0 +1,158 @@
+package io.kvbridge.sample;
+
+import io.kvbridge.sample.engine.ToyModel;
+import io.kvbridge.spi.KvLayout;
+import java.net.URI;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Settings of the sample deployment, under {@code kvbridge.sample}. By default one JVM runs all
+ * three nodes (prefill, decode, router) and the demo; the {@code prefill}, {@code decode} and
+ * {@code router} profiles switch all but one off.
+ *
+ * @param model the model name reported in answers
+ * @param requestTimeout how long a node waits for its engine to finish one request
+ * @param engine the toy engine's KV cache
+ * @param prefill the prefill node
+ * @param decode the decode node
+ * @param router the router
+ * @param demo the demo workload run at start-up
+ */
+@ConfigurationProperties("kvbridge.sample")
+public record SampleProperties(
+    @DefaultValue("kvbridge-toy") String model,
+    @DefaultValue("30s") Duration requestTimeout,
+    @DefaultValue Engine engine,
+    @DefaultValue Node prefill,
+    @DefaultValue Node decode,
+    @DefaultValue Router router,
+    @DefaultValue Demo demo) {
+
+  /** Checks the values that are not checked in a group. */
+  public SampleProperties {
+    requirePositive("kvbridge.sample.request-timeout", requestTimeout);
+  }
+
+  /**
+   * The toy engine's KV cache.
+   *
+   * @param blockCount blocks in each engine's pool
+   * @param tokensPerBlock tokens per block
+   * @param bytesPerToken bytes of KV per token
+   * @param stepInterval how long an idle engine waits between steps
+   */
+  public record Engine(
+      @DefaultValue("4096") int blockCount,
+      @DefaultValue("16") int tokensPerBlock,
+      @DefaultValue("64") int bytesPerToken,
+      @DefaultValue("2ms") Duration stepInterval) {
+
+    /** Checks sizes and the step interval. */
+    public Engine {
+      requirePositive("kvbridge.sample.engine.block-count", blockCount);
+      requirePositive("kvbridge.sample.engine.tokens-per-block", tokensPerBlock);
+      requirePositive("kvbridge.sample.engine.bytes-per-token", bytesPerToken);
+      requirePositive("kvbridge.sample.engine.step-interval", stepInterval);
+    }
+
+    /** The KV layout: two engines exchange blocks only if theirs agree. */
+    public KvLayout layout() {
+      return new KvLayout(
+          blockCount,
+          tokensPerBlock * bytesPerToken,
+          tokensPerBlock,
+          ToyModel.NAME + ", " + bytesPerToken + " bytes per token");
+    }
+  }
+
+  /**
+   * A prefill or decode node.
+   *
+   * @param enabled whether this JVM runs the node
+   * @param engineId the engine's id in handshakes; unique in the deployment
+   * @param path the path prefix of its completions API ({@code <path>/v1/completions}); empty when
+   *     the node runs alone
+   */
+  public record Node(
+      @DefaultValue("true") boolean enabled, @Nullable String engineId, @Nullable String path) {}
+
+  /**
+   * The router: sends each request to the prefill node with {@code max_tokens=1} and remote decode
+   * requested, then to the decode node with the prefill node's parameters.
+   *
+   * @param enabled whether this JVM runs the router
+   * @param prefillUrl the prefill node's base URL; unset: this server at the prefill path
+   * @param decodeUrl the decode node's base URL; unset: this server at the decode path
+   * @param dropAfterPrefill fault injection: the share of requests (0 to 1) the router drops after
+   *     prefill without calling the decode node, so that the prefill node's lease must expire
+   * @param connectTimeout how long the router waits to connect to a node
+   * @param readTimeout how long the router waits for a node's answer
+   */
+  public record Router(
+      @DefaultValue("true") boolean enabled,
+      @Nullable URI prefillUrl,
+      @Nullable URI decodeUrl,
+      @DefaultValue("0") double dropAfterPrefill,
+      @DefaultValue("2s") Duration connectTimeout,
+      @DefaultValue("60s") Duration readTimeout) {
+
+    /** Checks the drop share and the timeouts. */
+    public Router {
+      if (!(dropAfterPrefill >= 0 && dropAfterPrefill <= 1)) {
+        throw new IllegalArgumentException(
+            "kvbridge.sample.router.drop-after-prefill must be between 0 and 1, got "
+                + dropAfterPrefill);
+      }
+      requirePositive("kvbridge.sample.router.connect-timeout", connectTimeout);
+      requirePositive("kvbridge.sample.router.read-timeout", readTimeout);
+    }
+  }
+
+  /**
+   * The demo workload run once the server is up (all-in-one mode only).
+   *
+   * @param enabled whether to run it
+   * @param requests how many requests to send through the router
+   * @param concurrency how many requests are in flight at once
+   * @param progressEvery print a progress line every this many finished requests
+   * @param maxPromptBytes the longest prompt, in bytes (tokens)
+   * @param maxTokens the most tokens a request asks for
+   * @param seed seeds the prompts and lengths, so a run can be repeated
+   * @param exitAfter stop the application once the summary is printed (exit code 0 only if every
+   *     check passed)
+   */
+  public record Demo(
+      @DefaultValue("true") boolean enabled,
+      @DefaultValue("200") int requests,
+      @DefaultValue("8") int concurrency,
+      @DefaultValue("20") int progressEvery,
+      @DefaultValue("1200") int maxPromptBytes,
+      @DefaultValue("24") int maxTokens,
+      @DefaultValue("42") long seed,
+      @DefaultValue("false") boolean exitAfter) {
+
+    /** Checks the counts. */
+    public Demo {
+      requirePositive("kvbridge.sample.demo.requests", requests);
+      requirePositive("kvbridge.sample.demo.concurrency", concurrency);
+      requirePositive("kvbridge.sample.demo.progress-every", progressEvery);
+      requirePositive("kvbridge.sample.demo.max-prompt-bytes", maxPromptBytes);
+      requirePositive("kvbridge.sample.demo.max-tokens", maxTokens);
+    }
+  }
+
+  private static void requirePositive(String name, int value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(name + " must be positive, got " + value);
+    }
+  }
+
+  private static void requirePositive(String name, Duration value) {
+    if (value == null || value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(name + " must be a positive duration, got " + value);
+    }
+  }
+}

@@ -1,0 +1,97 @@
+package io.kvbridge.sample.completions;
+
+import io.kvbridge.sample.engine.EngineClosedException;
+import io.kvbridge.sample.engine.InvalidPromptException;
+import io.kvbridge.sample.engine.KvLoadFailedException;
+import io.kvbridge.spi.InvalidTransferParamsException;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+/**
+ * Turns every failure of a completion into an HTTP error whose body says why, in OpenAI's error
+ * shape; a failed completion is never answered with 200.
+ *
+ * <ul>
+ *   <li>400: malformed JSON, a malformed request, malformed {@code kv_transfer_params};
+ *   <li>502: the KV could not be loaded from the prefill node (policy {@code fail}), or another
+ *       node failed (router);
+ *   <li>503: the engine is shut down, or the router dropped the request;
+ *   <li>504: the engine did not answer in time;
+ *   <li>500: anything else, logged with its stack trace.
+ * </ul>
+ */
+@RestControllerAdvice(basePackages = "io.kvbridge.sample")
+public class CompletionErrors {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CompletionErrors.class);
+
+  /** A malformed request field. */
+  @ExceptionHandler(InvalidCompletionRequestException.class)
+  public ResponseEntity<ErrorResponse> invalidRequest(InvalidCompletionRequestException e) {
+    return answer(HttpStatus.BAD_REQUEST, "invalid_request_error", e.getMessage(), e.param());
+  }
+
+  /** Malformed {@code kv_transfer_params}, or ones the connector refused. */
+  @ExceptionHandler(InvalidTransferParamsException.class)
+  public ResponseEntity<ErrorResponse> invalidParams(InvalidTransferParamsException e) {
+    return answer(
+        HttpStatus.BAD_REQUEST, "invalid_kv_transfer_params", e.getMessage(), "kv_transfer_params");
+  }
+
+  /** A prompt the engine cannot take. */
+  @ExceptionHandler(InvalidPromptException.class)
+  public ResponseEntity<ErrorResponse> invalidPrompt(InvalidPromptException e) {
+    return answer(HttpStatus.BAD_REQUEST, "invalid_request_error", e.getMessage(), "prompt");
+  }
+
+  /** A body that is not the expected JSON. */
+  @ExceptionHandler(HttpMessageNotReadableException.class)
+  public ResponseEntity<ErrorResponse> unreadable(HttpMessageNotReadableException e) {
+    return answer(
+        HttpStatus.BAD_REQUEST,
+        "invalid_request_error",
+        "the body is not a completion request: " + e.getMostSpecificCause().getMessage(),
+        null);
+  }
+
+  /** The KV could not be loaded and the policy is {@code fail}. */
+  @ExceptionHandler(KvLoadFailedException.class)
+  public ResponseEntity<ErrorResponse> loadFailed(KvLoadFailedException e) {
+    return answer(HttpStatus.BAD_GATEWAY, "kv_load_failed", e.getMessage(), null);
+  }
+
+  /** The engine is shut down. */
+  @ExceptionHandler(EngineClosedException.class)
+  public ResponseEntity<ErrorResponse> closed(EngineClosedException e) {
+    return answer(HttpStatus.SERVICE_UNAVAILABLE, "engine_unavailable", e.getMessage(), null);
+  }
+
+  /** A failure that carries its own status. */
+  @ExceptionHandler(CompletionFailedException.class)
+  public ResponseEntity<ErrorResponse> failed(CompletionFailedException e) {
+    return answer(HttpStatus.valueOf(e.status()), e.type(), e.getMessage(), null);
+  }
+
+  /** Anything else: a bug or an unexpected state, logged in full. */
+  @ExceptionHandler(RuntimeException.class)
+  public ResponseEntity<ErrorResponse> unexpected(RuntimeException e) {
+    LOG.error("completion failed unexpectedly", e);
+    return answer(
+        HttpStatus.INTERNAL_SERVER_ERROR,
+        "internal_error",
+        e.getClass().getSimpleName() + ": " + e.getMessage(),
+        null);
+  }
+
+  private static ResponseEntity<ErrorResponse> answer(
+      HttpStatus status, String type, String message, @Nullable String param) {
+    return ResponseEntity.status(status)
+        .body(ErrorResponse.of(status.value(), type, message, param));
+  }
+}

@@ -1,0 +1,68 @@
+package io.kvbridge.sample.completions;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The body of {@code POST /v1/completions}, after OpenAI's completions API, with vLLM's {@code
+ * kv_transfer_params} extension.
+ *
+ * @param model the model name; echoed back, any value is accepted
+ * @param prompt the prompt text
+ * @param maxTokens how many tokens to generate; {@value #DEFAULT_MAX_TOKENS} when absent
+ * @param stream must be absent or {@code false}: streaming is not supported
+ * @param kvTransferParams {@code {"do_remote_decode": true}} on a prefill node; a prefill node's
+ *     returned parameters on a decode node
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record CompletionRequest(
+    @Nullable String model,
+    @Nullable String prompt,
+    @JsonProperty("max_tokens") @Nullable Integer maxTokens,
+    @Nullable Boolean stream,
+    @JsonProperty("kv_transfer_params") @Nullable Map<String, Object> kvTransferParams) {
+
+  /** OpenAI's default for {@code max_tokens}. */
+  public static final int DEFAULT_MAX_TOKENS = 16;
+
+  /** A request for {@code prompt} with no transfer parameters. */
+  public static CompletionRequest of(String model, String prompt, int maxTokens) {
+    return new CompletionRequest(model, prompt, maxTokens, null, null);
+  }
+
+  /** {@link #maxTokens()} or its default. */
+  public int maxTokensOrDefault() {
+    return maxTokens == null ? DEFAULT_MAX_TOKENS : maxTokens;
+  }
+
+  /** A copy with another {@code max_tokens}. */
+  public CompletionRequest withMaxTokens(int value) {
+    return new CompletionRequest(model, prompt, value, stream, kvTransferParams);
+  }
+
+  /** A copy with other {@code kv_transfer_params} ({@code null}: none). */
+  public CompletionRequest withKvTransferParams(@Nullable Map<String, Object> value) {
+    return new CompletionRequest(model, prompt, maxTokens, stream, value);
+  }
+
+  /**
+   * Checks what every node needs: a non-empty prompt, {@code max_tokens >= 1}, no streaming.
+   *
+   * @throws InvalidCompletionRequestException naming the field
+   */
+  public void validate() {
+    if (prompt == null || prompt.isEmpty()) {
+      throw new InvalidCompletionRequestException("prompt", "prompt must be a non-empty string");
+    }
+    if (maxTokens != null && maxTokens < 1) {
+      throw new InvalidCompletionRequestException(
+          "max_tokens", "max_tokens must be at least 1, got " + maxTokens);
+    }
+    if (Boolean.TRUE.equals(stream)) {
+      throw new InvalidCompletionRequestException(
+          "stream", "stream=true is not supported; send stream=false or leave it out");
+    }
+  }
+}

@@ -1,0 +1,473 @@
+package io.kvbridge.sample.engine;
+
+import io.kvbridge.sample.engine.Generation.KvSource;
+import io.kvbridge.spi.FinishDecision;
+import io.kvbridge.spi.FinishedRequest;
+import io.kvbridge.spi.FinishedTransfers;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.LoadFailure;
+import io.kvbridge.spi.LoadFailurePolicy;
+import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.LoadSpec;
+import io.kvbridge.spi.SchedulerSide;
+import io.kvbridge.spi.StepMetadata;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.spi.WorkerSide;
+import io.kvbridge.transfer.KvMemory;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A small inference engine that drives a kvbridge connector exactly as a real engine does: a {@link
+ * BlockPool} over the KV memory the connector allocated and registered, a {@link ToyModel}, and a
+ * step loop on its own thread.
+ *
+ * <p>Each step (every {@code stepInterval}, also when idle, so finished leases are reclaimed on an
+ * idle engine too):
+ *
+ * <ol>
+ *   <li>admits waiting requests while blocks are free. A request with a producer's transfer
+ *       parameters goes {@code matchRemote} → allocate → {@code afterAllocate}, and its partial
+ *       tail is computed here; any other request is computed here, generates, and is reported with
+ *       {@code requestFinished}: if the connector delays the free (a decode node will read the
+ *       blocks), the blocks stay held until {@code doneSending} names the request;
+ *   <li>{@code buildStepMetadata} → {@code startLoad};
+ *   <li>{@code getFinished}: {@code doneSending} frees held blocks; {@code doneReceiving} generates
+ *       from the loaded KV; {@code failedLoads} applies the {@link LoadFailurePolicy}.
+ * </ol>
+ *
+ * <p>Threads: {@link #submit}, {@link #stats} and {@link #close} may be called from any thread;
+ * everything that touches the connector's scheduler and worker sides, and the request tables, runs
+ * on the engine thread.
+ */
+public final class Engine implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
+
+  private final KvConnector connector;
+  private final String engineId;
+  private final KvLayout layout;
+  private final ToyModel model;
+  private final LoadFailurePolicy policy;
+  private final Duration stepInterval;
+  private final LinkedBlockingQueue<Pending> inbox = new LinkedBlockingQueue<>();
+
+  // Engine thread only.
+  private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
+  private final Map<String, Loading> loading = new HashMap<>();
+  private final Map<String, List<Integer>> heldForTransfer = new HashMap<>();
+
+  private final AtomicLong completed = new AtomicLong();
+  private final AtomicLong failed = new AtomicLong();
+  private final AtomicLong loadedBlocks = new AtomicLong();
+  private final AtomicLong loadedTokens = new AtomicLong();
+  private final AtomicLong recomputed = new AtomicLong();
+  private volatile int waitingCount;
+  private volatile int loadingCount;
+  private volatile int heldForTransferCount;
+
+  private final Object lifecycle = new Object();
+  private KvMemory memory;
+  private BlockPool pool;
+  private Thread thread;
+  private volatile boolean running;
+  private volatile boolean closed;
+
+  /**
+   * An engine over {@code connector}, not yet started.
+   *
+   * @param connector this engine's connector; the engine closes it on {@link #close()} before it
+   *     frees the KV memory
+   * @param layout the KV cache to allocate; its block size must be a multiple of tokens per block
+   * @param policy what to do when a load fails
+   * @param stepInterval how long an idle engine waits between steps
+   */
+  public Engine(
+      KvConnector connector, KvLayout layout, LoadFailurePolicy policy, Duration stepInterval) {
+    this.connector = Objects.requireNonNull(connector, "connector");
+    this.engineId = connector.settings().engineId();
+    this.layout = Objects.requireNonNull(layout, "layout");
+    this.policy = Objects.requireNonNull(policy, "policy");
+    this.stepInterval = Objects.requireNonNull(stepInterval, "stepInterval");
+    if (stepInterval.isNegative() || stepInterval.isZero()) {
+      throw new IllegalArgumentException("step interval must be positive, got " + stepInterval);
+    }
+    if (layout.blockBytes() % layout.tokensPerBlock() != 0) {
+      throw new IllegalArgumentException(
+          "block bytes ("
+              + layout.blockBytes()
+              + ") must be a multiple of tokens per block ("
+              + layout.tokensPerBlock()
+              + ")");
+    }
+    this.model = new ToyModel(layout.blockBytes() / layout.tokensPerBlock());
+  }
+
+  /**
+   * Allocates the KV cache through the connector ({@code allocateKvCache}), registers it ({@code
+   * registerKvCache}) and starts the step loop.
+   */
+  public void start() {
+    synchronized (lifecycle) {
+      if (thread != null || closed) {
+        throw new IllegalStateException("engine " + engineId + " was already started");
+      }
+      WorkerSide worker = connector.worker();
+      memory = worker.allocateKvCache(layout);
+      worker.registerKvCache(memory, layout);
+      pool = new BlockPool(memory, layout);
+      running = true;
+      thread = new Thread(this::run, "engine-" + engineId);
+      thread.setDaemon(true);
+      thread.start();
+      LOG.info(
+          "engine {} started: {} blocks of {} bytes ({} tokens each) in {} memory, load-failure"
+              + " policy {}",
+          engineId,
+          layout.blockCount(),
+          layout.blockBytes(),
+          layout.tokensPerBlock(),
+          memory.kind(),
+          policy);
+    }
+  }
+
+  /** This engine's id. */
+  public String engineId() {
+    return engineId;
+  }
+
+  /** The KV layout of this engine's pool. */
+  public KvLayout layout() {
+    return layout;
+  }
+
+  /** The model this engine runs. */
+  public ToyModel model() {
+    return model;
+  }
+
+  /** The connector this engine drives. */
+  public KvConnector connector() {
+    return connector;
+  }
+
+  /**
+   * Queues a request; the future completes on the engine thread. It fails with {@link
+   * InvalidPromptException} for an empty or oversized prompt, with {@link
+   * io.kvbridge.spi.InvalidTransferParamsException} when the connector refuses the transfer
+   * parameters, with {@link KvLoadFailedException} when the load fails under policy {@code fail},
+   * and with {@link EngineClosedException} if the engine stops first.
+   */
+  public CompletableFuture<Generation> submit(EngineRequest request) {
+    CompletableFuture<Generation> future = new CompletableFuture<>();
+    int[] tokens = model.tokenize(request.prompt());
+    if (tokens.length == 0) {
+      return CompletableFuture.failedFuture(new InvalidPromptException("prompt is empty"));
+    }
+    int needed = blocksFor(tokens.length);
+    if (needed > layout.blockCount()) {
+      return CompletableFuture.failedFuture(
+          new InvalidPromptException(
+              "prompt of "
+                  + tokens.length
+                  + " tokens needs "
+                  + needed
+                  + " blocks but the pool has "
+                  + layout.blockCount()
+                  + "; shorten the prompt or raise kvbridge.sample.engine.block-count"));
+    }
+    if (!running) {
+      return CompletableFuture.failedFuture(new EngineClosedException(engineId));
+    }
+    Pending pending = new Pending(request, tokens, future);
+    inbox.add(pending);
+    if (!running && inbox.remove(pending)) {
+      future.completeExceptionally(new EngineClosedException(engineId));
+    }
+    return future;
+  }
+
+  /** A snapshot of this engine's counters; callable from any thread. */
+  public EngineStats stats() {
+    BlockPool p = pool;
+    return new EngineStats(
+        engineId,
+        layout.blockCount(),
+        p == null ? 0 : p.heldBlocks(),
+        heldForTransferCount,
+        waitingCount + inbox.size(),
+        loadingCount,
+        completed.get(),
+        failed.get(),
+        loadedBlocks.get(),
+        loadedTokens.get(),
+        recomputed.get());
+  }
+
+  /**
+   * Stops the step loop, closes the connector (which revokes its leases and fails its loads), fails
+   * every request still in progress with {@link EngineClosedException}, then frees the KV memory.
+   */
+  @Override
+  public void close() {
+    synchronized (lifecycle) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      running = false;
+      if (thread != null) {
+        thread.interrupt();
+        try {
+          thread.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+          LOG.warn("engine {} step loop did not stop within 10 s", engineId);
+        }
+      }
+      connector.close();
+      EngineClosedException stopped = new EngineClosedException(engineId);
+      for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
+        p.future.completeExceptionally(stopped);
+      }
+      waiting.forEach(p -> p.future.completeExceptionally(stopped));
+      waiting.clear();
+      loading.values().forEach(l -> l.pending.future.completeExceptionally(stopped));
+      loading.clear();
+      heldForTransfer.clear();
+      if (memory != null) {
+        memory.close();
+      }
+      LOG.info("engine {} stopped", engineId);
+    }
+  }
+
+  private void run() {
+    while (running) {
+      try {
+        Pending next = inbox.poll(stepInterval.toNanos(), TimeUnit.NANOSECONDS);
+        if (next != null) {
+          waiting.addLast(next);
+        }
+      } catch (InterruptedException e) {
+        if (!running) {
+          return;
+        }
+      }
+      try {
+        step();
+      } catch (RuntimeException e) {
+        // One bad step must not stop the engine: requests in flight would never finish.
+        LOG.error("engine {} step failed; continuing with the next step", engineId, e);
+      }
+    }
+  }
+
+  /** One engine step; runs on the engine thread. */
+  private void step() {
+    Set<String> finishedThisStep = new HashSet<>();
+    admit(finishedThisStep);
+    SchedulerSide scheduler = connector.scheduler();
+    StepMetadata metadata = scheduler.buildStepMetadata();
+    try {
+      connector.worker().startLoad(metadata);
+    } catch (RuntimeException e) {
+      LOG.error("engine {} could not start {} loads", engineId, metadata.loadsToStart().size(), e);
+      for (LoadSpec spec : metadata.loadsToStart()) {
+        loadFailed(
+            spec.requestId(), "the load could not be started: " + e.getMessage(), finishedThisStep);
+      }
+    }
+    FinishedTransfers finished = connector.worker().getFinished(finishedThisStep);
+    for (String requestId : finished.doneSending()) {
+      List<Integer> blocks = heldForTransfer.remove(requestId);
+      if (blocks == null) {
+        LOG.warn(
+            "engine {}: lease of {} ended but no blocks were held for it", engineId, requestId);
+      } else {
+        pool.free(blocks);
+      }
+    }
+    for (String requestId : finished.doneReceiving()) {
+      Loading l = loading.remove(requestId);
+      if (l == null) {
+        LOG.warn("engine {}: {} was received but is not loading", engineId, requestId);
+        continue;
+      }
+      loadedBlocks.addAndGet(l.loadedTokens / layout.tokensPerBlock());
+      loadedTokens.addAndGet(l.loadedTokens);
+      finish(l.pending, l.blocks, KvSource.LOADED, l.loadedTokens, finishedThisStep);
+    }
+    for (LoadFailure failure : finished.failedLoads()) {
+      loadFailed(failure.requestId(), failure.reason(), finishedThisStep);
+    }
+    waitingCount = waiting.size();
+    loadingCount = loading.size();
+    heldForTransferCount = heldForTransfer.size();
+  }
+
+  private void admit(Set<String> finishedThisStep) {
+    for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
+      waiting.addLast(p);
+    }
+    // First come, first served: a large request at the head waits for blocks rather than being
+    // overtaken forever by small ones.
+    while (!waiting.isEmpty()
+        && pool.freeBlocks() >= blocksFor(waiting.peekFirst().tokens.length)) {
+      Pending p = waiting.pollFirst();
+      try {
+        begin(p, finishedThisStep);
+      } catch (RuntimeException e) {
+        fail(p, e);
+      }
+    }
+  }
+
+  private void begin(Pending p, Set<String> finishedThisStep) {
+    EngineRequest request = p.request;
+    String id = request.requestId();
+    int tokens = p.tokens.length;
+    Optional<TransferParams> params = request.transferParams();
+    if (params.isEmpty()) {
+      List<Integer> blocks = allocate(blocksFor(tokens));
+      try {
+        compute(p, blocks, 0);
+      } catch (RuntimeException e) {
+        pool.free(blocks);
+        throw e;
+      }
+      finish(p, blocks, KvSource.COMPUTED, 0, finishedThisStep);
+      return;
+    }
+    SchedulerSide scheduler = connector.scheduler();
+    LoadMatch match = scheduler.matchRemote(id, tokens, params.get());
+    List<Integer> blocks = List.of();
+    try {
+      blocks = allocate(blocksFor(tokens));
+      // The tail past the loaded tokens lives in blocks the connector does not borrow.
+      compute(p, blocks, match.externalTokens());
+    } catch (RuntimeException e) {
+      // Hand the connector no blocks: it fails the accepted load instead of keeping it forever.
+      scheduler.afterAllocate(id, List.of());
+      if (!blocks.isEmpty()) {
+        pool.free(blocks);
+      }
+      throw e;
+    }
+    if (match.externalTokens() == 0) {
+      finish(p, blocks, KvSource.COMPUTED, 0, finishedThisStep);
+      return;
+    }
+    try {
+      scheduler.afterAllocate(id, blocks);
+    } catch (RuntimeException e) {
+      pool.free(blocks);
+      throw e;
+    }
+    // From here the connector borrows the loaded blocks: they are freed only when it reports the
+    // load received or failed.
+    loading.put(id, new Loading(p, blocks, match.externalTokens()));
+  }
+
+  /** Generates from the request's KV, tells the connector, and frees or holds the blocks. */
+  private void finish(
+      Pending p, List<Integer> blocks, KvSource source, int loaded, Set<String> finishedThisStep) {
+    EngineRequest request = p.request;
+    FinishDecision decision;
+    List<String> words;
+    try {
+      words = model.generate(pool.readTokens(blocks, p.tokens.length), request.maxTokens());
+      decision =
+          connector
+              .scheduler()
+              .requestFinished(
+                  new FinishedRequest(
+                      request.requestId(), blocks, p.tokens.length, false, request.remoteDecode()));
+    } catch (RuntimeException e) {
+      pool.free(blocks);
+      fail(p, e);
+      return;
+    }
+    finishedThisStep.add(request.requestId());
+    if (decision.delayFree()) {
+      heldForTransfer.put(request.requestId(), blocks);
+    } else {
+      pool.free(blocks);
+    }
+    completed.incrementAndGet();
+    p.future.complete(
+        new Generation(
+            request.requestId(), words, p.tokens.length, source, loaded, decision.params()));
+  }
+
+  private void loadFailed(String requestId, String reason, Set<String> finishedThisStep) {
+    Loading l = loading.remove(requestId);
+    if (l == null) {
+      LOG.warn(
+          "engine {}: load of {} failed but it is not loading: {}", engineId, requestId, reason);
+      return;
+    }
+    if (policy == LoadFailurePolicy.RECOMPUTE) {
+      LOG.info(
+          "engine {}: load of {} failed ({}); recomputing locally", engineId, requestId, reason);
+      recomputed.incrementAndGet();
+      try {
+        compute(l.pending, l.blocks, 0);
+      } catch (RuntimeException e) {
+        pool.free(l.blocks);
+        fail(l.pending, e);
+        return;
+      }
+      finish(l.pending, l.blocks, KvSource.RECOMPUTED, 0, finishedThisStep);
+      return;
+    }
+    pool.free(l.blocks);
+    fail(l.pending, new KvLoadFailedException(requestId, reason));
+  }
+
+  /** Computes the KV of tokens {@code [from, end)} of the request into its blocks. */
+  private void compute(Pending p, List<Integer> blocks, int from) {
+    model.computeKv(p.tokens, from, p.tokens.length, (i, kv) -> pool.writeToken(blocks, i, kv));
+  }
+
+  private List<Integer> allocate(int count) {
+    return pool.tryAllocate(count)
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "engine " + engineId + " checked for " + count + " free blocks but has fewer"));
+  }
+
+  private int blocksFor(int tokens) {
+    return (tokens + layout.tokensPerBlock() - 1) / layout.tokensPerBlock();
+  }
+
+  private void fail(Pending p, Throwable cause) {
+    failed.incrementAndGet();
+    p.future.completeExceptionally(cause);
+  }
+
+  /** A request waiting for blocks. */
+  private record Pending(
+      EngineRequest request, int[] tokens, CompletableFuture<Generation> future) {}
+
+  /** A request whose full blocks are being loaded. */
+  private record Loading(Pending pending, List<Integer> blocks, int loadedTokens) {}
+}

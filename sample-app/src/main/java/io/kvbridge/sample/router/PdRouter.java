@@ -1,0 +1,173 @@
+package io.kvbridge.sample.router;
+
+import io.kvbridge.sample.completions.CompletionRequest;
+import io.kvbridge.sample.completions.CompletionResponse;
+import io.kvbridge.sample.completions.ErrorResponse;
+import io.kvbridge.sample.completions.KvTransferRequest;
+import java.net.URI;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.web.client.ResourceAccessException;
+import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestClientException;
+
+/**
+ * The disaggregated-serving proxy: sends a request to the prefill node with {@code max_tokens=1}
+ * and {@code kv_transfer_params: {"do_remote_decode": true}}, takes the parameters the prefill node
+ * returns, sends the original request with those parameters to the decode node, and answers with
+ * the decode node's completion.
+ *
+ * <p>Every failure is answered with an HTTP error that names the node and the reason, never with a
+ * 200: a prefill node's 4xx (the client's request was bad) is passed on with its status; any other
+ * failure of either node is a 502 (504 if the node timed out).
+ *
+ * <p>Thread-safe.
+ */
+public final class PdRouter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PdRouter.class);
+
+  private final RestClient client;
+  private final Supplier<URI> prefillBase;
+  private final Supplier<URI> decodeBase;
+  private final DropAfterPrefill drops;
+  private final AtomicLong requests = new AtomicLong();
+  private final AtomicLong served = new AtomicLong();
+  private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong failed = new AtomicLong();
+
+  /**
+   * A router calling the nodes at the given base URLs ({@code <base>/v1/completions}); the URLs are
+   * asked for on each call, so they may depend on the port the server bound.
+   */
+  public PdRouter(
+      RestClient client,
+      Supplier<URI> prefillBase,
+      Supplier<URI> decodeBase,
+      DropAfterPrefill drops) {
+    this.client = Objects.requireNonNull(client, "client");
+    this.prefillBase = Objects.requireNonNull(prefillBase, "prefillBase");
+    this.decodeBase = Objects.requireNonNull(decodeBase, "decodeBase");
+    this.drops = Objects.requireNonNull(drops, "drops");
+  }
+
+  /**
+   * Routes one request through prefill and decode.
+   *
+   * @throws io.kvbridge.sample.completions.InvalidCompletionRequestException if the request is
+   *     malformed
+   * @throws NodeCallFailedException if a node failed or could not be reached
+   * @throws DroppedAfterPrefillException if fault injection dropped the request
+   */
+  public CompletionResponse route(CompletionRequest request) {
+    requests.incrementAndGet();
+    try {
+      request.validate();
+      CompletionRequest toPrefill =
+          request
+              .withMaxTokens(1)
+              .withKvTransferParams(Map.of(KvTransferRequest.DO_REMOTE_DECODE, true));
+      CompletionResponse prefilled = call("prefill", prefillBase.get(), toPrefill);
+      Map<String, Object> params = prefilled.kvTransferParams();
+      if (params != null && drops.dropNext()) {
+        dropped.incrementAndGet();
+        DroppedAfterPrefillException drop =
+            new DroppedAfterPrefillException(
+                String.valueOf(params.get("request_id")),
+                String.valueOf(params.get("producer_engine_id")),
+                drops.share());
+        LOG.debug("{}", drop.getMessage());
+        throw drop;
+      }
+      CompletionResponse decoded =
+          call("decode", decodeBase.get(), request.withKvTransferParams(params));
+      served.incrementAndGet();
+      return decoded;
+    } catch (DroppedAfterPrefillException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      failed.incrementAndGet();
+      throw e;
+    }
+  }
+
+  /** What the router did so far. */
+  public RouterStats stats() {
+    return new RouterStats(requests.get(), served.get(), dropped.get(), failed.get());
+  }
+
+  private CompletionResponse call(String node, URI base, CompletionRequest body) {
+    String url = base.toString().replaceAll("/+$", "") + "/v1/completions";
+    try {
+      return client
+          .post()
+          .uri(url)
+          .contentType(MediaType.APPLICATION_JSON)
+          .accept(MediaType.APPLICATION_JSON)
+          .body(body)
+          .exchange(
+              (req, response) -> {
+                HttpStatusCode status = response.getStatusCode();
+                if (status.is2xxSuccessful()) {
+                  CompletionResponse answer = response.bodyTo(CompletionResponse.class);
+                  if (answer == null || answer.choices().isEmpty()) {
+                    throw new NodeCallFailedException(
+                        502,
+                        node + "_failed",
+                        node + " node at " + url + " sent no completion",
+                        null);
+                  }
+                  return answer;
+                }
+                String reason;
+                try {
+                  ErrorResponse error = response.bodyTo(ErrorResponse.class);
+                  reason =
+                      error == null || error.error() == null
+                          ? "no reason given"
+                          : error.error().type() + ": " + error.error().message();
+                } catch (RestClientException | IllegalArgumentException e) {
+                  reason = "an unreadable error body";
+                }
+                throw nodeFailed(node, url, status.value(), reason);
+              });
+    } catch (ResourceAccessException e) {
+      throw new NodeCallFailedException(
+          502,
+          node + "_unreachable",
+          node + " node at " + url + " could not be reached: " + e.getMessage(),
+          e);
+    } catch (RestClientException e) {
+      throw new NodeCallFailedException(
+          502,
+          node + "_failed",
+          node + " node at " + url + " sent an answer the router cannot read: " + e.getMessage(),
+          e);
+    }
+  }
+
+  private static NodeCallFailedException nodeFailed(
+      String node, String url, int status, String reason) {
+    // The client's own mistakes (a bad prompt) show up as the prefill node's 4xx; anything the
+    // decode node refuses came from the prefill node's answer, not from the client.
+    int answer;
+    if (node.equals("prefill") && status >= 400 && status < 500) {
+      answer = status;
+    } else if (status == 504) {
+      answer = 504;
+    } else {
+      answer = 502;
+    }
+    return new NodeCallFailedException(
+        answer,
+        node + "_failed",
+        node + " node at " + url + " answered HTTP " + status + " (" + reason + ")",
+        null);
+  }
+}
