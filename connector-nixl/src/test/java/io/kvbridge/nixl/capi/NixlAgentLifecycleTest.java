@@ -1,0 +1,62 @@
+package io.kvbridge.nixl.capi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvbridge.nixl.testing.ProcessStats;
+import io.kvbridge.nixl.testing.RequiresNixl;
+import io.kvbridge.transfer.Descriptor;
+import java.util.Map;
+import org.bytedeco.javacpp.Pointer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Agents created and destroyed in a loop give their native memory and threads back. The bounds are
+ * loose on purpose (the JVM's own RSS moves too); a leak of one UCX worker or progress thread per
+ * agent exceeds them many times over.
+ */
+@ExtendWith(RequiresNixl.class)
+class NixlAgentLifecycleTest {
+
+  @Test
+  void bareAgentsCreatedAndDestroyedInALoopLeakNothing() {
+    cycle(20, false);
+    long rssBefore = ProcessStats.rssKib();
+    long threadsBefore = ProcessStats.threads();
+
+    cycle(2000, false);
+
+    assertThat(ProcessStats.rssKib() - rssBefore).isLessThan(16 * 1024);
+    assertThat(ProcessStats.threads()).isLessThanOrEqualTo(threadsBefore + 2);
+  }
+
+  @Test
+  void agentsWithABackendAndRegisteredMemoryLeakNothing() {
+    cycle(5, true);
+    long rssBefore = ProcessStats.rssKib();
+    long threadsBefore = ProcessStats.threads();
+
+    cycle(60, true);
+
+    assertThat(ProcessStats.rssKib() - rssBefore).isLessThan(32 * 1024);
+    assertThat(ProcessStats.threads()).isLessThanOrEqualTo(threadsBefore + 2);
+  }
+
+  private static void cycle(int times, boolean withBackend) {
+    Pointer buffer = Pointer.calloc(1 << 20, 1);
+    try {
+      Descriptor region = new Descriptor(buffer.address(), 1 << 20, 0);
+      for (int i = 0; i < times; i++) {
+        try (NixlAgent agent = NixlAgent.create("lifecycle-" + i, 1000, false)) {
+          if (withBackend) {
+            agent.createBackend("UCX", Map.of());
+            agent.registerMemory(NixlCapi.MEM_DRAM, region);
+            assertThat(agent.localMetadata()).isNotEmpty();
+          }
+        }
+      }
+    } finally {
+      Pointer.free(buffer);
+    }
+  }
+}
