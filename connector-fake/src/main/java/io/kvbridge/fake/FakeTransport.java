@@ -264,6 +264,9 @@ public final class FakeTransport implements Transport {
   public void notify(String remoteAgent, byte[] message) {
     Objects.requireNonNull(remoteAgent, "remoteAgent");
     checkNotificationSize(message, remoteAgent);
+    if (killed) {
+      return; // a dead agent's messages reach no one
+    }
     AgentMetadata peer;
     synchronized (lock) {
       requireOpen("notify " + remoteAgent);
@@ -272,9 +275,7 @@ public final class FakeTransport implements Transport {
     if (peer == null) {
       throw new TransportException(unknownPeer("notify", remoteAgent));
     }
-    if (!killed) {
-      fabric.send(agentName, remoteAgent, peer.instanceId(), message.clone());
-    }
+    fabric.send(agentName, remoteAgent, peer.instanceId(), message.clone());
   }
 
   @Override
