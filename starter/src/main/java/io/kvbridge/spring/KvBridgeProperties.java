@@ -34,7 +34,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     'fail' (end it with an error) or 'recompute' (prefill it locally).
  * @param nixl Settings of the 'nixl' connector.
  * @param properties Further connector-specific settings, passed to the connector as they are. For
- *     instance 'kvbridge.properties.fake.drop-rate=0.1' reaches the connector as 'fake.drop-rate'.
+ *     instance 'kvbridge.properties.fake.fabric=demo' reaches the connector as 'fake.fabric'.
  */
 @ConfigurationProperties("kvbridge")
 public record KvBridgeProperties(

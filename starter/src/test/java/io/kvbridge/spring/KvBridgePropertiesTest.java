@@ -17,8 +17,7 @@ class KvBridgePropertiesTest {
 
   private final ApplicationContextRunner runner =
       new ApplicationContextRunner()
-          .withConfiguration(AutoConfigurations.of(KvBridgeAutoConfiguration.class))
-          .withPropertyValues("kvbridge.connector.type=loopback");
+          .withConfiguration(AutoConfigurations.of(KvBridgeAutoConfiguration.class));
 
   @Test
   void defaultsFollowTheDocumentedValues() {
@@ -65,7 +64,7 @@ class KvBridgePropertiesTest {
         .run(
             context -> {
               ConnectorSettings settings = context.getBean(KvConnectors.class).create().settings();
-              assertThat(settings.type()).isEqualTo("loopback");
+              assertThat(settings.type()).isEqualTo("fake");
               assertThat(settings.engineId()).isEqualTo("decode-7");
               assertThat(settings.role()).isEqualTo(Role.CONSUMER);
               assertThat(settings.leaseTerms().duration()).isEqualTo(Duration.ofSeconds(20));
@@ -87,7 +86,7 @@ class KvBridgePropertiesTest {
             "kvbridge.nixl.memory=vram",
             "kvbridge.nixl.plugin-dir=/opt/nixl/plugins",
             "kvbridge.nixl.home=/opt/nixl",
-            "kvbridge.properties.fake.drop-rate=0.1",
+            "kvbridge.properties.fake.fabric=properties-test",
             "kvbridge.properties.ucx.tls=rc")
         .run(
             context ->
@@ -98,7 +97,7 @@ class KvBridgePropertiesTest {
                             "nixl.memory", "vram",
                             "nixl.plugin-dir", Path.of("/opt/nixl/plugins").toString(),
                             "nixl.home", Path.of("/opt/nixl").toString(),
-                            "fake.drop-rate", "0.1",
+                            "fake.fabric", "properties-test",
                             "ucx.tls", "rc")));
   }
 

@@ -1,34 +1,74 @@
 package io.kvbridge.spring;
 
+import static org.awaitility.Awaitility.await;
+
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
+import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.TransferParams;
+import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
-/** Test steps that make a producer hold leases. */
-final class Leases {
+/** Test steps that make producers hold leases and consumers read them, as an engine would. */
+public final class Leases {
 
   /** 8 blocks of 64 bytes, 4 tokens each. */
-  static final KvLayout LAYOUT = new KvLayout(8, 64, 4, "test-model/fp16");
+  public static final KvLayout LAYOUT = new KvLayout(8, 64, 4, "test-model/fp16");
+
+  /** The blocks a granted lease holds: two, of 64 bytes each. */
+  public static final List<Integer> BLOCKS = List.of(0, 1);
 
   private Leases() {}
 
   /** Registers a KV cache so the connector answers handshakes and may grant leases. */
-  static KvConnector registered(KvConnector connector) {
+  public static KvConnector registered(KvConnector connector) {
     connector.worker().registerKvCache(connector.worker().allocateKvCache(LAYOUT), LAYOUT);
     return connector;
   }
 
   /** Finishes {@code requestId} with two full blocks that a consumer will read: grants a lease. */
-  static FinishDecision grant(KvConnector connector, String requestId) {
+  public static TransferParams grant(KvConnector producer, String requestId) {
     FinishDecision decision =
-        connector
+        producer
             .scheduler()
-            .requestFinished(new FinishedRequest(requestId, List.of(0, 1), 8, false, true));
-    if (!decision.delayFree()) {
-      throw new IllegalStateException("no lease was granted for " + requestId);
-    }
-    return decision;
+            .requestFinished(new FinishedRequest(requestId, BLOCKS, 8, false, true));
+    return decision
+        .params()
+        .orElseThrow(() -> new IllegalStateException("no lease was granted for " + requestId));
+  }
+
+  /** Accepts {@code params} on the consumer: from now on it means to read them. */
+  public static void accept(KvConnector consumer, String requestId, TransferParams params) {
+    consumer.scheduler().matchRemote(requestId, params.tokens(), params);
+  }
+
+  /**
+   * Grants a lease for {@code requestId} on the producer, and loads it on the consumer; returns
+   * once the consumer received the blocks and the producer's lease ended.
+   */
+  public static void read(KvConnector producer, KvConnector consumer, String requestId) {
+    TransferParams params = grant(producer, requestId);
+    accept(consumer, requestId, params);
+    consumer.scheduler().afterAllocate(requestId, List.of(4, 5));
+    consumer.worker().startLoad(consumer.scheduler().buildStepMetadata());
+    Set<String> received = new HashSet<>();
+    Set<String> sent = new HashSet<>();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(2))
+        .until(
+            () -> {
+              FinishedTransfers consumed = consumer.worker().getFinished(Set.of());
+              if (!consumed.failedLoads().isEmpty()) {
+                throw new AssertionError("load failed: " + consumed.failedLoads());
+              }
+              received.addAll(consumed.doneReceiving());
+              sent.addAll(producer.worker().getFinished(Set.of()).doneSending());
+              return received.contains(requestId) && sent.contains(requestId);
+            });
   }
 }

@@ -5,12 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 
 /** Finds why a context failed to start. */
-final class StartupFailures {
+public final class StartupFailures {
 
   private StartupFailures() {}
 
   /** The first cause of type {@code type} in the context's start-up failure. */
-  static <T extends Throwable> T causeOfType(AssertableApplicationContext context, Class<T> type) {
+  public static <T extends Throwable> T causeOfType(
+      AssertableApplicationContext context, Class<T> type) {
     assertThat(context).hasFailed();
     for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
       if (type.isInstance(t)) {
@@ -22,7 +23,8 @@ final class StartupFailures {
   }
 
   /** The invalid property that stopped start-up. */
-  static InvalidKvBridgePropertyException invalidProperty(AssertableApplicationContext context) {
+  public static InvalidKvBridgePropertyException invalidProperty(
+      AssertableApplicationContext context) {
     return causeOfType(context, InvalidKvBridgePropertyException.class);
   }
 }

@@ -1,0 +1,25 @@
+package io.kvbridge.spring;
+
+import io.kvbridge.spi.ConnectorProvider;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.Role;
+import java.util.List;
+
+/** An application's own {@link KvConnectors}: a provider and a fixed list of connectors. */
+public record StubKvConnectors(ConnectorProvider provider, List<KvConnector> all)
+    implements KvConnectors {
+
+  public StubKvConnectors(ConnectorProvider provider) {
+    this(provider, List.of());
+  }
+
+  @Override
+  public KvConnector create() {
+    throw new UnsupportedOperationException("stub");
+  }
+
+  @Override
+  public KvConnector create(String engineId, Role role) {
+    throw new UnsupportedOperationException("stub");
+  }
+}
