@@ -1,0 +1,130 @@
+package io.kvbridge.sample.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvbridge.lease.EndReason;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.web.client.RestClient;
+
+/**
+ * The all-in-one deployment runs a small demo at start-up: every completion matches the colocated
+ * reference, exactly the dropped requests' leases expire, nothing stays held, and the actuator
+ * shows the same numbers as the summary.
+ */
+@SpringBootTest(
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = {
+      "kvbridge.sample.prefill.engine-id=demo-test-prefill",
+      "kvbridge.sample.decode.engine-id=demo-test-decode",
+      "kvbridge.sample.demo.requests=30",
+      "kvbridge.sample.demo.concurrency=4",
+      "kvbridge.sample.demo.progress-every=10",
+      "kvbridge.sample.demo.max-prompt-bytes=400",
+      "kvbridge.lease.duration=2s",
+      "kvbridge.lease.sweep-interval=100ms",
+      "kvbridge.lease.heartbeat-interval=500ms",
+      "kvbridge.lease.safety-margin=300ms"
+    })
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class DemoApplicationTest {
+
+  private static final ParameterizedTypeReference<Map<String, Object>> JSON =
+      new ParameterizedTypeReference<>() {};
+
+  @Autowired DemoReport report;
+  @LocalServerPort int port;
+
+  private DemoSummary summary;
+
+  @BeforeAll
+  void awaitDemo() throws Exception {
+    summary = report.summary().get(60, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void everyRequestIsServedOrDeliberatelyDropped() {
+    assertThat(summary.requests()).isEqualTo(30);
+    assertThat(summary.failed()).as("failures: %s", summary.failures()).isZero();
+    assertThat(summary.served() + summary.dropped()).isEqualTo(30);
+    assertThat(summary.dropped()).isPositive();
+  }
+
+  @Test
+  void noCompletionDiffersFromTheColocatedReference() {
+    assertThat(summary.mismatches()).isZero();
+    assertThat(summary.servedFromTransfer()).isPositive();
+  }
+
+  @Test
+  void exactlyTheDroppedRequestsLeasesExpire() {
+    assertThat(summary.ended(EndReason.EXPIRED)).isEqualTo(summary.dropped());
+    assertThat(summary.ended(EndReason.READ)).isEqualTo(summary.servedFromTransfer());
+    assertThat(summary.ended(EndReason.REVOKED)).isZero();
+  }
+
+  @Test
+  void thePrefillNodeHoldsNoBlocksOnceTheLeasesArePast() {
+    assertThat(summary.blocksHeldOnPrefill()).isZero();
+    assertThat(summary.liveLeases()).isZero();
+    assertThat(summary.blocksHeldOnDecode()).isZero();
+    assertThat(summary.passed()).isTrue();
+  }
+
+  @Test
+  void theKvbridgeEndpointShowsTheSummarysNumbers() {
+    Map<String, Object> body = get("/actuator/kvbridge");
+    Map<String, Object> prefill = connector(body, "demo-test-prefill");
+    Map<String, Object> decode = connector(body, "demo-test-decode");
+
+    assertThat(prefill.get("leasesEnded"))
+        .isEqualTo(
+            Map.of(
+                "READ", (int) summary.ended(EndReason.READ),
+                "EXPIRED", (int) summary.ended(EndReason.EXPIRED),
+                "REVOKED", (int) summary.ended(EndReason.REVOKED)));
+    assertThat(prefill.get("liveLeases")).isEqualTo(0);
+    assertThat(((Number) prefill.get("leasesGranted")).longValue())
+        .isEqualTo(summary.leasesGranted());
+    assertThat(((Number) decode.get("bytesRead")).longValue()).isEqualTo(summary.bytesMoved());
+    assertThat(((Number) decode.get("readsCompleted")).longValue())
+        .isEqualTo(summary.servedFromTransfer());
+  }
+
+  @Test
+  void theInfoEndpointShowsTheSummary() {
+    @SuppressWarnings("unchecked")
+    Map<String, Object> demo = (Map<String, Object>) get("/actuator/info").get("kvbridgeDemo");
+
+    assertThat(demo)
+        .containsEntry("passed", true)
+        .containsEntry("dropped", summary.dropped())
+        .containsEntry("mismatches", 0);
+  }
+
+  @Test
+  void bytesMovedAreTheMovedBlocksInFull() {
+    assertThat(summary.bytesMoved()).isEqualTo(summary.blocksMoved() * 16 * 64);
+  }
+
+  private Map<String, Object> get(String path) {
+    return RestClient.create("http://127.0.0.1:" + port).get().uri(path).retrieve().body(JSON);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> connector(Map<String, Object> body, String engineId) {
+    List<Map<String, Object>> connectors = (List<Map<String, Object>>) body.get("connectors");
+    return connectors.stream()
+        .filter(c -> engineId.equals(c.get("engineId")))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no connector " + engineId + " in " + body));
+  }
+}

@@ -1,0 +1,56 @@
+package io.kvbridge.sample.engine;
+
+import io.kvbridge.fake.FakeConnectorProvider;
+import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.LoadFailurePolicy;
+import io.kvbridge.spi.Role;
+import io.kvbridge.time.ManualClock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * A prefill engine and a decode engine on the fake connector, on a fabric of their own and a shared
+ * manual clock, as a test fixture.
+ */
+final class EnginePair implements AutoCloseable {
+
+  static final KvLayout LAYOUT = new KvLayout(256, 16 * 8, 16, ToyModel.NAME + ", test");
+  static final Duration LEASE = Duration.ofSeconds(10);
+  static final Duration SAFETY_MARGIN = Duration.ofSeconds(1);
+
+  final ManualClock clock = new ManualClock();
+  final FakeFabric fabric;
+  final Engine prefill;
+  final Engine decode;
+
+  EnginePair(LoadFailurePolicy decodePolicy) {
+    String name = "engine-test-" + UUID.randomUUID();
+    this.fabric = FakeFabric.named(name);
+    this.prefill = start(name, "p", Role.PRODUCER, LoadFailurePolicy.FAIL);
+    this.decode = start(name, "d", Role.CONSUMER, decodePolicy);
+  }
+
+  private Engine start(String fabricName, String kind, Role role, LoadFailurePolicy policy) {
+    ConnectorSettings settings =
+        ConnectorSettings.builder(FakeConnectorProvider.TYPE, fabricName + "-" + kind)
+            .role(role)
+            .clock(clock)
+            .leaseTerms(new LeaseTerms(LEASE, Duration.ofMinutes(1)))
+            .safetyMargin(SAFETY_MARGIN)
+            .properties(Map.of(FakeConnectorProvider.FABRIC, fabricName))
+            .build();
+    KvConnector connector = new FakeConnectorProvider().create(settings);
+    return new EngineFactory(LAYOUT, policy, Duration.ofMillis(1)).start(connector);
+  }
+
+  @Override
+  public void close() {
+    decode.close();
+    prefill.close();
+  }
+}
