@@ -14,7 +14,7 @@ class ConnectorUnavailableFailureAnalyzer
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, ConnectorUnavailableException cause) {
     return new FailureAnalysis(
-        "The connector selected by kvbridge.connector.type cannot run: " + cause.getMessage(),
+        cause.getMessage(),
         "Install what the reason names on this machine, or set kvbridge.connector.type to a"
             + " connector that can run here.",
         cause);

@@ -1,0 +1,111 @@
+package io.kvbridge.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Configuration;
+
+/** What a user reads when kvbridge's configuration stops a real application from starting. */
+@ExtendWith(OutputCaptureExtension.class)
+class StartupFailureReportTest {
+
+  private static void start(String... properties) {
+    assertThatException()
+        .isThrownBy(
+            () ->
+                new SpringApplicationBuilder(Application.class)
+                    .web(WebApplicationType.NONE)
+                    .properties("spring.main.banner-mode=off")
+                    .properties(properties)
+                    .run()
+                    .close());
+  }
+
+  @Test
+  void invalidPropertyIsReportedWithTheActionToTake(CapturedOutput output) {
+    start("kvbridge.lease.max-lifetime=10s");
+
+    assertThat(output)
+        .contains(
+            "Description:",
+            "Invalid kvbridge configuration: kvbridge.lease.max-lifetime (10s) must be at least"
+                + " kvbridge.lease.duration (30s)",
+            "Action:",
+            "Update kvbridge.lease.max-lifetime in your application's configuration.");
+  }
+
+  @Test
+  void unknownConnectorTypeIsReportedWithTheKnownTypes(CapturedOutput output) {
+    start("kvbridge.connector.type=foo");
+
+    assertThat(output)
+        .contains(
+            "kvbridge.connector.type 'foo' is unknown; known types: fake, unavailable",
+            "Update kvbridge.connector.type in your application's configuration.");
+  }
+
+  @Test
+  void unavailableConnectorIsReportedWithItsReason(CapturedOutput output) {
+    start("kvbridge.connector.type=unavailable");
+
+    assertThat(output)
+        .contains(
+            "connector 'unavailable' cannot run here: "
+                + UnavailableConnectorProvider.REASON
+                + "; make it available on this machine or set kvbridge.connector.type to another"
+                + " type (known types: fake, unavailable)",
+            "set kvbridge.connector.type to a connector that can run here.");
+  }
+
+  @Test
+  void unknownRoleIsReportedWithTheValidRoles(CapturedOutput output) {
+    start("kvbridge.role=leader");
+
+    assertThat(output)
+        .contains(
+            "kvbridge.role",
+            "\"leader\"",
+            "The following values are valid:",
+            "BOTH",
+            "CONSUMER",
+            "PRODUCER");
+  }
+
+  @Test
+  void unknownLoadFailurePolicyIsReportedWithTheValidPolicies(CapturedOutput output) {
+    start("kvbridge.load-failure-policy=retry");
+
+    assertThat(output)
+        .contains(
+            "kvbridge.load-failure-policy",
+            "\"retry\"",
+            "The following values are valid:",
+            "FAIL",
+            "RECOMPUTE");
+  }
+
+  @Test
+  void unknownNixlMemoryIsReportedWithTheValidKinds(CapturedOutput output) {
+    start("kvbridge.nixl.memory=hbm");
+
+    assertThat(output)
+        .contains(
+            "kvbridge.nixl.memory",
+            "\"hbm\"",
+            "The following values are valid:",
+            "AUTO",
+            "DRAM",
+            "VRAM");
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ImportAutoConfiguration(KvBridgeAutoConfiguration.class)
+  static class Application {}
+}
