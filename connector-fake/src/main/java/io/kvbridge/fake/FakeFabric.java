@@ -1,8 +1,10 @@
 package io.kvbridge.fake;
 
+import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.TransportException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -34,7 +36,7 @@ public final class FakeFabric {
   public static final long DEFAULT_SEED = 0x6B76_6272L;
 
   private static final Map<String, FakeFabric> NAMED = new ConcurrentHashMap<>();
-  private static final AtomicLong SERIAL = new AtomicLong();
+  private static final Map<Path, FakeFabric> BY_DIRECTORY = new ConcurrentHashMap<>();
   private static final ExecutorService COPIER =
       Executors.newCachedThreadPool(
           r -> {
@@ -47,12 +49,11 @@ public final class FakeFabric {
   private static final long PAGE = 4096;
 
   private final String name;
-  private final String identity;
   private final Executor copier;
   private final FakeFaults faults;
+  private final Medium medium;
   private final Map<String, FakeTransport> agents = new ConcurrentHashMap<>();
   private final AtomicLong nextAddress = new AtomicLong(FIRST_ADDRESS);
-  private final AtomicLong nextInstance = new AtomicLong(1);
 
   /** An anonymous fabric with the default seed, copying on a shared pool of daemon threads. */
   public FakeFabric() {
@@ -69,15 +70,15 @@ public final class FakeFabric {
    * every transfer inside {@code post}, before it returns.
    */
   public FakeFabric(long seed, Executor copyExecutor) {
-    this("anonymous", seed, copyExecutor);
+    this("anonymous", seed, copyExecutor, null);
   }
 
-  private FakeFabric(String name, long seed, Executor copier) {
+  private FakeFabric(String name, long seed, Executor copier, Path directory) {
     this.name = name;
-    this.identity =
-        "jvm:" + ProcessHandle.current().pid() + "/" + SERIAL.incrementAndGet() + "/" + name;
     this.copier = Objects.requireNonNull(copier, "copyExecutor");
     this.faults = new FakeFaults(this, seed);
+    this.medium =
+        directory == null ? new JvmMedium(this, name) : new DirectoryMedium(this, directory);
   }
 
   /** The fabric the {@code fake} connector uses unless told otherwise. */
@@ -90,10 +91,28 @@ public final class FakeFabric {
     if (name == null || name.isBlank()) {
       throw new IllegalArgumentException("a fabric name must not be blank");
     }
-    return NAMED.computeIfAbsent(name, n -> new FakeFabric(n, DEFAULT_SEED, COPIER));
+    return NAMED.computeIfAbsent(name, n -> new FakeFabric(n, DEFAULT_SEED, COPIER, null));
   }
 
-  /** The fabric's name ({@code anonymous} for one created with a constructor). */
+  /**
+   * The fabric whose agents live in {@code directory}, shared by every process on this machine that
+   * names the same directory: each agent's memory is a memory-mapped file there, peers map each
+   * other's files to copy, and notifications travel as small files in the receiver's mailbox. One
+   * instance per directory in this JVM. Faults armed on it apply to what this JVM's agents send and
+   * post.
+   *
+   * @throws java.io.UncheckedIOException if the directory cannot be created or resolved
+   */
+  public static FakeFabric sharedDirectory(Path directory) {
+    Path canonical = DirectoryMedium.prepare(directory);
+    return BY_DIRECTORY.computeIfAbsent(
+        canonical, d -> new FakeFabric("dir:" + d, DEFAULT_SEED, COPIER, d));
+  }
+
+  /**
+   * The fabric's name: {@code anonymous} for one created with a constructor, {@code dir:<path>} for
+   * a {@link #sharedDirectory} one.
+   */
   public String name() {
     return name;
   }
@@ -107,37 +126,39 @@ public final class FakeFabric {
    * Creates an agent called {@code agentName}.
    *
    * @throws TransportException if an agent of that name already lives on this fabric
+   * @throws IllegalArgumentException if the name is blank or too long (or, for a shared-directory
+   *     fabric, not made of letters, digits, {@code .}, {@code _} and {@code -})
    */
   public FakeTransport join(String agentName) {
     checkAgentName(agentName);
-    FakeTransport agent = new FakeTransport(this, agentName, nextInstance.getAndIncrement());
-    if (agents.putIfAbsent(agentName, agent) != null) {
-      throw new TransportException(
-          "agent name '"
-              + agentName
-              + "' is taken on fabric '"
-              + name
-              + "'; close that agent first or use joinUnique");
-    }
-    return agent;
+    return tryJoin(agentName)
+        .orElseThrow(
+            () ->
+                new TransportException(
+                    "agent name '"
+                        + agentName
+                        + "' is taken on fabric '"
+                        + name
+                        + "'; close that agent first or use joinUnique"));
   }
 
   /**
-   * Creates an agent called {@code baseName}, or {@code baseName-2}, {@code baseName-3}, ... if
-   * that name is taken.
+   * Creates an agent named after {@code baseName}: characters a shared-directory fabric cannot use
+   * in a file name become {@code _}, and {@code -2}, {@code -3}, ... is appended while the name is
+   * taken.
    */
   public FakeTransport joinUnique(String baseName) {
-    checkAgentName(baseName);
+    String base = sanitize(baseName);
+    checkAgentName(base);
     for (int n = 1; ; n++) {
-      String candidate = n == 1 ? baseName : baseName + "-" + n;
-      FakeTransport agent = new FakeTransport(this, candidate, nextInstance.getAndIncrement());
-      if (agents.putIfAbsent(candidate, agent) == null) {
-        return agent;
+      Optional<FakeTransport> agent = tryJoin(n == 1 ? base : base + "-" + n);
+      if (agent.isPresent()) {
+        return agent.get();
       }
     }
   }
 
-  /** The names of the agents on this fabric now, sorted. */
+  /** The names of this JVM's agents on this fabric now, sorted. */
   public Set<String> agentNames() {
     return new TreeSet<>(agents.keySet());
   }
@@ -150,26 +171,30 @@ public final class FakeFabric {
   // ---- what agents ask -----------------------------------------------------------------------
 
   String identity() {
-    return identity;
+    return medium.identity();
   }
 
-  FakeMemory allocate(long sizeBytes) {
+  FakeMemory allocate(FakeTransport agent, long sizeBytes) {
     if (sizeBytes <= 0 || sizeBytes > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException(
           "fake memory must be 1 to " + (Integer.MAX_VALUE - 8) + " bytes, got " + sizeBytes);
     }
-    // Pages apart, with a gap, so that no descriptor can run from one region into the next.
-    long span = (sizeBytes + PAGE - 1) / PAGE * PAGE + PAGE;
-    long address = nextAddress.getAndAdd(span);
-    return new FakeMemory(this, address, ByteBuffer.allocate((int) sizeBytes), "", () -> {});
+    return medium.allocate(agent, sizeBytes);
   }
 
-  /** The live agent called {@code agentName}, if it is the incarnation {@code instanceId}. */
-  Optional<FakeTransport> agent(String agentName, long instanceId) {
-    FakeTransport agent = agents.get(agentName);
-    return agent != null && agent.instanceId() == instanceId
-        ? Optional.of(agent)
-        : Optional.empty();
+  /** A base address for {@code sizeBytes} of memory, disjoint from every other in this JVM. */
+  long reserveAddresses(long sizeBytes) {
+    // Pages apart, with a gap, so that no descriptor can run from one region into the next.
+    long span = (sizeBytes + PAGE - 1) / PAGE * PAGE + PAGE;
+    return nextAddress.getAndAdd(span);
+  }
+
+  boolean reachable(String agentName, long instanceId) {
+    return medium.reachable(agentName, instanceId);
+  }
+
+  Optional<List<FakeTransport.Located>> locate(AgentMetadata peer, DescriptorList remote) {
+    return medium.locate(peer, remote);
   }
 
   void execute(Runnable copy) {
@@ -181,32 +206,67 @@ public final class FakeFabric {
     InFlightNotification n = new InFlightNotification(fromAgent, toAgent, payload);
     FakeFaults.NotificationFate fate = faults.decide(n, toInstance);
     for (int i = 0; i < fate.copies(); i++) {
-      deliver(n, toInstance, fate.withheldDrains());
+      medium.deliver(n, toInstance, fate.withheldDrains());
     }
   }
 
-  /** Puts a notification in its receiver's inbox; it vanishes if the receiver is gone. */
+  /** Delivers a notification past the fault rules; it vanishes if the receiver is gone. */
   void deliver(InFlightNotification n, long toInstance, int withheldDrains) {
-    agent(n.toAgent(), toInstance).ifPresent(r -> r.receive(n, withheldDrains));
+    medium.deliver(n, toInstance, withheldDrains);
+  }
+
+  void collect(FakeTransport agent) {
+    medium.collect(agent);
   }
 
   void leave(FakeTransport agent) {
-    agents.remove(agent.agentName(), agent);
+    if (agents.remove(agent.agentName(), agent)) {
+      medium.release(agent);
+      peerGone(agent, "peer " + agent.agentName() + " closed");
+    }
   }
 
   void kill(String agentName) {
     FakeTransport victim = agents.remove(agentName);
     if (victim == null) {
       throw new IllegalArgumentException(
-          "no agent '" + agentName + "' on fabric '" + name + "'; agents: " + agentNames());
+          "no agent '"
+              + agentName
+              + "' on fabric '"
+              + name
+              + "' in this JVM; agents: "
+              + agentNames());
     }
     victim.killed();
+    medium.release(victim);
+    peerGone(victim, "peer " + agentName + " was killed");
+  }
+
+  private void peerGone(FakeTransport gone, String why) {
     for (FakeTransport survivor : agents.values()) {
-      survivor.peerLost(agentName, victim.instanceId(), "peer " + agentName + " was killed");
+      survivor.peerLost(gone.agentName(), gone.instanceId(), why);
     }
   }
 
-  private static void checkAgentName(String agentName) {
+  private Optional<FakeTransport> tryJoin(String agentName) {
+    FakeTransport agent = new FakeTransport(this, agentName, medium.newInstanceId());
+    if (agents.putIfAbsent(agentName, agent) != null) {
+      return Optional.empty();
+    }
+    try {
+      medium.claim(agent);
+    } catch (TransportException taken) {
+      agents.remove(agentName, agent);
+      return Optional.empty();
+    }
+    return Optional.of(agent);
+  }
+
+  private static String sanitize(String baseName) {
+    return baseName == null ? null : baseName.replaceAll("[^A-Za-z0-9._-]", "_");
+  }
+
+  private void checkAgentName(String agentName) {
     if (agentName == null
         || agentName.isBlank()
         || agentName.getBytes(StandardCharsets.UTF_8).length > AgentMetadata.MAX_NAME) {
@@ -217,5 +277,6 @@ public final class FakeFabric {
               + agentName
               + "'");
     }
+    medium.checkAgentName(agentName);
   }
 }

@@ -78,7 +78,7 @@ public final class FakeTransport implements Transport {
   @Override
   public KvMemory allocate(long sizeBytes) {
     requireOpen("allocate memory");
-    return fabric.allocate(sizeBytes);
+    return fabric.allocate(this, sizeBytes);
   }
 
   @Override
@@ -204,24 +204,21 @@ public final class FakeTransport implements Transport {
                 + " registered more since");
       }
     }
-    FakeTransport target =
-        fabric
-            .agent(remoteAgent, peer.instanceId())
-            .orElseThrow(
-                () ->
-                    new TransportException(
-                        "cannot post "
-                            + what
-                            + ": "
-                            + remoteAgent
-                            + " is not reachable on fabric '"
-                            + fabric.name()
-                            + "' (it closed, was killed, or restarted); load its new metadata"));
+    if (!fabric.reachable(remoteAgent, peer.instanceId())) {
+      throw new TransportException(
+          "cannot post "
+              + what
+              + ": "
+              + remoteAgent
+              + " is not reachable on fabric '"
+              + fabric.name()
+              + "' (it closed, was killed, or restarted); load its new metadata");
+    }
 
     long id = nextHandle.getAndIncrement();
     TransferHandle handle = new TransferHandle(id, local.totalBytes());
     Transfer transfer = new Transfer(handle, remoteAgent, peer.instanceId(), attached);
-    Optional<List<Located>> remotePieces = target.locateForPeer(remote);
+    Optional<List<Located>> remotePieces = fabric.locate(peer, remote);
     if (remotePieces.isPresent()) {
       for (int i = 0; i < localPieces.size(); i++) {
         Located l = localPieces.get(i);
@@ -283,6 +280,7 @@ public final class FakeTransport implements Transport {
     if (closed) {
       throw new TransportException("agent " + agentName + " is closed; it receives nothing");
     }
+    fabric.collect(this);
     return inbox.drain();
   }
 
@@ -577,15 +575,15 @@ public final class FakeTransport implements Transport {
     }
 
     private void run() {
+      // Reachability may cost a look at the file system, so it is checked before and after the
+      // copy; an agent of this JVM that goes meanwhile fails the transfer at once (peerLost).
+      if (!stillGoing()) {
+        return;
+      }
       for (Piece piece : pieces) {
         lock.lock();
         try {
           if (state != State.COPYING) {
-            return;
-          }
-          Optional<String> broken = broken();
-          if (broken.isPresent()) {
-            fail(broken.get());
             return;
           }
           piece.copy();
@@ -598,16 +596,25 @@ public final class FakeTransport implements Transport {
       }
       lock.lock();
       try {
+        if (stillGoing()) {
+          state = State.DONE;
+          notification.ifPresent(n -> fabric.send(agentName, remoteAgent, remoteInstance, n));
+        }
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    /** Whether the transfer may go on; fails it if an end has gone. */
+    private boolean stillGoing() {
+      lock.lock();
+      try {
         if (state != State.COPYING) {
-          return;
+          return false;
         }
         Optional<String> broken = broken();
-        if (broken.isPresent()) {
-          fail(broken.get());
-          return;
-        }
-        state = State.DONE;
-        notification.ifPresent(n -> fabric.send(agentName, remoteAgent, remoteInstance, n));
+        broken.ifPresent(this::fail);
+        return broken.isEmpty();
       } finally {
         lock.unlock();
       }
@@ -620,7 +627,7 @@ public final class FakeTransport implements Transport {
       if (closed) {
         return Optional.of("agent " + agentName + " closed");
       }
-      if (fabric.agent(remoteAgent, remoteInstance).isEmpty()) {
+      if (!fabric.reachable(remoteAgent, remoteInstance)) {
         return Optional.of("peer " + remoteAgent + " is gone (closed, killed or restarted)");
       }
       return Optional.empty();

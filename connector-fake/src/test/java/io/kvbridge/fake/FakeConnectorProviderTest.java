@@ -8,9 +8,12 @@ import io.kvbridge.spi.ConnectorRegistry;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.transfer.Transport;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class FakeConnectorProviderTest {
 
@@ -99,6 +102,50 @@ class FakeConnectorProviderTest {
     try (KvConnector connector = new FakeConnectorProvider().create(settings)) {
       assertThat(connector.settings().engineId()).isEqualTo("engine-a");
     }
+  }
+
+  @Test
+  void sharedDirPropertyPutsTheAgentOnThatDirectorysFabric(@TempDir Path dir) {
+    ConnectorSettings settings =
+        ConnectorSettings.builder("fake", "engine-a")
+            .properties(Map.of(FakeConnectorProvider.SHARED_DIR, dir.toString()))
+            .build();
+
+    try (KvConnector connector = new FakeConnectorProvider().create(settings)) {
+      assertThat(((FakeTransport) ((PullConnector) connector).transport()).fabric())
+          .isSameAs(FakeFabric.sharedDirectory(dir));
+      assertThat(dir.resolve("agents").resolve("engine-a")).isDirectory();
+    }
+  }
+
+  @Test
+  void fabricAndSharedDirTogetherAreRefused(@TempDir Path dir) {
+    ConnectorSettings settings =
+        ConnectorSettings.builder("fake", "engine-a")
+            .properties(
+                Map.of(
+                    FakeConnectorProvider.SHARED_DIR,
+                    dir.toString(),
+                    FakeConnectorProvider.FABRIC,
+                    fabricName))
+            .build();
+
+    assertThatThrownBy(() -> new FakeConnectorProvider().create(settings))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not both");
+  }
+
+  @Test
+  void sharedDirThatCannotBeADirectoryIsRefusedNamingIt(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("plain-file"), "x");
+    ConnectorSettings settings =
+        ConnectorSettings.builder("fake", "engine-a")
+            .properties(Map.of(FakeConnectorProvider.SHARED_DIR, file.toString()))
+            .build();
+
+    assertThatThrownBy(() -> new FakeConnectorProvider().create(settings))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("fake.shared-dir=" + file);
   }
 
   private ConnectorSettings settings(String engineId) {

@@ -1,0 +1,88 @@
+package io.kvbridge.fake;
+
+import io.kvbridge.transfer.DescriptorList;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Agents in one JVM: memory on the heap, peers reached directly, notifications put straight into
+ * the receiver's inbox.
+ */
+final class JvmMedium implements Medium {
+
+  private static final AtomicLong SERIAL = new AtomicLong();
+
+  private final FakeFabric fabric;
+  private final String identity;
+  private final Map<String, FakeTransport> agents = new ConcurrentHashMap<>();
+  private final AtomicLong nextInstance = new AtomicLong(1);
+
+  JvmMedium(FakeFabric fabric, String name) {
+    this.fabric = fabric;
+    this.identity =
+        "jvm:" + ProcessHandle.current().pid() + "/" + SERIAL.incrementAndGet() + "/" + name;
+  }
+
+  @Override
+  public String identity() {
+    return identity;
+  }
+
+  @Override
+  public long newInstanceId() {
+    return nextInstance.getAndIncrement();
+  }
+
+  @Override
+  public void checkAgentName(String agentName) {
+    // Any name will do in memory.
+  }
+
+  @Override
+  public FakeMemory allocate(FakeTransport agent, long sizeBytes) {
+    long address = fabric.reserveAddresses(sizeBytes);
+    return new FakeMemory(fabric, address, ByteBuffer.allocate((int) sizeBytes), "", () -> {});
+  }
+
+  @Override
+  public void claim(FakeTransport agent) {
+    // The fabric's own map of local agents already made the name unique.
+    agents.put(agent.agentName(), agent);
+  }
+
+  @Override
+  public void release(FakeTransport agent) {
+    agents.remove(agent.agentName(), agent);
+  }
+
+  @Override
+  public boolean reachable(String agentName, long instanceId) {
+    return live(agentName, instanceId).isPresent();
+  }
+
+  @Override
+  public Optional<List<FakeTransport.Located>> locate(AgentMetadata peer, DescriptorList remote) {
+    return live(peer.agentName(), peer.instanceId()).flatMap(a -> a.locateForPeer(remote));
+  }
+
+  @Override
+  public void deliver(InFlightNotification n, long toInstance, int withheldDrains) {
+    live(n.toAgent(), toInstance).ifPresent(r -> r.receive(n, withheldDrains));
+  }
+
+  @Override
+  public void collect(FakeTransport agent) {
+    // Delivery already put everything into the inbox.
+  }
+
+  private Optional<FakeTransport> live(String agentName, long instanceId) {
+    FakeTransport agent = agents.get(agentName);
+    return agent != null && agent.instanceId() == instanceId
+        ? Optional.of(agent)
+        : Optional.empty();
+  }
+}

@@ -1,0 +1,55 @@
+package io.kvbridge.fake;
+
+import io.kvbridge.transfer.DescriptorList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What carries a fabric's memory and notifications between agents: the JVM's heap ({@link
+ * JvmMedium}) or a directory shared by processes on one machine ({@link DirectoryMedium}).
+ *
+ * <p>Threads: implementations are safe for concurrent use.
+ */
+interface Medium {
+
+  /** Identifies the fabric in metadata blobs; agents load only blobs of their own fabric. */
+  String identity();
+
+  /** A fresh incarnation id, distinct from every other agent's on this medium. */
+  long newInstanceId();
+
+  /**
+   * Refuses names this medium cannot carry.
+   *
+   * @throws IllegalArgumentException naming the rule
+   */
+  void checkAgentName(String agentName);
+
+  /** Memory for {@code agent}. */
+  FakeMemory allocate(FakeTransport agent, long sizeBytes);
+
+  /**
+   * Makes {@code agent} reachable by its name.
+   *
+   * @throws io.kvbridge.transfer.TransportException if another live agent holds the name
+   */
+  void claim(FakeTransport agent);
+
+  /** Makes {@code agent} unreachable; its name becomes free. */
+  void release(FakeTransport agent);
+
+  /** Whether the incarnation {@code instanceId} of {@code agentName} is alive. */
+  boolean reachable(String agentName, long instanceId);
+
+  /**
+   * Where the pieces of {@code remote} lie in {@code peer}'s memory; empty if the peer no longer
+   * has some of it registered. The caller checked {@code remote} against {@code peer}'s metadata.
+   */
+  Optional<List<FakeTransport.Located>> locate(AgentMetadata peer, DescriptorList remote);
+
+  /** Hands a notification to its receiver, or drops it if the receiver is gone. */
+  void deliver(InFlightNotification n, long toInstance, int withheldDrains);
+
+  /** Moves what arrived for {@code agent} into its inbox. */
+  void collect(FakeTransport agent);
+}
