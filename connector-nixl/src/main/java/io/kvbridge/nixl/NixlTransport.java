@@ -1,0 +1,542 @@
+package io.kvbridge.nixl;
+
+import io.kvbridge.nixl.capi.NixlAgent;
+import io.kvbridge.nixl.capi.NixlCapi;
+import io.kvbridge.nixl.capi.NixlException;
+import io.kvbridge.nixl.capi.NixlStatus;
+import io.kvbridge.nixl.capi.NixlTransfer;
+import io.kvbridge.nixl.capi.NixlUnavailableException;
+import io.kvbridge.nixl.memory.CudaRuntime;
+import io.kvbridge.nixl.memory.DeviceMemory;
+import io.kvbridge.nixl.memory.HostMemory;
+import io.kvbridge.nixl.memory.NativeMemory;
+import io.kvbridge.transfer.Descriptor;
+import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.MemoryKind;
+import io.kvbridge.transfer.Notification;
+import io.kvbridge.transfer.TransferHandle;
+import io.kvbridge.transfer.TransferOp;
+import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.transfer.TransportException;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+/**
+ * A {@link Transport} over one NIXL agent. Memory is host memory or CUDA device memory ({@link
+ * NixlOptions#memory()}), registered with NIXL as DRAM or VRAM with its device id; metadata blobs,
+ * transfers and notifications are NIXL's own.
+ *
+ * <p>Before a transfer is posted it is checked in full, so a refused transfer moves nothing: the
+ * lists must pair, the peer must be loaded, every local piece must lie inside memory registered
+ * here, and NIXL must confirm ({@code nixl_capi_check_remote_md}) that the peer's registered memory
+ * covers every remote piece. Failures of NIXL calls become {@link TransportException}s naming the C
+ * call and its status code.
+ *
+ * <p>Threads: safe for concurrent use. The agent is created without NIXL's own locking; one lock
+ * serialises every call into it (NIXL's progress thread moves the bytes meanwhile).
+ */
+public final class NixlTransport implements Transport {
+
+  private static final System.Logger LOG = System.getLogger(NixlTransport.class.getName());
+
+  private final NixlAgent agent;
+  private final MemoryKind memoryKind;
+  private final int cudaDevice;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final List<NativeMemory> registered = new ArrayList<>();
+  private final Set<String> peers = new HashSet<>();
+  private final Map<Long, NixlTransfer> transfers = new HashMap<>();
+  private final Set<Long> notifying = new HashSet<>();
+  private final long pumpDelayMicros;
+  private ScheduledFuture<?> pump;
+  private long nextTransferId = 1;
+  private boolean closed;
+
+  private NixlTransport(
+      NixlAgent agent, MemoryKind memoryKind, int cudaDevice, long pumpDelayMicros) {
+    this.agent = agent;
+    this.memoryKind = memoryKind;
+    this.cudaDevice = cudaDevice;
+    this.pumpDelayMicros = pumpDelayMicros;
+  }
+
+  /**
+   * Creates an agent named {@code agentName} with the backends of {@code options}.
+   *
+   * @throws NixlUnavailableException if NIXL cannot be loaded
+   * @throws TransportException if {@code nixl.memory=vram} and no GPU is usable (with the root
+   *     cause), or NIXL refuses the agent or a backend
+   */
+  public static NixlTransport create(String agentName, NixlOptions options) {
+    MemoryKind kind = chooseMemory(options);
+    NixlAgent agent;
+    try {
+      agent = NixlAgent.create(agentName, options.progressDelayMicros(), options.telemetry());
+    } catch (NixlException e) {
+      throw new TransportException(
+          "cannot create NIXL agent " + agentName + ": " + e.getMessage(), e);
+    }
+    try {
+      for (String plugin : options.backends()) {
+        agent.createBackend(plugin, options.backendParameters().getOrDefault(plugin, Map.of()));
+      }
+    } catch (NixlException e) {
+      agent.close();
+      throw new TransportException(
+          "cannot create the NIXL backends "
+              + options.backends()
+              + " of agent "
+              + agentName
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+    LOG.log(
+        Level.INFO,
+        "NIXL agent {0}: backends {1}, {2} memory, progress delay {3} us",
+        agentName,
+        options.backends(),
+        kind,
+        options.progressDelayMicros());
+    return new NixlTransport(agent, kind, options.cudaDevice(), options.progressDelayMicros());
+  }
+
+  private static MemoryKind chooseMemory(NixlOptions options) {
+    switch (options.memory()) {
+      case DRAM:
+        return MemoryKind.DRAM;
+      case VRAM:
+        if (CudaRuntime.probe() instanceof CudaRuntime.Unusable u) {
+          throw new TransportException(
+              NixlOptions.MEMORY
+                  + "=vram but no GPU is usable: "
+                  + u.reason()
+                  + "; use "
+                  + NixlOptions.MEMORY
+                  + "=dram or auto on this machine",
+              u.cause().orElse(null));
+        }
+        return MemoryKind.VRAM;
+      default:
+        CudaRuntime.Probe probe = CudaRuntime.probe();
+        LOG.log(
+            Level.INFO,
+            "{0}=auto: {1} memory ({2})",
+            NixlOptions.MEMORY,
+            probe.usable() ? "device" : "host",
+            CudaRuntime.describe(probe));
+        return probe.usable() ? MemoryKind.VRAM : MemoryKind.DRAM;
+    }
+  }
+
+  @Override
+  public String agentName() {
+    return agent.name();
+  }
+
+  @Override
+  public MemoryKind memoryKind() {
+    return memoryKind;
+  }
+
+  /** The CUDA device device memory is allocated on. */
+  public int cudaDevice() {
+    return cudaDevice;
+  }
+
+  @Override
+  public KvMemory allocate(long sizeBytes) {
+    locked("allocate memory", () -> null);
+    try {
+      return memoryKind == MemoryKind.VRAM
+          ? DeviceMemory.allocate(cudaDevice, sizeBytes)
+          : HostMemory.allocate(sizeBytes);
+    } catch (IllegalStateException | OutOfMemoryError e) {
+      throw new TransportException(
+          "cannot allocate " + sizeBytes + " bytes of " + memoryKind + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void register(KvMemory memory) {
+    NativeMemory nativeMemory = requireNative(memory);
+    locked(
+        "register memory",
+        () -> {
+          if (registered.contains(nativeMemory)) {
+            throw new IllegalStateException(memory + " is already registered with " + agentName());
+          }
+          agent.registerMemory(memoryType(memory.kind()), region(memory));
+          registered.add(nativeMemory);
+          return null;
+        });
+  }
+
+  @Override
+  public void deregister(KvMemory memory) {
+    locked(
+        "deregister memory",
+        () -> {
+          if (registered.remove(memory)) {
+            agent.deregisterMemory(memoryType(memory.kind()), region(memory));
+          }
+          return null;
+        });
+  }
+
+  @Override
+  public byte[] localMetadata() {
+    return locked("read local metadata", agent::localMetadata);
+  }
+
+  @Override
+  public String loadRemoteMetadata(byte[] metadata) {
+    if (metadata.length == 0) {
+      throw new TransportException("cannot load an empty metadata blob into agent " + agentName());
+    }
+    return locked(
+        "load remote metadata",
+        () -> {
+          String peer = agent.loadRemoteMetadata(metadata);
+          if (!peers.add(peer)) {
+            // NIXL merges a second blob of a known agent into what it had, so memory the peer
+            // deregistered since would stay reachable: forget the peer and load the blob afresh.
+            agent.invalidateRemote(peer);
+            agent.loadRemoteMetadata(metadata);
+          }
+          return peer;
+        });
+  }
+
+  @Override
+  public void invalidateRemote(String agentName) {
+    locked(
+        "invalidate a peer",
+        () -> {
+          if (peers.remove(agentName)) {
+            int status = agent.invalidateRemote(agentName);
+            if (status != NixlStatus.SUCCESS) {
+              LOG.log(
+                  Level.WARNING,
+                  "nixl_capi_invalidate_remote_md({0}) returned {1}",
+                  agentName,
+                  NixlStatus.describe(status));
+            }
+          }
+          return null;
+        });
+  }
+
+  @Override
+  public TransferHandle post(
+      TransferOp op,
+      DescriptorList local,
+      String remoteAgent,
+      DescriptorList remote,
+      Optional<byte[]> notification) {
+    String what = op + " of " + local.descriptors().size() + " pieces with " + remoteAgent;
+    try {
+      local.checkPairsWith(remote);
+    } catch (IllegalArgumentException e) {
+      throw new TransportException("cannot post " + what + ": " + e.getMessage(), e);
+    }
+    return locked(
+        "post a " + op,
+        () -> {
+          requirePeer(remoteAgent, "post " + what);
+          checkLocal(local, what);
+          int covered =
+              agent.checkRemote(remoteAgent, memoryType(remote.kind()), remote.descriptors());
+          if (covered != NixlStatus.SUCCESS) {
+            throw new TransportException(
+                "cannot post "
+                    + what
+                    + ": nixl_capi_check_remote_md returned "
+                    + NixlStatus.describe(covered)
+                    + ", so the "
+                    + remote.kind()
+                    + " pieces are not all inside memory "
+                    + remoteAgent
+                    + " registered when its metadata was loaded");
+          }
+          NixlTransfer transfer =
+              agent.prepareTransfer(
+                  op == TransferOp.READ ? NixlCapi.XFER_OP_READ : NixlCapi.XFER_OP_WRITE,
+                  memoryType(local.kind()),
+                  local.descriptors(),
+                  remoteAgent,
+                  memoryType(remote.kind()),
+                  remote.descriptors(),
+                  notification);
+          int posted;
+          try {
+            posted = transfer.post();
+          } catch (NixlException e) {
+            transfer.close();
+            throw e;
+          }
+          long id = nextTransferId++;
+          transfers.put(id, transfer);
+          if (notification.isPresent() && posted == NixlStatus.IN_PROG) {
+            notifying.add(id);
+            startPump();
+          }
+          return new TransferHandle(id, local.totalBytes());
+        });
+  }
+
+  @Override
+  public TransferStatus status(TransferHandle handle) {
+    return locked(
+        "read a transfer's status",
+        () -> {
+          NixlTransfer transfer = transfers.get(handle.id());
+          if (transfer == null) {
+            throw new TransportException(
+                "transfer " + handle.id() + " of agent " + agentName() + " is unknown or released");
+          }
+          int status = transfer.status();
+          return switch (status) {
+            case NixlStatus.SUCCESS -> TransferStatus.DONE;
+            case NixlStatus.IN_PROG -> TransferStatus.IN_PROGRESS;
+            default ->
+                new TransferStatus.Failed(
+                    "nixl_capi_get_xfer_status returned "
+                        + NixlStatus.describe(status)
+                        + " for transfer "
+                        + handle.id()
+                        + " of agent "
+                        + agentName());
+          };
+        });
+  }
+
+  @Override
+  public void release(TransferHandle handle) {
+    lock.lock();
+    try {
+      NixlTransfer transfer = transfers.remove(handle.id());
+      notifying.remove(handle.id());
+      if (transfer != null && !closed) {
+        transfer.close();
+      }
+    } catch (NixlException e) {
+      throw new TransportException(e.getMessage(), e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** NIXL's telemetry of a transfer, if {@code nixl.telemetry=true} and it finished. */
+  public Optional<NixlTransfer.Telemetry> telemetry(TransferHandle handle) {
+    return locked(
+        "read a transfer's telemetry",
+        () -> {
+          NixlTransfer transfer = transfers.get(handle.id());
+          return transfer == null ? Optional.empty() : transfer.telemetry();
+        });
+  }
+
+  @Override
+  public void notify(String remoteAgent, byte[] message) {
+    locked(
+        "notify " + remoteAgent,
+        () -> {
+          requirePeer(remoteAgent, "notify it");
+          agent.sendNotification(remoteAgent, message);
+          return null;
+        });
+  }
+
+  @Override
+  public List<Notification> drainNotifications() {
+    return locked("drain notifications", agent::takeNotifications);
+  }
+
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      notifying.clear();
+      stopPump();
+      for (NixlTransfer transfer : transfers.values()) {
+        closeQuietly("releasing a transfer", transfer::close);
+      }
+      transfers.clear();
+      for (NativeMemory memory : registered) {
+        closeQuietly(
+            "deregistering " + memory,
+            () -> agent.deregisterMemory(memoryType(memory.kind()), region(memory)));
+      }
+      registered.clear();
+      peers.clear();
+      closeQuietly("destroying the agent", agent::close);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "NixlTransport[" + agentName() + ", " + memoryKind + "]";
+  }
+
+  /**
+   * NIXL sends a transfer's notification when its initiator sees the transfer complete, in {@code
+   * nixl_capi_get_xfer_status}. So that a notification never waits for the owner's next status
+   * poll, the shared pump thread polls transfers with a notification until they settle, every
+   * progress delay, and stops when none is left. Called under the lock.
+   */
+  private void startPump() {
+    if (pump == null) {
+      pump =
+          Pump.EXECUTOR.scheduleWithFixedDelay(
+              this::pumpOnce, pumpDelayMicros, pumpDelayMicros, TimeUnit.MICROSECONDS);
+    }
+  }
+
+  private void stopPump() {
+    if (pump != null) {
+      pump.cancel(false);
+      pump = null;
+    }
+  }
+
+  private void pumpOnce() {
+    lock.lock();
+    try {
+      for (Iterator<Long> it = notifying.iterator(); it.hasNext(); ) {
+        NixlTransfer transfer = transfers.get(it.next());
+        if (transfer == null || transfer.status() != NixlStatus.IN_PROG) {
+          it.remove();
+        }
+      }
+      if (notifying.isEmpty()) {
+        stopPump();
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "polling transfers of agent " + agentName() + ": " + e.getMessage());
+      notifying.clear();
+      stopPump();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The one daemon thread that polls notifying transfers of every transport in the JVM. */
+  private static final class Pump {
+    static final ScheduledExecutorService EXECUTOR =
+        Executors.newSingleThreadScheduledExecutor(
+            runnable -> {
+              Thread thread = new Thread(runnable, "kvbridge-nixl-notify");
+              thread.setDaemon(true);
+              return thread;
+            });
+  }
+
+  private void checkLocal(DescriptorList local, String what) {
+    List<Descriptor> pieces = local.descriptors();
+    for (int i = 0; i < pieces.size(); i++) {
+      Descriptor d = pieces.get(i);
+      boolean inside = false;
+      for (NativeMemory memory : registered) {
+        if (memory.kind() == local.kind()
+            && memory.deviceId() == d.deviceId()
+            && d.within(memory.address(), memory.sizeBytes())) {
+          inside = true;
+          break;
+        }
+      }
+      if (!inside) {
+        throw new TransportException(
+            "cannot post "
+                + what
+                + ": local piece "
+                + i
+                + " ("
+                + local.kind()
+                + " [0x"
+                + Long.toHexString(d.address())
+                + ", +"
+                + d.length()
+                + ") on device "
+                + d.deviceId()
+                + ") lies outside every memory registered with agent "
+                + agentName());
+      }
+    }
+  }
+
+  private void requirePeer(String remoteAgent, String what) {
+    if (!peers.contains(remoteAgent)) {
+      throw new TransportException(
+          "agent "
+              + agentName()
+              + " cannot "
+              + what
+              + ": peer "
+              + remoteAgent
+              + " is unknown (its metadata was never loaded, or was invalidated)");
+    }
+  }
+
+  /** Runs {@code action} under the lock on an open transport, mapping NIXL failures. */
+  private <T> T locked(String what, Supplier<T> action) {
+    lock.lock();
+    try {
+      if (closed) {
+        throw new TransportException("cannot " + what + ": agent " + agentName() + " is closed");
+      }
+      return action.get();
+    } catch (NixlException e) {
+      throw new TransportException(e.getMessage(), e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static void closeQuietly(String what, Runnable action) {
+    try {
+      action.run();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "closing a NIXL transport: " + what + " failed: " + e.getMessage());
+    }
+  }
+
+  private static NativeMemory requireNative(KvMemory memory) {
+    if (memory instanceof NativeMemory nativeMemory && nativeMemory.isOpen()) {
+      return nativeMemory;
+    }
+    throw new IllegalArgumentException(
+        memory
+            + " cannot be registered with NIXL: use memory allocated by a NixlTransport that is"
+            + " still open");
+  }
+
+  private static Descriptor region(KvMemory memory) {
+    return new Descriptor(memory.address(), memory.sizeBytes(), memory.deviceId());
+  }
+
+  private static int memoryType(MemoryKind kind) {
+    return kind == MemoryKind.VRAM ? NixlCapi.MEM_VRAM : NixlCapi.MEM_DRAM;
+  }
+}

@@ -1,0 +1,16 @@
+package io.kvbridge.nixl;
+
+import io.kvbridge.conformance.TransportConformanceTest;
+import io.kvbridge.nixl.testing.RequiresNixl;
+import io.kvbridge.transfer.Transport;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The transport contract over real NIXL agents: UCX over loopback, host memory. */
+@ExtendWith(RequiresNixl.class)
+class NixlTransportConformanceTest extends TransportConformanceTest {
+
+  @Override
+  protected Transport newTransport(String agentName) {
+    return NixlTransport.create(agentName, NixlOptions.defaults().withMemory(MemoryMode.DRAM));
+  }
+}
