@@ -146,7 +146,7 @@ final class DirectoryMedium implements Medium {
   }
 
   @Override
-  public void claim(FakeTransport agent) {
+  public boolean claim(FakeTransport agent) {
     Path dir = agentsDir.resolve(agent.agentName());
     FileChannel channel = null;
     try {
@@ -157,8 +157,7 @@ final class DirectoryMedium implements Medium {
       FileLock lock = tryLock(channel);
       if (lock == null) {
         channel.close();
-        throw new TransportException(
-            "agent name '" + agent.agentName() + "' is held by a live process in " + root);
+        return false; // held by a live process
       }
       // A previous holder of the name is dead: what it left in the mailbox is not for us.
       clearMailbox(dir.resolve("mailbox"));
@@ -166,6 +165,7 @@ final class DirectoryMedium implements Medium {
           dir.resolve("instance"),
           Long.toString(agent.instanceId()).getBytes(StandardCharsets.US_ASCII));
       claims.put(agent.agentName(), new Claim(agent, channel, lock));
+      return true;
     } catch (IOException e) {
       closeQuietly(channel);
       throw new TransportException(

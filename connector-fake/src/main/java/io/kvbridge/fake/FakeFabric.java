@@ -17,13 +17,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The in-JVM "network" fake agents live on: it knows the agents by name, hands out non-overlapping
+ * The "network" fake agents live on: it knows the agents by name, hands out non-overlapping
  * synthetic addresses for their memory, carries their notifications, runs their copies on an
  * executor, and injects the {@link FakeFaults} a test arms.
  *
  * <p>Agents reach each other only within one fabric. {@link #shared()} is the one the {@code fake}
  * connector uses by default; {@link #named(String)} gives tests (and the {@code fake.fabric}
- * property) a fabric of their own; {@code new FakeFabric()} an anonymous one.
+ * property) a fabric of their own; {@code new FakeFabric()} an anonymous one. These live in the
+ * JVM's heap. {@link #sharedDirectory(Path)} (the {@code fake.shared-dir} property) spans the
+ * processes of one machine through memory-mapped files instead, with the same semantics.
  *
  * <p>Threads: safe for use from any thread.
  */
@@ -144,14 +146,17 @@ public final class FakeFabric {
 
   /**
    * Creates an agent named after {@code baseName}: characters a shared-directory fabric cannot use
-   * in a file name become {@code _}, and {@code -2}, {@code -3}, ... is appended while the name is
-   * taken.
+   * in a file name (and a leading {@code .}) become {@code _}, and {@code -2}, {@code -3}, ... is
+   * appended while the name is taken.
+   *
+   * @throws IllegalArgumentException if the name is blank or too long
    */
   public FakeTransport joinUnique(String baseName) {
     String base = sanitize(baseName);
-    checkAgentName(base);
     for (int n = 1; ; n++) {
-      Optional<FakeTransport> agent = tryJoin(n == 1 ? base : base + "-" + n);
+      String candidate = n == 1 ? base : base + "-" + n;
+      checkAgentName(candidate);
+      Optional<FakeTransport> agent = tryJoin(candidate);
       if (agent.isPresent()) {
         return agent.get();
       }
@@ -253,17 +258,19 @@ public final class FakeFabric {
     if (agents.putIfAbsent(agentName, agent) != null) {
       return Optional.empty();
     }
+    boolean claimed = false;
     try {
-      medium.claim(agent);
-    } catch (TransportException taken) {
-      agents.remove(agentName, agent);
-      return Optional.empty();
+      claimed = medium.claim(agent);
+    } finally {
+      if (!claimed) {
+        agents.remove(agentName, agent);
+      }
     }
-    return Optional.of(agent);
+    return claimed ? Optional.of(agent) : Optional.empty();
   }
 
   private static String sanitize(String baseName) {
-    return baseName == null ? null : baseName.replaceAll("[^A-Za-z0-9._-]", "_");
+    return baseName == null ? null : baseName.replaceAll("[^A-Za-z0-9._-]|^\\.", "_");
   }
 
   private void checkAgentName(String agentName) {

@@ -586,6 +586,10 @@ public final class FakeTransport implements Transport {
           if (state != State.COPYING) {
             return;
           }
+          if (closed || killed) {
+            fail("agent " + agentName + (killed ? " was killed" : " closed"));
+            return;
+          }
           piece.copy();
         } catch (RuntimeException e) {
           fail("copying failed: " + e.getMessage());

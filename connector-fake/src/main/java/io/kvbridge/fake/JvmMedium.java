@@ -49,9 +49,8 @@ final class JvmMedium implements Medium {
   }
 
   @Override
-  public void claim(FakeTransport agent) {
-    // The fabric's own map of local agents already made the name unique.
-    agents.put(agent.agentName(), agent);
+  public boolean claim(FakeTransport agent) {
+    return agents.putIfAbsent(agent.agentName(), agent) == null;
   }
 
   @Override

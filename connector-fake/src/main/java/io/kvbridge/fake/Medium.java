@@ -29,11 +29,12 @@ interface Medium {
   FakeMemory allocate(FakeTransport agent, long sizeBytes);
 
   /**
-   * Makes {@code agent} reachable by its name.
+   * Makes {@code agent} reachable by its name, unless another live agent holds the name.
    *
-   * @throws io.kvbridge.transfer.TransportException if another live agent holds the name
+   * @return false if the name is taken
+   * @throws io.kvbridge.transfer.TransportException if the medium cannot hold the agent
    */
-  void claim(FakeTransport agent);
+  boolean claim(FakeTransport agent);
 
   /** Makes {@code agent} unreachable; its name becomes free. */
   void release(FakeTransport agent);
