@@ -87,7 +87,8 @@ public record SampleProperties(
    * @param prefillUrl the prefill node's base URL; unset: this server at the prefill path
    * @param decodeUrl the decode node's base URL; unset: this server at the decode path
    * @param dropAfterPrefill fault injection: the share of requests (0 to 1) the router drops after
-   *     prefill without calling the decode node, so that the prefill node's lease must expire
+   *     prefill without calling the decode node, so that the prefill node's lease must expire; the
+   *     demo uses its own share while it runs
    * @param connectTimeout how long the router waits to connect to a node
    * @param readTimeout how long the router waits for a node's answer
    */
@@ -101,11 +102,7 @@ public record SampleProperties(
 
     /** Checks the drop share and the timeouts. */
     public Router {
-      if (!(dropAfterPrefill >= 0 && dropAfterPrefill <= 1)) {
-        throw new IllegalArgumentException(
-            "kvbridge.sample.router.drop-after-prefill must be between 0 and 1, got "
-                + dropAfterPrefill);
-      }
+      requireShare("kvbridge.sample.router.drop-after-prefill", dropAfterPrefill);
       requirePositive("kvbridge.sample.router.connect-timeout", connectTimeout);
       requirePositive("kvbridge.sample.router.read-timeout", readTimeout);
     }
@@ -120,6 +117,8 @@ public record SampleProperties(
    * @param progressEvery print a progress line every this many finished requests
    * @param maxPromptBytes the longest prompt, in bytes (tokens)
    * @param maxTokens the most tokens a request asks for
+   * @param dropAfterPrefill the share of requests (0 to 1) the router drops after prefill while the
+   *     demo runs (fault injection); the router's own share applies again afterwards
    * @param seed seeds the prompts and lengths, so a run can be repeated
    * @param exitAfter stop the application once the summary is printed (exit code 0 only if every
    *     check passed)
@@ -131,6 +130,7 @@ public record SampleProperties(
       @DefaultValue("20") int progressEvery,
       @DefaultValue("1200") int maxPromptBytes,
       @DefaultValue("24") int maxTokens,
+      @DefaultValue("0.1") double dropAfterPrefill,
       @DefaultValue("42") long seed,
       @DefaultValue("false") boolean exitAfter) {
 
@@ -141,6 +141,13 @@ public record SampleProperties(
       requirePositive("kvbridge.sample.demo.progress-every", progressEvery);
       requirePositive("kvbridge.sample.demo.max-prompt-bytes", maxPromptBytes);
       requirePositive("kvbridge.sample.demo.max-tokens", maxTokens);
+      requireShare("kvbridge.sample.demo.drop-after-prefill", dropAfterPrefill);
+    }
+  }
+
+  private static void requireShare(String name, double value) {
+    if (!(value >= 0 && value <= 1)) {
+      throw new IllegalArgumentException(name + " must be between 0 and 1, got " + value);
     }
   }
 

@@ -55,7 +55,8 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
   public void onApplicationEvent(ApplicationReadyEvent event) {
     PrefillNode p = prefill.getIfAvailable();
     DecodeNode d = decode.getIfAvailable();
-    if (p == null || d == null || router.getIfAvailable() == null) {
+    PdRouter r = router.getIfAvailable();
+    if (p == null || d == null || r == null) {
       LOG.info(
           "demo skipped: it needs the prefill node, the decode node and the router in this JVM;"
               + " set kvbridge.sample.demo.enabled=false to silence this");
@@ -77,6 +78,8 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
         new Thread(
             () -> {
               int exitCode;
+              double routerShare = r.faults().share();
+              r.faults().arm(properties.demo().dropAfterPrefill());
               try {
                 DemoSummary summary = workload.run();
                 LOG.info("demo finished{}{}", System.lineSeparator(), summary.format());
@@ -90,6 +93,8 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
                 LOG.error("demo could not run", e);
                 report.fail(e);
                 exitCode = 1;
+              } finally {
+                r.faults().arm(routerShare);
               }
               if (properties.demo().exitAfter()) {
                 int code = exitCode;

@@ -82,10 +82,12 @@ public final class DemoWorkload {
   public DemoSummary run() throws InterruptedException {
     int total = settings.requests();
     LOG.info(
-        "demo: sending {} requests through the router at {} ({} at a time)",
+        "demo: sending {} requests through the router at {} ({} at a time); the router drops {}%"
+            + " of them after prefill (kvbridge.sample.demo.drop-after-prefill)",
         total,
         routerBase.get(),
-        settings.concurrency());
+        settings.concurrency(),
+        Math.round(settings.dropAfterPrefill() * 100));
     Tally tally = new Tally();
     long started = System.nanoTime();
     ExecutorService pool = Executors.newFixedThreadPool(settings.concurrency(), demoThreads());

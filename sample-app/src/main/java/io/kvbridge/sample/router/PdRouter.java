@@ -97,6 +97,11 @@ public final class PdRouter {
     }
   }
 
+  /** The router's fault injection, which the demo arms while it runs. */
+  public DropAfterPrefill faults() {
+    return drops;
+  }
+
   /** What the router did so far. */
   public RouterStats stats() {
     return new RouterStats(requests.get(), served.get(), dropped.get(), failed.get());

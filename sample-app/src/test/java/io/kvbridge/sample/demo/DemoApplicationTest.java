@@ -1,8 +1,10 @@
 package io.kvbridge.sample.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.lease.EndReason;
+import io.kvbridge.sample.router.PdRouter;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -41,6 +43,7 @@ class DemoApplicationTest {
       new ParameterizedTypeReference<>() {};
 
   @Autowired DemoReport report;
+  @Autowired PdRouter router;
   @LocalServerPort int port;
 
   private DemoSummary summary;
@@ -113,6 +116,11 @@ class DemoApplicationTest {
   @Test
   void bytesMovedAreTheMovedBlocksInFull() {
     assertThat(summary.bytesMoved()).isEqualTo(summary.blocksMoved() * 16 * 64);
+  }
+
+  @Test
+  void theRouterStopsDroppingRequestsOnceTheDemoIsOver() {
+    await().untilAsserted(() -> assertThat(router.faults().share()).isZero());
   }
 
   private Map<String, Object> get(String path) {
