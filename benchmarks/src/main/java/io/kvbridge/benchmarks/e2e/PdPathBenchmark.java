@@ -1,0 +1,137 @@
+package io.kvbridge.benchmarks.e2e;
+
+import io.kvbridge.fake.FakeConnectorProvider;
+import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.sample.engine.Engine;
+import io.kvbridge.sample.engine.EngineFactory;
+import io.kvbridge.sample.engine.EngineRequest;
+import io.kvbridge.sample.engine.Generation;
+import io.kvbridge.sample.engine.ToyModel;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.LoadFailurePolicy;
+import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TransferParams;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * The sample app's prefill/decode path, in process, on its engine API: a prefill engine and a
+ * decode engine, each with its own connector, with the sample app's default engine settings. One
+ * request in flight; sampled, so the report can give percentiles.
+ *
+ * <p>{@link #prefillThenDecode()} does what the sample's router does: the prefill engine computes
+ * the prompt with {@code max_tokens=1} under a lease, then the decode engine loads the prompt's
+ * full blocks through the connector and generates. {@link #colocated()} is the baseline: the decode
+ * engine computes the prompt itself and generates.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+public class PdPathBenchmark {
+
+  /** The sample app's defaults: 4096 blocks of 16 tokens, 64 bytes per token. */
+  private static final KvLayout LAYOUT =
+      new KvLayout(4096, 16 * 64, 16, ToyModel.NAME + ", 64 bytes per token");
+
+  /** The sample app's default step interval. */
+  private static final Duration STEP = Duration.ofMillis(2);
+
+  /** The sample app's default demo completion length. */
+  private static final int MAX_TOKENS = 24;
+
+  /** 1,024 bytes of prompt: 64 full blocks to move. */
+  private static final String PROMPT =
+      "disaggregated serving splits prefill and decode across nodes so each can scale on its own "
+          .repeat(12)
+          .substring(0, 1024);
+
+  private static final long TIMEOUT_SECONDS = 30;
+
+  /** The connector both engines use. */
+  @Param({"fake"})
+  public String connector;
+
+  private Engine prefill;
+  private Engine decode;
+  private long next;
+
+  /** Starts both engines on a fabric of their own. */
+  @Setup(Level.Trial)
+  public void start() {
+    if (!connector.equals(FakeConnectorProvider.TYPE)) {
+      throw new IllegalArgumentException(
+          "connector '" + connector + "' is not wired into this benchmark; use 'fake'");
+    }
+    String fabric = "bench-" + UUID.randomUUID();
+    FakeFabric.named(fabric);
+    EngineFactory factory = new EngineFactory(LAYOUT, LoadFailurePolicy.FAIL, STEP);
+    prefill = factory.start(fakeConnector(fabric, "prefill", Role.PRODUCER));
+    decode = factory.start(fakeConnector(fabric, "decode", Role.CONSUMER));
+  }
+
+  /** Stops both engines. */
+  @TearDown(Level.Trial)
+  public void stop() {
+    decode.close();
+    prefill.close();
+  }
+
+  /** One request computed and generated on one engine. */
+  @Benchmark
+  public Generation colocated() throws Exception {
+    return await(decode.submit(EngineRequest.local("co-" + next++, PROMPT, MAX_TOKENS)));
+  }
+
+  /** One request prefilled on P, its KV read by D, generated on D. */
+  @Benchmark
+  public Generation prefillThenDecode() throws Exception {
+    String id = "pd-" + next++;
+    Generation first =
+        await(prefill.submit(new EngineRequest(id, PROMPT, 1, true, Optional.empty())));
+    TransferParams params =
+        first
+            .transferParams()
+            .orElseThrow(() -> new IllegalStateException("prefill of " + id + " gave no lease"));
+    Generation decoded =
+        await(decode.submit(new EngineRequest(id, PROMPT, MAX_TOKENS, false, Optional.of(params))));
+    if (decoded.kvSource() != Generation.KvSource.LOADED) {
+      throw new IllegalStateException("decode of " + id + " did not load its KV: " + decoded);
+    }
+    return decoded;
+  }
+
+  private static KvConnector fakeConnector(String fabric, String engine, Role role) {
+    ConnectorSettings settings =
+        ConnectorSettings.builder(FakeConnectorProvider.TYPE, fabric + "-" + engine)
+            .role(role)
+            .properties(Map.of(FakeConnectorProvider.FABRIC, fabric))
+            .build();
+    return new FakeConnectorProvider().create(settings);
+  }
+
+  private static Generation await(java.util.concurrent.CompletableFuture<Generation> pending)
+      throws InterruptedException, ExecutionException, TimeoutException {
+    return pending.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+  }
+}

@@ -1,0 +1,155 @@
+package io.kvbridge.benchmarks.lease;
+
+import io.kvbridge.lease.EndReason;
+import io.kvbridge.lease.Lease;
+import io.kvbridge.lease.LeaseEnd;
+import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.time.MonotonicClock;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The part the two baselines share: live leases in one hash map keyed by request id, so grant,
+ * acknowledge and renew are O(1); the subclasses differ only in how {@link #expire()} walks the
+ * map. Each lease costs what it costs in {@link io.kvbridge.lease.LeaseTable}: a random token, a
+ * constant-time token check, a deadline capped by the maximum lifetime, a snapshot per end.
+ */
+abstract class HashedLeaseBook implements LeaseBook {
+
+  private final Object lock = new Object();
+  private final MonotonicClock clock;
+  private final long durationNanos;
+  private final long maxLifetimeNanos;
+  private final Map<String, TrackedLease> live;
+
+  HashedLeaseBook(MonotonicClock clock, LeaseTerms terms, Map<String, TrackedLease> live) {
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.durationNanos = terms.duration().toNanos();
+    this.maxLifetimeNanos = terms.maxLifetime().toNanos();
+    this.live = live;
+  }
+
+  @Override
+  public Lease grant(String requestId, List<Integer> blockIds) {
+    synchronized (lock) {
+      long now = clock.nanoTime();
+      TrackedLease lease =
+          new TrackedLease(
+              requestId,
+              LeaseToken.random(),
+              List.copyOf(blockIds),
+              now,
+              now + durationNanos,
+              now + maxLifetimeNanos);
+      if (live.putIfAbsent(requestId, lease) != null) {
+        throw new IllegalStateException("request " + requestId + " already holds a live lease");
+      }
+      return lease.snapshot();
+    }
+  }
+
+  @Override
+  public boolean acknowledge(String requestId, String token) {
+    synchronized (lock) {
+      TrackedLease lease = live.get(requestId);
+      if (lease == null || !lease.token.matches(token)) {
+        return false;
+      }
+      live.remove(requestId);
+      long now = clock.nanoTime();
+      if (now >= lease.deadline) {
+        end(lease, EndReason.EXPIRED, now);
+        return false;
+      }
+      end(lease, EndReason.READ, now);
+      return true;
+    }
+  }
+
+  @Override
+  public boolean renew(String requestId, String token) {
+    synchronized (lock) {
+      TrackedLease lease = live.get(requestId);
+      if (lease == null || !lease.token.matches(token)) {
+        return false;
+      }
+      long now = clock.nanoTime();
+      if (now >= lease.deadline) {
+        live.remove(requestId);
+        end(lease, EndReason.EXPIRED, now);
+        return false;
+      }
+      // In place: the lease keeps its position in the map, whatever the map's order.
+      lease.deadline = Math.max(lease.deadline, Math.min(now + durationNanos, lease.maxDeadline));
+      return true;
+    }
+  }
+
+  @Override
+  public List<LeaseEnd> expire() {
+    synchronized (lock) {
+      return sweep(live.values().iterator(), clock.nanoTime());
+    }
+  }
+
+  @Override
+  public int size() {
+    synchronized (lock) {
+      return live.size();
+    }
+  }
+
+  /**
+   * Removes, through {@code leases}, the expired leases this book's strategy finds, and ends them.
+   * Called under the lock.
+   */
+  abstract List<LeaseEnd> sweep(Iterator<TrackedLease> leases, long now);
+
+  static LeaseEnd end(TrackedLease lease, EndReason reason, long now) {
+    return new LeaseEnd(lease.snapshot(), reason, now, "");
+  }
+
+  static List<LeaseEnd> endAll(List<TrackedLease> expired, long now) {
+    if (expired.isEmpty()) {
+      return List.of();
+    }
+    List<LeaseEnd> ended = new ArrayList<>(expired.size());
+    for (TrackedLease lease : expired) {
+      ended.add(end(lease, EndReason.EXPIRED, now));
+    }
+    return ended;
+  }
+
+  /** A live lease; mutable deadline, touched only under the book's lock. */
+  static final class TrackedLease {
+    final String requestId;
+    final LeaseToken token;
+    final List<Integer> blockIds;
+    final long grantedAt;
+    final long maxDeadline;
+    long deadline;
+
+    TrackedLease(
+        String requestId,
+        LeaseToken token,
+        List<Integer> blockIds,
+        long grantedAt,
+        long deadline,
+        long maxDeadline) {
+      this.requestId = requestId;
+      this.token = token;
+      this.blockIds = blockIds;
+      this.grantedAt = grantedAt;
+      this.deadline = deadline;
+      this.maxDeadline = maxDeadline;
+    }
+
+    Lease snapshot() {
+      return new Lease(requestId, token, blockIds, grantedAt, deadline, maxDeadline, 1, 0);
+    }
+  }
+}

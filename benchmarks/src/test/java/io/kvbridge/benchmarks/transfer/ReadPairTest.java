@@ -1,0 +1,46 @@
+package io.kvbridge.benchmarks.transfer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvbridge.fake.FakeFabric;
+import org.junit.jupiter.api.Test;
+
+class ReadPairTest {
+
+  @Test
+  void aReadThroughTheFakeTransportReproducesThePrefillBytes() {
+    FakeFabric fabric = new FakeFabric();
+    try (ReadPair pair =
+        new ReadPair(ReadShape.parse("4KiBx3"), fabric.join("decode"), fabric.join("prefill"))) {
+      pair.read();
+
+      assertThat(pair.decodeHoldsPrefillBytes()).isTrue();
+    }
+  }
+
+  @Test
+  void theRawCopyReproducesThePrefillBytes() {
+    FakeFabric fabric = new FakeFabric();
+    try (ReadPair pair =
+        new ReadPair(ReadShape.parse("4KiBx3"), fabric.join("decode"), fabric.join("prefill"))) {
+      pair.copy();
+
+      assertThat(pair.copyHoldsPrefillBytes()).isTrue();
+      assertThat(pair.decodeHoldsPrefillBytes()).isFalse();
+    }
+  }
+
+  @Test
+  void shapesParseWithTheirUnit() {
+    assertThat(ReadShape.parse("16MiBx16")).isEqualTo(new ReadShape(16L << 20, 16));
+    assertThat(ReadShape.parse("256KiBx1").totalBytes()).isEqualTo(256L << 10);
+  }
+
+  @Test
+  void shapesOverTheCapAreRefusedWithTheCap() {
+    assertThatThrownBy(() -> ReadShape.parse("16MiBx256"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(String.valueOf(ReadShape.MAX_TOTAL_BYTES));
+  }
+}
