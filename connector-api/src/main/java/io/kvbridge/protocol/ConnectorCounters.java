@@ -24,6 +24,7 @@ final class ConnectorCounters implements ConnectorObserver {
   private final LongAdder loadsFailed = new LongAdder();
   private final LongAdder heartbeatsRenewed = new LongAdder();
   private final LongAdder heartbeatsIgnored = new LongAdder();
+  private final LongAdder renewalsConfirmed = new LongAdder();
 
   ConnectorCounters(ConnectorObserver delegate) {
     this.delegate = delegate;
@@ -101,6 +102,14 @@ final class ConnectorCounters implements ConnectorObserver {
 
   long heartbeatsIgnored() {
     return heartbeatsIgnored.sum();
+  }
+
+  void renewalConfirmed() {
+    renewalsConfirmed.increment();
+  }
+
+  long renewalsConfirmed() {
+    return renewalsConfirmed.sum();
   }
 
   private static <E extends Enum<E>> Map<E, LongAdder> adders(Class<E> type) {

@@ -50,6 +50,8 @@ final class Consumer {
   private final Map<String, Load> awaitingReply = new HashMap<>();
   private final Set<String> received = new HashSet<>();
   private final List<LoadFailure> failures = new ArrayList<>();
+  private final Map<String, String> heartbeated = new HashMap<>();
+  private final Map<String, Long> renewedDeadlines = new HashMap<>();
   private volatile KvMemory memory;
   private volatile KvLayout layout;
 
@@ -99,6 +101,7 @@ final class Consumer {
     }
     int needed = params.blockIds().size();
     if (localBlockIds.size() < needed) {
+      forget(params);
       fail(
           requestId,
           localBlockIds,
@@ -159,7 +162,11 @@ final class Consumer {
       }
     }
     long now = settings.clock().nanoTime();
-    long localDeadline = peer.clockOffset().deadlineToLocal(params.deadlineNanos());
+    long producerDeadline =
+        Math.max(
+            params.deadlineNanos(),
+            renewedDeadlines.getOrDefault(leaseKey(params), Long.MIN_VALUE));
+    long localDeadline = peer.clockOffset().deadlineToLocal(producerDeadline);
     long left = localDeadline - now;
     if (left < settings.safetyMargin().toNanos()) {
       fail(
@@ -266,6 +273,34 @@ final class Consumer {
         load.spec.requestId(), load.handle.bytes(), settings.clock().nanoTime() - load.startedAt);
   }
 
+  /** Records the deadlines P confirmed for leases this consumer renewed. */
+  void onRenewed(String fromAgent, ProtocolMessage.Renewed renewed) {
+    Optional<ProducerPeer> peer =
+        peers.values().stream().filter(p -> p.agentName().equals(fromAgent)).findFirst();
+    for (ProtocolMessage.Renewal renewal : renewed.renewals()) {
+      LeaseRef ref = renewal.lease();
+      String key = peer.map(p -> leaseKey(p.engineId(), ref.requestId())).orElse("");
+      String asked = heartbeated.get(key);
+      if (asked == null || !asked.equals(ref.token())) {
+        counters.rejected(
+            RejectedInput.UNEXPECTED_REPLY,
+            "renewal of " + ref.requestId() + " from agent " + fromAgent);
+        continue;
+      }
+      renewedDeadlines.merge(key, renewal.deadlineNanos(), Math::max);
+      counters.renewalConfirmed();
+      for (Load load : loads.values()) {
+        if (load.peer.agentName().equals(fromAgent)
+            && load.spec.params().requestId().equals(ref.requestId())) {
+          load.localDeadline =
+              Math.max(
+                  load.localDeadline,
+                  load.peer.clockOffset().deadlineToLocal(renewal.deadlineNanos()));
+        }
+      }
+    }
+  }
+
   /** Renews every lease this consumer still means to read, one message per producer. */
   void sendHeartbeats() {
     Map<String, List<LeaseRef>> byProducer = new HashMap<>();
@@ -286,6 +321,7 @@ final class Consumer {
           if (peer == null) {
             return;
           }
+          refs.forEach(ref -> heartbeated.put(leaseKey(engine, ref.requestId()), ref.token()));
           for (int from = 0; from < refs.size(); from += ProtocolMessage.MAX_HEARTBEAT_LEASES) {
             List<LeaseRef> chunk =
                 refs.subList(
@@ -363,6 +399,7 @@ final class Consumer {
   /** Removes a load from every index and releases its transfer if still posted. */
   private void finish(Load load) {
     loads.remove(load.spec.requestId());
+    forget(load.spec.params());
     if (load.awaitingReply) {
       awaitingReply.remove(replyKey(load.peer.agentName(), load.spec.params().requestId()));
       return;
@@ -376,7 +413,22 @@ final class Consumer {
   }
 
   private void fail(LoadSpec spec, String reason) {
+    forget(spec.params());
     fail(spec.requestId(), spec.localBlockIds(), reason);
+  }
+
+  private void forget(TransferParams params) {
+    String key = leaseKey(params);
+    heartbeated.remove(key);
+    renewedDeadlines.remove(key);
+  }
+
+  private static String leaseKey(TransferParams params) {
+    return leaseKey(params.producerEngineId(), params.requestId());
+  }
+
+  private static String leaseKey(String producerEngineId, String producerRequestId) {
+    return producerEngineId + '\u0000' + producerRequestId;
   }
 
   private void fail(String requestId, List<Integer> blocks, String reason) {
@@ -479,7 +531,7 @@ final class Consumer {
     final ProducerPeer peer;
     final TransferHandle handle;
     final long startedAt;
-    final long localDeadline;
+    long localDeadline;
     boolean awaitingReply;
     long completionSentAt;
 

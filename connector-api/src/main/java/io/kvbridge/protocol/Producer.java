@@ -18,6 +18,7 @@ import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -136,14 +137,25 @@ final class Producer {
       counters.rejected(RejectedInput.UNKNOWN_PEER, "heartbeat from agent " + fromAgent);
       return;
     }
+    List<ProtocolMessage.Renewal> renewals = new ArrayList<>(heartbeat.leases().size());
     for (LeaseRef ref : heartbeat.leases()) {
       RenewOutcome outcome = leases.renew(ref.requestId(), ref.token());
-      boolean renewed = outcome instanceof RenewOutcome.Renewed;
-      counters.heartbeatReceived(renewed);
-      if (outcome instanceof RenewOutcome.Ignored ignored) {
+      counters.heartbeatReceived(outcome instanceof RenewOutcome.Renewed);
+      if (outcome instanceof RenewOutcome.Renewed renewed) {
+        renewals.add(new ProtocolMessage.Renewal(ref, renewed.lease().deadlineNanos()));
+      } else if (outcome instanceof RenewOutcome.Ignored ignored) {
         counters.rejected(
             toInput(ignored.reason()), "heartbeat for " + ref.requestId() + " from " + consumer);
       }
+    }
+    if (renewals.isEmpty()) {
+      return;
+    }
+    // The consumer checks its safety margin against the renewed deadlines.
+    try {
+      transport.notify(fromAgent, ProtocolMessage.encode(new ProtocolMessage.Renewed(renewals)));
+    } catch (TransportException e) {
+      LOG.log(Level.WARNING, "could not confirm renewals to " + consumer + ": " + e.getMessage());
     }
   }
 

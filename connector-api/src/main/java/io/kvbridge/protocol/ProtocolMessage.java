@@ -40,6 +40,22 @@ public sealed interface ProtocolMessage {
     }
   }
 
+  /** P → D: the leases a heartbeat renewed, with their new deadlines on P's clock. */
+  record Renewed(List<Renewal> renewals) implements ProtocolMessage {
+    /** Copies the list. */
+    public Renewed {
+      renewals = List.copyOf(renewals);
+    }
+  }
+
+  /**
+   * One renewed lease.
+   *
+   * @param lease the lease
+   * @param deadlineNanos its deadline after the renewal, on P's clock
+   */
+  record Renewal(LeaseRef lease, long deadlineNanos) {}
+
   /** Encodes a message. */
   static byte[] encode(ProtocolMessage message) {
     WireWriter w = new WireWriter().raw(Codec.MAGIC);
@@ -57,6 +73,14 @@ public sealed interface ProtocolMessage {
     } else if (message instanceof Heartbeat h) {
       w.u8(Codec.HEARTBEAT).text(h.consumerEngineId()).u16(h.leases().size());
       h.leases().forEach(l -> Codec.writeLease(w, l));
+    } else if (message instanceof Renewed r) {
+      w.u8(Codec.RENEWED).u16(r.renewals().size());
+      r.renewals()
+          .forEach(
+              renewal -> {
+                Codec.writeLease(w, renewal.lease());
+                w.i64(renewal.deadlineNanos());
+              });
     }
     return w.toByteArray();
   }
@@ -77,16 +101,20 @@ public sealed interface ProtocolMessage {
           case Codec.NACK -> new Nack(Codec.readLease(r), r.text("reason", MAX_TEXT));
           case Codec.HEARTBEAT -> {
             String consumer = r.text("consumer engine id", MAX_TEXT);
-            int count = r.u16();
-            if (count == 0 || count > MAX_HEARTBEAT_LEASES) {
-              throw new MalformedMessageException(
-                  "a heartbeat names 1 to " + MAX_HEARTBEAT_LEASES + " leases, got " + count);
-            }
+            int count = Codec.count(r);
             List<LeaseRef> leases = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
               leases.add(Codec.readLease(r));
             }
             yield new Heartbeat(consumer, leases);
+          }
+          case Codec.RENEWED -> {
+            int count = Codec.count(r);
+            List<Renewal> renewals = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+              renewals.add(new Renewal(Codec.readLease(r), r.i64()));
+            }
+            yield new Renewed(renewals);
           }
           default -> throw new MalformedMessageException("unknown message type " + type);
         };
@@ -101,6 +129,7 @@ public sealed interface ProtocolMessage {
     static final int ACK = 2;
     static final int NACK = 3;
     static final int HEARTBEAT = 4;
+    static final int RENEWED = 5;
 
     private Codec() {}
 
@@ -115,6 +144,15 @@ public sealed interface ProtocolMessage {
         throw new MalformedMessageException("lease token is not 32 lowercase hex digits");
       }
       return new LeaseRef(requestId, token);
+    }
+
+    static int count(WireReader r) throws MalformedMessageException {
+      int count = r.u16();
+      if (count == 0 || count > MAX_HEARTBEAT_LEASES) {
+        throw new MalformedMessageException(
+            "a heartbeat or renewal names 1 to " + MAX_HEARTBEAT_LEASES + " leases, got " + count);
+      }
+      return count;
     }
 
     static String clip(String text) {

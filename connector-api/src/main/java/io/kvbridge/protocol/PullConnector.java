@@ -115,7 +115,8 @@ public final class PullConnector implements KvConnector {
         counters.bytesRead(),
         counters.loadsFailed(),
         counters.heartbeatsRenewed(),
-        counters.heartbeatsIgnored());
+        counters.heartbeatsIgnored(),
+        counters.renewalsConfirmed());
   }
 
   @Override
@@ -153,6 +154,8 @@ public final class PullConnector implements KvConnector {
         producer.onCompletion(n.fromAgent(), c);
       } else if (message instanceof ProtocolMessage.Heartbeat h && settings.role().produces()) {
         producer.onHeartbeat(n.fromAgent(), h);
+      } else if (message instanceof ProtocolMessage.Renewed r && settings.role().consumes()) {
+        consumer.onRenewed(n.fromAgent(), r);
       } else if ((message instanceof ProtocolMessage.Ack || message instanceof ProtocolMessage.Nack)
           && settings.role().consumes()) {
         consumer.onReply(n.fromAgent(), message);
@@ -293,6 +296,8 @@ public final class PullConnector implements KvConnector {
       lock.lock();
       try {
         requireOpen();
+        // Renewals confirmed since the last step move deadlines the safety check reads.
+        handleNotifications();
         consumer.addFailures(failed);
         for (int i = 0; i < ready.size(); i++) {
           consumer.post(ready.get(i), readyPeers.get(i));

@@ -26,6 +26,7 @@ import java.util.Optional;
  * @param loadsFailed consumer loads that failed
  * @param heartbeatsRenewed heartbeats that renewed a lease on this producer
  * @param heartbeatsIgnored heartbeats ignored on this producer (unknown or ended leases)
+ * @param renewalsConfirmed lease renewals producers confirmed to this consumer
  */
 public record ConnectorStatus(
     String type,
@@ -43,7 +44,8 @@ public record ConnectorStatus(
     long bytesRead,
     long loadsFailed,
     long heartbeatsRenewed,
-    long heartbeatsIgnored) {
+    long heartbeatsIgnored,
+    long renewalsConfirmed) {
 
   /** Copies the collections. */
   public ConnectorStatus {
