@@ -1,0 +1,432 @@
+package io.kvbridge.fake.schedule;
+
+import io.kvbridge.conformance.Messages;
+import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.fake.FakeTransport;
+import io.kvbridge.fake.SkewedClock;
+import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.protocol.LeaseRef;
+import io.kvbridge.protocol.PullConnector;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.FinishDecision;
+import io.kvbridge.spi.FinishedRequest;
+import io.kvbridge.spi.FinishedTransfers;
+import io.kvbridge.spi.InvalidTransferParamsException;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.LoadFailure;
+import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.time.ManualClock;
+import io.kvbridge.time.MonotonicClock;
+import io.kvbridge.transfer.KvMemory;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * A producer engine and a decode engine on one fake fabric with synchronous copies, driven by a
+ * schedule of {@link Op}s under an injected clock. The engines behave as a real engine would: P
+ * frees a request's blocks when {@code doneSending} names it and immediately overwrites them (as
+ * reuse would); D decodes only what {@code doneReceiving} names, after checking every byte against
+ * what P wrote.
+ */
+final class Simulation implements AutoCloseable {
+
+  static final KvLayout LAYOUT = new KvLayout(48, 256, 4, "schedule/fp8");
+  static final Duration LEASE = Duration.ofSeconds(10);
+  static final Duration MAX_LIFETIME = Duration.ofSeconds(30);
+  static final Duration HEARTBEAT = Duration.ofSeconds(3);
+  static final Duration SWEEP = Duration.ofMillis(500);
+  static final Duration SAFETY_MARGIN = Duration.ofSeconds(1);
+  static final Duration REPLY_TIMEOUT = Duration.ofSeconds(2);
+
+  private final ManualClock clock = new ManualClock();
+  private final SkewedClock decoderClock;
+  private final FakeFabric fabric;
+  private final Random random;
+  private final ProducerEngine producer;
+  private final List<DecoderEngine> deadDecoders = new ArrayList<>();
+  private DecoderEngine decoder;
+  private int nextRequest;
+  private int requests;
+  private int routed;
+  private int served;
+  private int failed;
+  private long sinceHeartbeat;
+
+  Simulation(int clockSkewMillis) {
+    this.decoderClock = new SkewedClock(clock, Duration.ofMillis(clockSkewMillis));
+    long seed = 31L * clockSkewMillis + 7;
+    this.fabric = new FakeFabric(seed, Runnable::run);
+    this.random = new Random(seed);
+    this.producer = new ProducerEngine();
+    this.decoder = new DecoderEngine(0);
+  }
+
+  int requests() {
+    return requests;
+  }
+
+  int routed() {
+    return routed;
+  }
+
+  int served() {
+    return served;
+  }
+
+  int failed() {
+    return failed;
+  }
+
+  void run(List<Op> schedule) {
+    for (Op op : schedule) {
+      apply(op);
+      if (!(op instanceof Op.Advance)) {
+        step();
+      }
+    }
+  }
+
+  /** Lifts every fault and lets simulated time run until every lease must have ended. */
+  void quiesce() {
+    fabric.faults().clear();
+    fabric.faults().releaseHeldNotifications();
+    fabric.faults().unstallTransfers();
+    advance(MAX_LIFETIME.plus(LEASE).plusSeconds(5).toMillis());
+  }
+
+  void checkEverythingEnded() {
+    if (!producer.held.isEmpty()) {
+      throw new AssertionError("P still holds blocks of " + producer.held.keySet());
+    }
+    if (producer.free.size() != LAYOUT.blockCount()) {
+      throw new AssertionError(
+          "P leaked " + (LAYOUT.blockCount() - producer.free.size()) + " blocks");
+    }
+    if (producer.connector.status().liveLeases() != 0) {
+      throw new AssertionError("P has live leases: " + producer.connector.status().liveLeases());
+    }
+    if (!decoder.pending.isEmpty()) {
+      throw new AssertionError("requests never ended on D: " + decoder.pending.keySet());
+    }
+    if (decoder.free.size() != LAYOUT.blockCount()) {
+      throw new AssertionError(
+          "D leaked " + (LAYOUT.blockCount() - decoder.free.size()) + " blocks");
+    }
+  }
+
+  @Override
+  public void close() {
+    producer.close();
+    decoder.close();
+    deadDecoders.forEach(DecoderEngine::close);
+  }
+
+  private void apply(Op op) {
+    if (op instanceof Op.NewRequest r) {
+      newRequest(r);
+    } else if (op instanceof Op.Advance a) {
+      advance(a.millis());
+    } else if (op instanceof Op.DropNotifications d) {
+      fabric.faults().dropNextNotifications(d.count());
+    } else if (op instanceof Op.HoldNotifications h) {
+      fabric.faults().holdNotifications(h.count(), n -> true);
+    } else if (op instanceof Op.ReleaseHeld) {
+      fabric.faults().releaseHeldNotifications();
+    } else if (op instanceof Op.DelayNotifications d) {
+      fabric.faults().delayNotifications(d.count(), n -> true, d.drains());
+    } else if (op instanceof Op.DuplicateNotifications d) {
+      fabric.faults().duplicateNotifications(d.count(), n -> true);
+    } else if (op instanceof Op.FailNextRead) {
+      fabric.faults().failNextReads(1, "injected read failure");
+    } else if (op instanceof Op.StallNextRead) {
+      fabric.faults().stallNextReads(1);
+    } else if (op instanceof Op.Unstall) {
+      fabric.faults().unstallTransfers();
+    } else if (op instanceof Op.KillDecoder) {
+      killDecoder();
+    } else if (op instanceof Op.ForgeCompletion) {
+      forgeCompletion();
+    } else if (op instanceof Op.ReplayCompletion) {
+      replayCompletion();
+    } else {
+      throw new IllegalArgumentException("unknown op " + op);
+    }
+  }
+
+  private void newRequest(Op.NewRequest r) {
+    String id = "r" + nextRequest++;
+    requests++;
+    producer
+        .prefill(id, r.blocks(), r.abortedOnP())
+        .ifPresent(
+            params -> {
+              if (!r.routerDrops()) {
+                routed++;
+                decoder.accept(id, params);
+              }
+            });
+  }
+
+  /** Time passes in sweep-sized steps, with the starter's sweeps and heartbeats on schedule. */
+  private void advance(long millis) {
+    long left = millis;
+    while (left > 0) {
+      long chunk = Math.min(left, SWEEP.toMillis());
+      clock.advance(Duration.ofMillis(chunk));
+      left -= chunk;
+      sinceHeartbeat += chunk;
+      producer.connector.worker().sweep();
+      decoder.connector.worker().sweep();
+      if (sinceHeartbeat >= HEARTBEAT.toMillis()) {
+        sinceHeartbeat = 0;
+        decoder.connector.worker().sendHeartbeats();
+      }
+      step();
+      producer.checkNothingHeldTooLong();
+    }
+  }
+
+  private void step() {
+    producer.step();
+    decoder.step();
+  }
+
+  private void killDecoder() {
+    fabric.faults().kill(decoder.transport.agentName());
+    // The process is gone: its requests end with it, its memory is simply lost.
+    failed += decoder.pending.size();
+    decoder.pending.clear();
+    decoder.free.clear();
+    for (int b = 0; b < LAYOUT.blockCount(); b++) {
+      decoder.free.add(b);
+    }
+    deadDecoders.add(decoder);
+    decoder = new DecoderEngine(deadDecoders.size());
+  }
+
+  private void forgeCompletion() {
+    List<String> live = new ArrayList<>(producer.held.keySet());
+    if (live.isEmpty()) {
+      return;
+    }
+    String victim = live.get(random.nextInt(live.size()));
+    decoder.sendCompletion(new LeaseRef(victim, LeaseToken.random().value()));
+  }
+
+  private void replayCompletion() {
+    if (decoder.finishedParams.isEmpty()) {
+      return;
+    }
+    TransferParams params =
+        decoder.finishedParams.get(random.nextInt(decoder.finishedParams.size()));
+    decoder.sendCompletion(new LeaseRef(params.requestId(), params.leaseToken()));
+  }
+
+  private ConnectorSettings settings(String engineId, Role role, MonotonicClock engineClock) {
+    return ConnectorSettings.builder("fake", engineId)
+        .role(role)
+        .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
+        .heartbeatInterval(HEARTBEAT)
+        .safetyMargin(SAFETY_MARGIN)
+        .replyTimeout(REPLY_TIMEOUT)
+        .clock(engineClock)
+        .build();
+  }
+
+  private static byte[] readBlock(KvMemory memory, int block) {
+    byte[] bytes = new byte[LAYOUT.blockBytes()];
+    memory.read((long) block * LAYOUT.blockBytes(), ByteBuffer.wrap(bytes));
+    return bytes;
+  }
+
+  private static void writeBlock(KvMemory memory, int block, byte[] bytes) {
+    memory.write((long) block * LAYOUT.blockBytes(), ByteBuffer.wrap(bytes));
+  }
+
+  /** The prefill engine: a block pool, the KV it wrote, and when each held request was granted. */
+  private final class ProducerEngine {
+    final FakeTransport transport = fabric.join("prefill");
+    final PullConnector connector =
+        new PullConnector(settings("prefill", Role.PRODUCER, clock), transport);
+    final KvMemory memory = connector.worker().allocateKvCache(LAYOUT);
+    final Deque<Integer> free = new ArrayDeque<>();
+    final Map<String, Held> held = new LinkedHashMap<>();
+    final Map<String, byte[][]> written = new HashMap<>();
+
+    ProducerEngine() {
+      connector.worker().registerKvCache(memory, LAYOUT);
+      for (int b = 0; b < LAYOUT.blockCount(); b++) {
+        free.add(b);
+      }
+    }
+
+    java.util.Optional<TransferParams> prefill(String id, int blocks, boolean aborted) {
+      if (free.size() < blocks) {
+        failed++; // P refuses the request: it ends at once with an error.
+        return java.util.Optional.empty();
+      }
+      List<Integer> ids = new ArrayList<>();
+      byte[][] kv = new byte[blocks][LAYOUT.blockBytes()];
+      for (int i = 0; i < blocks; i++) {
+        int block = free.poll();
+        ids.add(block);
+        random.nextBytes(kv[i]);
+        writeBlock(memory, block, kv[i]);
+      }
+      written.put(id, kv);
+      FinishDecision decision =
+          connector
+              .scheduler()
+              .requestFinished(
+                  new FinishedRequest(id, ids, blocks * LAYOUT.tokensPerBlock() + 1, false, true));
+      if (!decision.delayFree()) {
+        throw new AssertionError("a finished request with full blocks must be held for D: " + id);
+      }
+      held.put(id, new Held(ids, clock.nanoTime()));
+      if (aborted) {
+        connector.scheduler().revoke(id, "client aborted");
+      }
+      return decision.params();
+    }
+
+    void step() {
+      FinishedTransfers finished = connector.worker().getFinished(Set.of());
+      for (String id : finished.doneSending()) {
+        Held h = held.remove(id);
+        if (h == null) {
+          throw new AssertionError(
+              "doneSending named " + id + ", which holds no blocks: a double free");
+        }
+        for (int block : h.blocks) {
+          if (free.contains(block)) {
+            throw new AssertionError("block " + block + " of " + id + " freed twice");
+          }
+          free.add(block);
+          byte[] junk = new byte[LAYOUT.blockBytes()];
+          random.nextBytes(junk);
+          writeBlock(memory, block, junk); // as the next request reusing the block would
+        }
+      }
+    }
+
+    void checkNothingHeldTooLong() {
+      long limit = MAX_LIFETIME.plus(SWEEP).toNanos();
+      for (Map.Entry<String, Held> e : held.entrySet()) {
+        if (clock.nanoTime() - e.getValue().since > limit) {
+          throw new AssertionError("P holds " + e.getKey() + " past max lifetime plus one sweep");
+        }
+      }
+    }
+
+    void close() {
+      connector.close();
+      memory.close();
+    }
+  }
+
+  /** The decode engine: a block pool and the loads it waits for. */
+  private final class DecoderEngine {
+    final FakeTransport transport;
+    final PullConnector connector;
+    final KvMemory memory;
+    final Deque<Integer> free = new ArrayDeque<>();
+    final Map<String, List<Integer>> pending = new LinkedHashMap<>();
+    final Map<String, TransferParams> paramsOf = new HashMap<>();
+    final List<TransferParams> finishedParams = new ArrayList<>();
+
+    DecoderEngine(int generation) {
+      String engineId = "decode-" + generation;
+      transport = fabric.join(engineId);
+      connector = new PullConnector(settings(engineId, Role.CONSUMER, decoderClock), transport);
+      memory = connector.worker().allocateKvCache(LAYOUT);
+      connector.worker().registerKvCache(memory, LAYOUT);
+      for (int b = 0; b < LAYOUT.blockCount(); b++) {
+        free.add(b);
+      }
+    }
+
+    void accept(String id, TransferParams params) {
+      try {
+        connector.scheduler().matchRemote(id, params.tokens() + 1, params);
+      } catch (InvalidTransferParamsException e) {
+        failed++;
+        return;
+      }
+      List<Integer> blocks = new ArrayList<>();
+      while (blocks.size() < params.blockIds().size() && !free.isEmpty()) {
+        blocks.add(free.poll());
+      }
+      pending.put(id, blocks);
+      paramsOf.put(id, params);
+      connector.scheduler().afterAllocate(id, blocks);
+    }
+
+    void step() {
+      connector.worker().startLoad(connector.scheduler().buildStepMetadata());
+      FinishedTransfers finished = connector.worker().getFinished(Set.of());
+      for (String id : finished.doneReceiving()) {
+        List<Integer> blocks = end(id);
+        byte[][] expected = producer.written.get(id);
+        for (int i = 0; i < blocks.size(); i++) {
+          if (!Arrays.equals(readBlock(memory, blocks.get(i)), expected[i])) {
+            throw new AssertionError(
+                "request " + id + " was reported received with corrupted block " + i);
+          }
+        }
+        served++;
+      }
+      for (LoadFailure failure : finished.failedLoads()) {
+        end(failure.requestId());
+        failed++;
+      }
+    }
+
+    private List<Integer> end(String id) {
+      List<Integer> blocks = pending.remove(id);
+      if (blocks == null) {
+        throw new AssertionError("D was told twice that " + id + " ended");
+      }
+      free.addAll(blocks);
+      finishedParams.add(paramsOf.remove(id));
+      Set<Integer> distinct = new HashSet<>(free);
+      if (distinct.size() != free.size()) {
+        throw new AssertionError("D freed a block twice ending " + id);
+      }
+      return blocks;
+    }
+
+    void sendCompletion(LeaseRef lease) {
+      try {
+        transport.notify(
+            producer.transport.agentName(),
+            Messages.completion(lease, connector.settings().engineId()));
+      } catch (RuntimeException unreachable) {
+        // D never handshook with P yet: the forged message cannot even be addressed.
+      }
+    }
+
+    void close() {
+      try {
+        connector.close();
+      } catch (RuntimeException deadAgent) {
+        // A killed engine's transport is already gone.
+      }
+      memory.close();
+    }
+  }
+
+  private record Held(List<Integer> blocks, long since) {}
+}
