@@ -7,6 +7,8 @@ import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.protocol.Handshake;
+import io.kvbridge.protocol.HandshakeChannel;
 import io.kvbridge.protocol.LeaseRef;
 import io.kvbridge.protocol.PullConnector;
 import io.kvbridge.spi.ConnectorSettings;
@@ -445,6 +447,69 @@ public abstract class PullProtocolConformanceTest {
         .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class);
     assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
+  }
+
+  @Test
+  void ackNobodyWaitsForIsCountedAndServesNothing() {
+    establishPeer();
+
+    producerTransport()
+        .notify(
+            consumerTransport().agentName(),
+            Messages.ack(new LeaseRef("p-9", LeaseToken.random().value())));
+
+    awaitRejected(consumer, RejectedInput.UNEXPECTED_REPLY);
+    assertThat(consumer.received).containsExactly("d-warmup");
+  }
+
+  @Test
+  void renewalNobodyAskedForIsCountedAndMovesNoDeadline() {
+    establishPeer();
+
+    producerTransport()
+        .notify(
+            consumerTransport().agentName(),
+            Messages.renewed(new LeaseRef("p-9", LeaseToken.random().value()), Long.MAX_VALUE));
+
+    awaitRejected(consumer, RejectedInput.UNEXPECTED_REPLY);
+    assertThat(consumer.connector.status().renewalsConfirmed()).isZero();
+  }
+
+  @Test
+  void malformedHandshakeIsRefusedAndCounted() throws Exception {
+    String address = producer.connector.status().handshakeAddress().orElseThrow();
+
+    byte[] answer =
+        HandshakeChannel.forAddress(address)
+            .exchange(address, new byte[] {1, 2, 3}, Duration.ofSeconds(5));
+
+    assertThat(Handshake.decodeResponse(answer)).isInstanceOf(Handshake.Refused.class);
+    assertThat(producer.connector.status().rejected())
+        .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
+  }
+
+  @Test
+  void unreachableProducerFailsTheLoad() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    TransferParams elsewhere =
+        new TransferParams(
+            honest.producerEngineId(),
+            honest.requestId(),
+            honest.blockIds(),
+            honest.tokens(),
+            honest.leaseToken(),
+            honest.deadlineNanos(),
+            unreachableHandshakeAddress());
+
+    load("d-1", elsewhere, List.of(1));
+    settle("d-1");
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("handshake with");
+  }
+
+  /** An address of this connector's handshake scheme where nobody answers. */
+  protected String unreachableHandshakeAddress() {
+    return "local://nobody-" + UUID.randomUUID();
   }
 
   // ---------------------------------------------------------------- helpers

@@ -86,6 +86,24 @@ class HandshakeTest {
   }
 
   @Test
+  void tcpServerDropsAnOversizedFrameAndKeepsServing() throws Exception {
+    HandshakeChannel channel = HandshakeChannel.forAddress("tcp://127.0.0.1:0");
+    try (HandshakeChannel.Server server = channel.serve("tcp://127.0.0.1:0", "p", frame -> frame)) {
+      java.net.InetSocketAddress target = TcpHandshakeChannel.parse(server.address());
+      try (java.net.Socket socket = new java.net.Socket(target.getAddress(), target.getPort())) {
+        socket.setSoTimeout(5_000);
+        new java.io.DataOutputStream(socket.getOutputStream())
+            .writeInt(Handshake.MAX_FRAME_BYTES + 1);
+
+        assertThat(socket.getInputStream().read()).isEqualTo(-1);
+      }
+
+      assertThat(channel.exchange(server.address(), new byte[] {9}, Duration.ofSeconds(5)))
+          .containsExactly(9);
+    }
+  }
+
+  @Test
   void localChannelRefusesAnAddressNobodyServes() {
     assertThatThrownBy(
             () ->
