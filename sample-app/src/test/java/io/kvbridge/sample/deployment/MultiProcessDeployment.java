@@ -28,12 +28,12 @@ import org.springframework.web.client.RestClient;
 
 /**
  * The profiles {@code prefill}, {@code decode} and {@code router} as a real multi-process
- * deployment: P and D run as child JVMs that handshake over TCP and move KV through the fake
- * connector's shared-directory mode; the router runs in this JVM and drops a share of requests
- * after prefill, whose leases must then expire on P.
+ * deployment: P and D run as child JVMs that handshake over TCP and move KV through a connector
+ * that spans processes (chosen by the subclass); the router runs in this JVM and drops a share of
+ * requests after prefill, whose leases must then expire on P.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class MultiProcessDeploymentTest {
+abstract class MultiProcessDeployment {
 
   private static final ParameterizedTypeReference<Map<String, Object>> JSON =
       new ParameterizedTypeReference<>() {};
@@ -46,14 +46,22 @@ class MultiProcessDeploymentTest {
   private int prefillPort;
   private final List<Answer> answers = new ArrayList<>();
 
+  /** The connector settings both nodes get, as command-line arguments. */
+  abstract List<String> connectorArguments(Path work) throws IOException;
+
+  /** The working directory of the nodes' processes. */
+  Path nodeDirectory() {
+    return Path.of("").toAbsolutePath();
+  }
+
   @BeforeAll
   void deployAndSendTraffic(@TempDir Path workDir) throws Exception {
     work = workDir;
-    Path sharedDir = Files.createDirectories(work.resolve("fabric"));
+    List<String> connector = connectorArguments(work);
     prefillPort = freePort();
     int decodePort = freePort();
-    nodes.add(launch("prefill", prefillPort, sharedDir));
-    nodes.add(launch("decode", decodePort, sharedDir));
+    nodes.add(launch("prefill", prefillPort, connector));
+    nodes.add(launch("decode", decodePort, connector));
     router =
         new SpringApplicationBuilder(SampleApplication.class)
             .profiles("router")
@@ -138,23 +146,27 @@ class MultiProcessDeploymentTest {
     return ((List<Map<String, Object>>) body.get("connectors")).get(0);
   }
 
-  private Process launch(String profile, int port, Path sharedDir) throws IOException {
+  private Process launch(String profile, int port, List<String> connector) throws IOException {
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
     Path log = work.resolve(profile + ".log");
-    return new ProcessBuilder(
-            java.toString(),
-            "-XX:TieredStopAtLevel=1",
-            "-cp",
-            System.getProperty("java.class.path"),
-            SampleApplication.class.getName(),
-            "--spring.profiles.active=" + profile,
-            "--server.port=" + port,
-            "--kvbridge.properties.fake.shared-dir=" + sharedDir,
-            "--kvbridge.lease.duration=2s",
-            "--kvbridge.lease.sweep-interval=100ms",
-            "--kvbridge.lease.heartbeat-interval=500ms",
-            "--kvbridge.lease.safety-margin=300ms",
-            "--management.endpoint.health.show-details=never")
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                java.toString(),
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                System.getProperty("java.class.path"),
+                SampleApplication.class.getName(),
+                "--spring.profiles.active=" + profile,
+                "--server.port=" + port,
+                "--kvbridge.lease.duration=2s",
+                "--kvbridge.lease.sweep-interval=100ms",
+                "--kvbridge.lease.heartbeat-interval=500ms",
+                "--kvbridge.lease.safety-margin=300ms",
+                "--management.endpoint.health.show-details=never"));
+    command.addAll(connector);
+    return new ProcessBuilder(command)
+        .directory(nodeDirectory().toFile())
         .redirectErrorStream(true)
         .redirectOutput(log.toFile())
         .start();
