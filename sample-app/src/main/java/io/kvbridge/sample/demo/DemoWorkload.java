@@ -83,7 +83,7 @@ public final class DemoWorkload {
     int total = settings.requests();
     LOG.info(
         "demo: sending {} requests through the router at {} ({} at a time); the router drops {}%"
-            + " of them after prefill (kvbridge.sample.demo.drop-after-prefill)",
+            + " of those with KV to transfer after prefill (kvbridge.sample.demo.drop-after-prefill)",
         total,
         routerBase.get(),
         settings.concurrency(),
