@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs the VRAM -> VRAM NIXL check (io.kvbridge.nixl.GpuTransferCheck) on a machine with an NVIDIA
+# GPU, from the bundle that assemble.sh made; needs no Java, Maven or NIXL installed there.
+# Usage: gpu-check.sh [vram|dram] [BLOCK_SIZE_BYTES...]
+# Environment: WORK (where the runtime and NIXL are unpacked, default /tmp/kvbridge-gpu), UCX_* and
+# NIXL_LOG_LEVEL (default WARN) pass through.
+set -euo pipefail
+bundle=$(cd "$(dirname "$0")" && pwd)
+work=${WORK:-/tmp/kvbridge-gpu}
+mkdir -p "$work"
+[ -x "$work/jre/bin/java" ] || tar -C "$work" -xJf "$bundle/jre.tar.xz"
+[ -f "$work/nixl/libnixl_capi.so" ] || { mkdir -p "$work/nixl" && tar -C "$work/nixl" -xJf "$bundle/nixl.tar.xz"; }
+
+# The NVIDIA driver (libcuda.so.1, libnvidia-ml.so.1) and the CUDA 13 runtime (libcudart.so.13):
+# the cuda preset's JNI library and UCX's CUDA modules need them on the library path.
+paths=""
+for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/local/cuda/lib64 \
+  /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && paths="$paths:$d"
+done
+if ! ldconfig -p | grep -q 'libcudart.so.13 '; then
+  cudart=$(find /usr /opt -name 'libcudart.so.13*' -print -quit 2>/dev/null || true)
+  [ -n "$cudart" ] && paths="$paths:$(dirname "$cudart")"
+fi
+for so in libssl.so.3 libcrypto.so.3 libz.so.1; do
+  ldconfig -p | grep -q "$so " || paths="$paths:$bundle/syslib"
+done
+export LD_LIBRARY_PATH="${paths#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KVBRIDGE_NIXL_HOME="$work/nixl"
+export UCX_WARN_UNUSED_ENV_VARS=n
+export NIXL_LOG_LEVEL=${NIXL_LOG_LEVEL:-WARN}
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+nvidia-smi -L 2>/dev/null || echo "(nvidia-smi not available)"
+
+exec "$work/jre/bin/java" -Xmx8g -cp "$bundle/lib/*" io.kvbridge.nixl.GpuTransferCheck "$@"
