@@ -28,7 +28,7 @@ if [ "${1:-}" = "--quick" ]; then
   e2e_opts="-f 1 -wi 1 -w 500ms -i 1 -r 1s"
   profile_opts="-f 1 -wi 1 -w 200ms -i 1 -r 500ms"
 fi
-include=${JMH_INCLUDE:-'^io.kvbridge.benchmarks.(lease|transfer).'}
+include=${JMH_INCLUDE:-'^io.kvbridge.benchmarks.(lease|transfer.FakeRead).'}
 # The P/D path takes milliseconds per request: longer iterations, so p99 rests on enough samples.
 e2e_opts="-f 1 -wi 1 -w 3s -i 3 -r 5s"
 start=$(date +%s)
@@ -38,16 +38,59 @@ log() { echo "[run.sh] $*" >&2; }
 rm -rf "$out"
 mkdir -p "$out"
 log "building benchmarks.jar"
-./mvnw -B -q -pl benchmarks -am package -Dmaven.test.skip=true -Dspotless.check.skip=true \
-  -Dspring-boot.repackage.skip=true
+# The P/D benchmark compiles against the sample app's engine, which needs the sample app's jar as a
+# plain library rather than the Spring Boot executable its build makes (see the e2e profile in
+# benchmarks/pom.xml): build it unrepackaged, then put back the executable jar if there was one.
+app_jar=sample-app/target/kvbridge-sample-app.jar
+[ -f "$app_jar" ] && cp -p "$app_jar" "$out/sample-app.jar.keep"
+restore_app_jar() { [ -f "$out/sample-app.jar.keep" ] && mv -f "$out/sample-app.jar.keep" "$app_jar"; true; }
+trap restore_app_jar EXIT
+build() {
+  ./mvnw -B -q -pl benchmarks -am package -Dmaven.test.skip=true -Dspotless.check.skip=true \
+    -Dspring-boot.repackage.skip=true -Dmaven.jar.forceCreation=true
+}
+# Other builds in this working tree may rewrite a module's classes while the jar is shaded: check
+# that the jar holds every class the modules it bundles have now, and build again if not.
+jar_complete() {
+  python3 - "$jar" connector-api connector-fake connector-nixl sample-app <<'PY'
+import os, sys, zipfile
+names = set(zipfile.ZipFile(sys.argv[1]).namelist())
+missing = [os.path.relpath(os.path.join(d, f), root)
+           for module in sys.argv[2:]
+           for root in [os.path.join(module, "target", "classes")]
+           for d, _, files in os.walk(root) for f in files
+           if f.endswith(".class") and os.path.relpath(os.path.join(d, f), root) not in names]
+if missing:
+    print(f"[run.sh] benchmarks.jar lacks {len(missing)} classes, e.g. {missing[0]}", file=sys.stderr)
+    sys.exit(1)
+PY
+}
+build
+for attempt in 1 2; do
+  jar_complete && break
+  log "rebuilding (attempt $((attempt + 1)))"
+  sleep 20
+  build
+done
+jar_complete || { log "benchmarks.jar is still inconsistent with the module classes; stop"; exit 1; }
+restore_app_jar
 $report machine --out "$out/machine-start.json"
 
 # What the optional sections can measure in this checkout.
 has_class() { unzip -l "$jar" "$1" >/dev/null 2>&1; }
 nixl_status=""
+nixl_props=connector-nixl/target/nixl/nixl.properties
+nixl_lib=$(sed -n 's/^kvbridge.nixl.lib.dir=//p' "$nixl_props" 2>/dev/null || true)
 if ! has_class 'io/kvbridge/benchmarks/transfer/NixlReadBenchmark.class'; then
-  nixl_status="connector-nixl has no Transport implementation yet (only its C API binding), so there is nothing in kvbridge to measure against NIXL's Python binding."
+  nixl_status="the benchmarks jar holds no NIXL benchmark."
+elif [ -z "$nixl_lib" ]; then
+  nixl_status="connector-nixl was built without the NIXL libraries: $(sed -n 's/^kvbridge.nixl.unavailable=//p' "$nixl_props" 2>/dev/null)"
 fi
+# Two agents in one process: loopback transports only, the same for the JVM and for Python.
+export UCX_TLS=${UCX_TLS:-self,sm,tcp} UCX_NET_DEVICES=${UCX_NET_DEVICES:-lo}
+export UCX_WARN_UNUSED_ENV_VARS=n NIXL_LOG_LEVEL=${NIXL_LOG_LEVEL:-WARN}
+# Given on the command line, -jvmArgsAppend replaces the benchmark's own: repeat those.
+nixl_jvm="-Xms1g -Xmx1g --enable-native-access=ALL-UNNAMED -Dkvbridge.nixl.home=$nixl_lib"
 e2e_status=""
 e2e_description=""
 if ! has_class 'io/kvbridge/benchmarks/e2e/PdPathBenchmark.class'; then
@@ -68,26 +111,36 @@ if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
     2>&1 | tee "$out/jmh-e2e.log" | grep -E '^(# Benchmark:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
 fi
 
-if [ -z "$nixl_status" ]; then
+if [ -z "$nixl_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
+  log "running the NIXL READ through kvbridge (UCX_TLS=$UCX_TLS)"
+  # shellcheck disable=SC2086
+  java -jar "$jar" '^io.kvbridge.benchmarks.transfer.NixlRead' $opts \
+    -jvmArgsAppend "$nixl_jvm" -rf json -rff "$out/jmh-nixl.json" \
+    2>&1 | tee "$out/jmh-nixl.log" | grep -E '^(# Parameters:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
   wheel=${NIXL_WHEEL:-$HOME/.cache/kvbridge/nixl/nixl_cu13-1.5.1-cp311-cp311-manylinux_2_28_x86_64.whl}
   venv=benchmarks/target/nixl-venv
   if [ ! -x "$venv/bin/python" ]; then
-    log "creating $venv with only the NIXL wheel and numpy"
+    log "creating $venv with only the NIXL wheel and numpy (the one module its binding imports)"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --no-deps "$wheel"
     "$venv/bin/pip" install -q --no-deps numpy
   fi
-  log "running NIXL's Python binding"
-  "$venv/bin/python" benchmarks/python/nixl_read_bench.py --out "$out/nixl-python.json" \
-    --seconds 0.5 --rounds 5 2>&1 | grep -v ' NIXL INFO ' >&2 || nixl_status="the Python binding run failed; see the log above."
+  log "running the same READ through NIXL's Python binding"
+  if ! "$venv/bin/python" benchmarks/python/nixl_read_bench.py --out "$out/nixl-python.json" \
+    --seconds 0.5 --rounds 5 2> >(grep -v ' NIXL INFO ' >&2); then
+    nixl_status="the Python binding run failed; see the output of benchmarks/run.sh."
+  fi
 fi
 
 if [ "${PROFILE:-1}" != "0" ]; then
   $report plan-profiles --results "$out" | while IFS=$'\t' read -r family regex params; do
     log "profiling $family: $regex $params"
     dir="$out/jfr/$family"
+    extra=()
+    case "$family" in nixl-*) extra=(-jvmArgsAppend "$nixl_jvm") ;; esac
     # shellcheck disable=SC2086
-    java -jar "$jar" "$regex" $params $profile_opts -prof "jfr:dir=$dir" >"$out/jfr-$family.log" 2>&1 || true
+    java -jar "$jar" "$regex" $params $profile_opts "${extra[@]}" -prof "jfr:dir=$dir" \
+      >"$out/jfr-$family.log" 2>&1 || true
     recording=$(find "$dir" -name '*.jfr' 2>/dev/null | head -n 1)
     if [ -n "$recording" ]; then
       $report summarize-jfr --jfr "$recording" --out "$out/jfr/$family.json" \

@@ -29,7 +29,7 @@ public final class ReadPair implements AutoCloseable {
   private final DescriptorList local;
   private final DescriptorList remote;
   private final String prefillName;
-  private final ByteBuffer copyTarget;
+  private ByteBuffer copyTarget;
 
   /**
    * Registers a region of {@code shape}'s size with each agent, fills prefill's and makes decode
@@ -47,7 +47,6 @@ public final class ReadPair implements AutoCloseable {
     this.prefillName = decode.loadRemoteMetadata(prefill.localMetadata());
     this.local = shape.descriptors(decodeMemory);
     this.remote = shape.descriptors(prefillMemory);
-    this.copyTarget = ByteBuffer.allocate(Math.toIntExact(shape.totalBytes()));
   }
 
   /** The shape of each request. */
@@ -81,6 +80,9 @@ public final class ReadPair implements AutoCloseable {
    * offsets.
    */
   public ByteBuffer copy() {
+    if (copyTarget == null) {
+      copyTarget = ByteBuffer.allocate(Math.toIntExact(shape.totalBytes()));
+    }
     ByteBuffer target = copyTarget;
     for (int i = 0; i < shape.blocks(); i++) {
       int offset = Math.toIntExact(shape.offsetOf(i));
@@ -97,6 +99,9 @@ public final class ReadPair implements AutoCloseable {
 
   /** Whether the copy target holds exactly prefill's bytes (first and last block). */
   public boolean copyHoldsPrefillBytes() {
+    if (copyTarget == null) {
+      return false;
+    }
     for (int i : new int[] {0, shape.blocks() - 1}) {
       int offset = Math.toIntExact(shape.offsetOf(i));
       ByteBuffer expected = block(prefillMemory, i);
