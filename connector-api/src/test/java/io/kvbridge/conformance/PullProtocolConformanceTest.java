@@ -450,6 +450,26 @@ public abstract class PullProtocolConformanceTest {
   }
 
   @Test
+  void blockListLargerThanTheConsumersPoolIsRefusedAtMatch() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    int tooMany = CONSUMER_LAYOUT.blockCount() + 1;
+    TransferParams forged =
+        new TransferParams(
+            honest.producerEngineId(),
+            honest.requestId(),
+            java.util.Collections.nCopies(tooMany, 1),
+            tooMany * CONSUMER_LAYOUT.tokensPerBlock(),
+            honest.leaseToken(),
+            honest.deadlineNanos(),
+            honest.handshakeAddress());
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> consumer.connector.scheduler().matchRemote("d-1", forged.tokens(), forged))
+        .hasMessageContaining("exceed this engine's pool");
+    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+  }
+
+  @Test
   void ackNobodyWaitsForIsCountedAndServesNothing() {
     establishPeer();
 
