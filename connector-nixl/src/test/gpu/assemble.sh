@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Assembles the self-contained GPU check bundle in connector-nixl/target/gpu-check (about 32 MiB):
+# Assembles the self-contained GPU check bundle in connector-nixl/target/gpu-check (about 48 MiB):
 #   jre.tar.xz     a jlinked Java runtime (java.base, java.logging, jdk.unsupported) built here
 #   lib/*.jar      connector-api, connector-nixl (main + test classes), JavaCPP, the cuda preset
 #   nixl.tar.xz    the NIXL libraries the check loads (libnixl_capi.so's closure, plugins/UCX,
 #                  ucx/ cma + cuda modules), taken from target/nixl/lib
+#   junit/         the JUnit console, AssertJ, Awaitility and connector-api's conformance suite
 #   syslib/        libssl.so.3, libcrypto.so.3, libz.so.1 of this machine, used only where the
 #                  GPU machine lacks them
 #   gpu-check.sh   runs the check there
@@ -24,6 +25,18 @@ mkdir -p "$out/lib" "$out/syslib"
   -Dmdep.outputFile="$out/classpath.txt"
 tr ":" "\n" <"$out/classpath.txt" | while read -r jar || [ -n "$jar" ]; do [ -n "$jar" ] && cp "$jar" "$out/lib/"; done
 rm "$out/classpath.txt"
+# The JUnit console and what the VRAM conformance suite needs besides, for `gpu-check.sh suite`.
+mkdir -p "$out/junit"
+./mvnw -B -q -pl connector-nixl dependency:build-classpath -DincludeScope=test \
+  -Dmdep.outputFile="$out/classpath.txt"
+# The console of the JUnit version the build tests with (managed by Spring Boot's BOM).
+junit=$(tr ":" "\n" <"$out/classpath.txt" | sed -n 's|.*/junit-platform-engine/\([^/]*\)/.*|\1|p')
+./mvnw -B -q dependency:get -Dartifact="org.junit.platform:junit-platform-console-standalone:$junit" >/dev/null
+tr ":" "\n" <"$out/classpath.txt" | grep -E '/(assertj-core|byte-buddy|awaitility|hamcrest|opentest4j|apiguardian-api)-|-tests\.jar$' |
+  while read -r jar; do cp "$jar" "$out/junit/"; done
+rm "$out/classpath.txt"
+cp "$HOME/.m2/repository/org/junit/platform/junit-platform-console-standalone/$junit/junit-platform-console-standalone-$junit.jar" \
+  "$out/junit/junit-console.jar"
 jar --create --file "$out/lib/connector-nixl.jar" -C "$module/target/classes" .
 jar --create --file "$out/lib/connector-nixl-tests.jar" -C "$module/target/test-classes" .
 

@@ -117,10 +117,9 @@ public final class NixlTransport implements Transport {
   }
 
   private static MemoryKind chooseMemory(NixlOptions options) {
-    switch (options.memory()) {
-      case DRAM:
-        return MemoryKind.DRAM;
-      case VRAM:
+    return switch (options.memory()) {
+      case DRAM -> MemoryKind.DRAM;
+      case VRAM -> {
         if (CudaRuntime.probe() instanceof CudaRuntime.Unusable u) {
           throw new TransportException(
               NixlOptions.MEMORY
@@ -131,8 +130,9 @@ public final class NixlTransport implements Transport {
                   + "=dram or auto on this machine",
               u.cause().orElse(null));
         }
-        return MemoryKind.VRAM;
-      default:
+        yield MemoryKind.VRAM;
+      }
+      case AUTO -> {
         CudaRuntime.Probe probe = CudaRuntime.probe();
         LOG.log(
             Level.INFO,
@@ -140,8 +140,9 @@ public final class NixlTransport implements Transport {
             NixlOptions.MEMORY,
             probe.usable() ? "device" : "host",
             CudaRuntime.describe(probe));
-        return probe.usable() ? MemoryKind.VRAM : MemoryKind.DRAM;
-    }
+        yield probe.usable() ? MemoryKind.VRAM : MemoryKind.DRAM;
+      }
+    };
   }
 
   @Override
@@ -161,7 +162,7 @@ public final class NixlTransport implements Transport {
 
   @Override
   public KvMemory allocate(long sizeBytes) {
-    locked("allocate memory", () -> null);
+    requireOpen("allocate memory");
     try {
       return memoryKind == MemoryKind.VRAM
           ? DeviceMemory.allocate(cudaDevice, sizeBytes)
@@ -503,14 +504,18 @@ public final class NixlTransport implements Transport {
   private <T> T locked(String what, Supplier<T> action) {
     lock.lock();
     try {
-      if (closed) {
-        throw new TransportException("cannot " + what + ": agent " + agentName() + " is closed");
-      }
+      requireOpen(what);
       return action.get();
     } catch (NixlException e) {
       throw new TransportException(e.getMessage(), e);
     } finally {
       lock.unlock();
+    }
+  }
+
+  private void requireOpen(String what) {
+    if (closed) {
+      throw new TransportException("cannot " + what + ": agent " + agentName() + " is closed");
     }
   }
 

@@ -11,7 +11,13 @@ import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.Transport;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -20,190 +26,238 @@ import java.util.Optional;
 import java.util.SplittableRandom;
 
 /**
- * Checks VRAM-to-VRAM transfers through NIXL on a machine with an NVIDIA GPU: two agents in one
- * JVM, each with a device buffer from the cuda preset, move blocks both ways with notifications and
- * compare every byte; then the bandwidth of READs is printed for a few block sizes.
+ * Checks transfers through NIXL between two agents, each with a buffer of device memory from the
+ * cuda preset (or host memory, to compare): blocks move both ways with notifications and every byte
+ * is compared; then READ bandwidth is printed for a few block sizes.
  *
- * <p>Run by {@code src/test/gpu/gpu-check.sh}. Exit status 0: every check passed; 1: a check
- * failed; 2: NIXL or the GPU is not usable here.
+ * <p>{@code two} (default) puts the second agent in a child JVM, as prefill and decode engines are
+ * separate processes (UCX's CUDA IPC path works only across processes); metadata goes through files
+ * and each side checks the other's bytes against a pattern both can regenerate. {@code one} keeps
+ * both agents in this JVM.
+ *
+ * <p>Run by {@code src/test/gpu/gpu-check.sh}. Arguments: {@code [one|two] [vram|dram] [block sizes
+ * in bytes...]}. Exit status 0: every check passed; 1: a check failed; 2: NIXL or the GPU is not
+ * usable here.
  */
 public final class GpuTransferCheck {
 
   private static final long MIB = 1L << 20;
   private static final long REGION = 256 * MIB;
   private static final long CHUNK = 16 * MIB;
-  private static final long TIMEOUT_NANOS = 30_000_000_000L;
+  private static final long TIMEOUT_NANOS = 60_000_000_000L;
+  private static final long SEED_A = 1;
+  private static final long SEED_B = 2;
+  private static final String A = "gpu-check-a";
+  private static final String B = "gpu-check-b";
 
   private int failures;
 
   private GpuTransferCheck() {}
 
-  /**
-   * Runs the checks. Arguments: optionally {@code vram} (default) or {@code dram}, then optionally
-   * block sizes in bytes (default 4 KiB, 64 KiB, 1 MiB, 16 MiB).
-   */
-  public static void main(String[] args) {
-    System.exit(new GpuTransferCheck().run(args));
+  /** Runs the check; see the class description for the arguments. */
+  public static void main(String[] args) throws Exception {
+    System.exit(new GpuTransferCheck().run(new ArrayList<>(Arrays.asList(args))));
   }
 
-  private int run(String[] args) {
+  private int run(List<String> args) throws Exception {
+    if (!args.isEmpty() && args.get(0).equals("peer")) {
+      return peer(Path.of(args.get(1)), MemoryMode.parse("memory", args.get(2)));
+    }
+    boolean twoProcesses = true;
+    if (!args.isEmpty() && (args.get(0).equals("one") || args.get(0).equals("two"))) {
+      twoProcesses = args.remove(0).equals("two");
+    }
+    MemoryMode mode = MemoryMode.VRAM;
+    if (!args.isEmpty() && !Character.isDigit(args.get(0).charAt(0))) {
+      mode = MemoryMode.parse("memory", args.remove(0));
+    }
+    long[] sizes =
+        args.isEmpty()
+            ? new long[] {4096, 64 * 1024, MIB, 16 * MIB}
+            : args.stream().mapToLong(Long::parseLong).toArray();
+
     System.out.println("java " + System.getProperty("java.version"));
     NixlLibrary.Outcome nixl = NixlLibrary.probe();
     System.out.println("NIXL: " + nixl);
     CudaRuntime.Probe cuda = CudaRuntime.probe();
     System.out.println("CUDA: " + CudaRuntime.describe(cuda));
-    MemoryMode mode = MemoryMode.VRAM;
-    if (args.length > 0 && !Character.isDigit(args[0].charAt(0))) {
-      mode = MemoryMode.parse("memory argument", args[0]);
-      args = Arrays.copyOfRange(args, 1, args.length);
-    }
-    MemoryKind kind = mode == MemoryMode.DRAM ? MemoryKind.DRAM : MemoryKind.VRAM;
-    if (nixl instanceof NixlLibrary.Failed || (kind == MemoryKind.VRAM && !cuda.usable())) {
-      if (cuda instanceof CudaRuntime.Unusable u && u.cause().isPresent()) {
-        u.cause().get().printStackTrace(System.out);
-      }
+    if (nixl instanceof NixlLibrary.Failed || (mode == MemoryMode.VRAM && !cuda.usable())) {
       System.out.println("GPU CHECK NOT RUN: NIXL or the GPU is not usable here");
       return 2;
     }
-    long[] sizes =
-        args.length > 0
-            ? Arrays.stream(args).mapToLong(Long::parseLong).toArray()
-            : new long[] {4096, 64 * 1024, MIB, 16 * MIB};
+    System.out.println(
+        "agents in " + (twoProcesses ? "two processes" : "one process") + ", memory " + mode);
     NixlOptions options = NixlOptions.defaults().withMemory(mode);
-    System.out.println("memory: " + kind);
+    Path dir = Files.createTempDirectory("kvbridge-gpu-check");
+    Process child = null;
+    NixlTransport a = NixlTransport.create(A, options);
+    NixlTransport b = twoProcesses ? null : NixlTransport.create(B, options);
+    KvMemory ma = a.allocate(REGION);
+    KvMemory mb = b == null ? null : b.allocate(REGION);
     try {
-      NixlTransport a = NixlTransport.create("gpu-check-a", options);
-      NixlTransport b = NixlTransport.create("gpu-check-b", options);
-      KvMemory ma = a.allocate(REGION);
-      KvMemory mb = b.allocate(REGION);
-      try {
-        check("memory kind " + kind, ma.kind() == kind && mb.kind() == kind, ma);
-        a.register(ma);
+      a.register(ma);
+      fill(ma, SEED_A);
+      if (b != null) {
         b.register(mb);
-        check("load b into a", a.loadRemoteMetadata(b.localMetadata()).equals("gpu-check-b"), "");
-        check("load a into b", b.loadRemoteMetadata(a.localMetadata()).equals("gpu-check-a"), "");
-        fill(ma, 1);
-        fill(mb, 2);
-
-        readReversedBlocks(a, ma, b, mb);
-        writeWithNotification(a, ma, b, mb);
-        oddPieces(a, ma, mb);
-        bandwidth(a, ma, mb, sizes);
-      } finally {
-        // Memory is freed only after the agents forgot it.
-        b.close();
-        a.close();
-        mb.close();
-        ma.close();
+        fill(mb, SEED_B);
+        b.loadRemoteMetadata(a.localMetadata());
+        check("load b into a", a.loadRemoteMetadata(b.localMetadata()).equals(B));
+      } else {
+        child = startPeer(dir, mode);
+        publish(dir.resolve("a.md"), a.localMetadata());
+        check("load b into a", a.loadRemoteMetadata(await(dir.resolve("b.md"))).equals(B));
+      }
+      Region remote =
+          b != null
+              ? new Region(mb.kind(), mb.address(), mb.deviceId())
+              : Region.parse(new String(await(dir.resolve("b.region")), StandardCharsets.US_ASCII));
+      readReversedBlocks(a, ma, remote, b);
+      writeWithNotification(a, ma, remote, b, mb);
+      oddPieces(a, ma, remote);
+      bandwidth(a, ma, remote, sizes);
+      if (child != null) {
+        a.notify(B, "quit".getBytes(StandardCharsets.US_ASCII));
+        check("peer process exits 0", child.waitFor() == 0);
       }
     } catch (RuntimeException e) {
       e.printStackTrace(System.out);
       failures++;
+    } finally {
+      if (child != null && child.isAlive()) {
+        child.destroyForcibly();
+      }
+      if (b != null) {
+        b.close();
+        mb.close();
+      }
+      a.close();
+      ma.close();
     }
     System.out.println(
         failures == 0 ? "GPU CHECK OK" : "GPU CHECK FAILED: " + failures + " failure(s)");
     return failures == 0 ? 0 : 1;
   }
 
-  /** A READs 64 blocks of 1 MiB from B in reverse order, with a notification to B. */
-  private void readReversedBlocks(Transport a, KvMemory ma, Transport b, KvMemory mb) {
+  /** Where agent b's region lives. */
+  private record Region(MemoryKind kind, long address, int device) {
+    static Region parse(String text) {
+      String[] parts = text.trim().split(" ");
+      return new Region(
+          MemoryKind.valueOf(parts[0]), Long.parseLong(parts[1]), Integer.parseInt(parts[2]));
+    }
+
+    Descriptor piece(long offset, long length) {
+      return new Descriptor(address + offset, length, device);
+    }
+  }
+
+  // ---- the checks (agent a's side)
+
+  private void readReversedBlocks(Transport a, KvMemory ma, Region b, Transport bLocal) {
     int n = 64;
     long block = MIB;
     List<Descriptor> local = new ArrayList<>();
     List<Descriptor> remote = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       local.add(new Descriptor(ma.address() + i * block, block, ma.deviceId()));
-      remote.add(new Descriptor(mb.address() + (n - 1 - i) * block, block, mb.deviceId()));
+      remote.add(b.piece((n - 1 - i) * block, block));
     }
     byte[] tag = {'r', 0, 'd'};
     TransferHandle h =
         a.post(
             TransferOp.READ,
             new DescriptorList(ma.kind(), local),
-            "gpu-check-b",
-            new DescriptorList(ma.kind(), remote),
+            B,
+            new DescriptorList(b.kind(), remote),
             Optional.of(tag));
-    check("READ 64 x 1 MiB settles DONE", awaitDone(a, h), "");
+    check("READ 64 x 1 MiB settles DONE", awaitDone(a, h));
     a.release(h);
     boolean same = true;
     for (int i = 0; i < n && same; i++) {
-      same = Arrays.equals(read(ma, i * block, block), read(mb, (n - 1 - i) * block, block));
+      same = Arrays.equals(read(ma, i * block, block), pattern(SEED_B, (n - 1 - i) * block, block));
     }
-    check("READ 64 x 1 MiB byte-exact (reversed block order)", same, "");
-    check(
-        "READ notification reaches b naming a",
-        awaitNotification(b).equals(new Notification("gpu-check-a", tag)),
-        "");
+    check("READ 64 x 1 MiB byte-exact (reversed block order)", same);
+    if (bLocal != null) {
+      check(
+          "READ notification reaches b",
+          awaitNotification(bLocal).equals(new Notification(A, tag)));
+    } else {
+      check("READ notification reaches b", awaitReply(a, "read-notified"));
+    }
   }
 
-  /** A WRITEs 8 blocks of 4 MiB into B at other offsets, with a notification. */
-  private void writeWithNotification(Transport a, KvMemory ma, Transport b, KvMemory mb) {
-    long block = 4 * MIB;
+  private void writeWithNotification(
+      Transport a, KvMemory ma, Region b, Transport bLocal, KvMemory mb) {
     List<Descriptor> local = new ArrayList<>();
     List<Descriptor> remote = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
-      local.add(new Descriptor(ma.address() + (8 + i) * block, block, ma.deviceId()));
-      remote.add(new Descriptor(mb.address() + (40 + i) * block, block, mb.deviceId()));
+      local.add(new Descriptor(ma.address() + (20 + i) * 4 * MIB, 4 * MIB, ma.deviceId()));
+      remote.add(b.piece((40 + i) * 4 * MIB, 4 * MIB));
     }
-    byte[] tag = "write-done".getBytes();
+    byte[] tag = "write-done".getBytes(StandardCharsets.US_ASCII);
     TransferHandle h =
         a.post(
             TransferOp.WRITE,
             new DescriptorList(ma.kind(), local),
-            "gpu-check-b",
-            new DescriptorList(ma.kind(), remote),
+            B,
+            new DescriptorList(b.kind(), remote),
             Optional.of(tag));
-    Notification arrived = awaitNotification(b);
-    check(
-        "WRITE notification reaches b naming a",
-        arrived.equals(new Notification("gpu-check-a", tag)),
-        "");
-    boolean same = true;
-    for (int i = 0; i < 8 && same; i++) {
-      same = Arrays.equals(read(ma, (8 + i) * block, block), read(mb, (40 + i) * block, block));
+    if (bLocal != null) {
+      check(
+          "WRITE notification reaches b",
+          awaitNotification(bLocal).equals(new Notification(A, tag)));
+      check("WRITE 8 x 4 MiB byte-exact when its notification arrives", writtenIntact(mb));
+    } else {
+      check(
+          "WRITE 8 x 4 MiB byte-exact when its notification arrives (checked by b)",
+          awaitReply(a, "write-ok"));
     }
-    check("WRITE 8 x 4 MiB byte-exact when its notification arrives", same, "");
-    check("WRITE settles DONE", awaitDone(a, h), "");
+    check("WRITE settles DONE", awaitDone(a, h));
     a.release(h);
   }
 
-  /** Pieces smaller than a block at odd offsets. */
-  private void oddPieces(Transport a, KvMemory ma, KvMemory mb) {
+  private static boolean writtenIntact(KvMemory mb) {
+    boolean same = true;
+    for (int i = 0; i < 8 && same; i++) {
+      same =
+          Arrays.equals(
+              read(mb, (40 + i) * 4 * MIB, 4 * MIB), pattern(SEED_A, (20 + i) * 4 * MIB, 4 * MIB));
+    }
+    return same;
+  }
+
+  private void oddPieces(Transport a, KvMemory ma, Region b) {
+    long base = 200 * MIB;
     TransferHandle h =
         a.post(
             TransferOp.READ,
             new DescriptorList(
                 ma.kind(),
                 List.of(
-                    new Descriptor(ma.address() + 200 * MIB + 1, 3, ma.deviceId()),
-                    new Descriptor(ma.address() + 200 * MIB + 1000, 77, ma.deviceId()))),
-            "gpu-check-b",
-            new DescriptorList(
-                mb.kind(),
-                List.of(
-                    new Descriptor(mb.address() + 2001, 3, mb.deviceId()),
-                    new Descriptor(mb.address() + 13, 77, mb.deviceId()))),
+                    new Descriptor(ma.address() + base + 1, 3, ma.deviceId()),
+                    new Descriptor(ma.address() + base + 1000, 77, ma.deviceId()))),
+            B,
+            new DescriptorList(b.kind(), List.of(b.piece(2001, 3), b.piece(13, 77))),
             Optional.empty());
-    check("odd pieces settle DONE", awaitDone(a, h), "");
+    check("odd pieces settle DONE", awaitDone(a, h));
     a.release(h);
     check(
         "odd pieces byte-exact",
-        Arrays.equals(read(ma, 200 * MIB + 1, 3), read(mb, 2001, 3))
-            && Arrays.equals(read(ma, 200 * MIB + 1000, 77), read(mb, 13, 77)),
-        "");
+        Arrays.equals(read(ma, base + 1, 3), pattern(SEED_B, 2001, 3))
+            && Arrays.equals(read(ma, base + 1000, 77), pattern(SEED_B, 13, 77)));
   }
 
-  private void bandwidth(Transport a, KvMemory ma, KvMemory mb, long[] sizes) {
+  private void bandwidth(Transport a, KvMemory ma, Region b, long[] sizes) {
     System.out.println();
     System.out.println(
         "READ bandwidth, "
-            + ma.kind()
+            + b.kind()
             + " -> "
-            + mb.kind()
-            + ", one transfer of N descriptors at a time:");
+            + ma.kind()
+            + ", one transfer of N pieces at a time:");
     System.out.printf(
         Locale.ROOT,
-        "%12s %6s %12s %8s %12s %12s%n",
+        "%12s %6s %12s %8s %12s %10s%n",
         "block",
         "N",
         "bytes",
@@ -216,17 +270,17 @@ public final class GpuTransferCheck {
       List<Descriptor> remote = new ArrayList<>();
       for (int i = 0; i < n; i++) {
         local.add(new Descriptor(ma.address() + i * size, size, ma.deviceId()));
-        remote.add(new Descriptor(mb.address() + i * size, size, mb.deviceId()));
+        remote.add(b.piece(i * size, size));
       }
       DescriptorList l = new DescriptorList(ma.kind(), local);
-      DescriptorList r = new DescriptorList(ma.kind(), remote);
+      DescriptorList r = new DescriptorList(b.kind(), remote);
       List<Long> times = new ArrayList<>();
       long started = System.nanoTime();
       for (int iter = 0; iter < 200 && (iter < 8 || System.nanoTime() - started < 2e9); iter++) {
         long t0 = System.nanoTime();
-        TransferHandle h = a.post(TransferOp.READ, l, "gpu-check-b", r, Optional.empty());
+        TransferHandle h = a.post(TransferOp.READ, l, B, r, Optional.empty());
         if (!awaitDone(a, h)) {
-          check("bandwidth transfer of " + size + " settles DONE", false, "");
+          check("bandwidth transfer of " + size + "-byte blocks settles DONE", false);
           return;
         }
         long t1 = System.nanoTime();
@@ -237,24 +291,82 @@ public final class GpuTransferCheck {
       }
       times.sort(null);
       long median = times.get(times.size() / 2);
-      double gbps = (double) l.totalBytes() / median;
       System.out.printf(
           Locale.ROOT,
-          "%12d %6d %12d %8d %12.1f %12.2f%n",
+          "%12d %6d %12d %8d %12.1f %10.2f%n",
           size,
           n,
           l.totalBytes(),
           times.size(),
           median / 1000.0,
-          gbps);
+          (double) l.totalBytes() / median);
     }
     check(
-        "bandwidth pass left the last block byte-exact",
-        Arrays.equals(read(ma, 0, MIB), read(mb, 0, MIB)),
-        "");
+        "after the bandwidth runs the first MiB is byte-exact",
+        Arrays.equals(read(ma, 0, MIB), pattern(SEED_B, 0, MIB)));
   }
 
-  private boolean awaitDone(Transport t, TransferHandle h) {
+  // ---- the peer process (agent b)
+
+  private static int peer(Path dir, MemoryMode mode) {
+    NixlTransport b = NixlTransport.create(B, NixlOptions.defaults().withMemory(mode));
+    KvMemory mb = b.allocate(REGION);
+    try {
+      b.register(mb);
+      fill(mb, SEED_B);
+      publish(dir.resolve("b.md"), b.localMetadata());
+      publish(
+          dir.resolve("b.region"),
+          (mb.kind() + " " + mb.address() + " " + mb.deviceId())
+              .getBytes(StandardCharsets.US_ASCII));
+      b.loadRemoteMetadata(await(dir.resolve("a.md")));
+      long deadline = System.nanoTime() + 10 * TIMEOUT_NANOS;
+      while (System.nanoTime() < deadline) {
+        for (Notification n : b.drainNotifications()) {
+          String text = new String(n.payload(), StandardCharsets.ISO_8859_1);
+          if (text.equals("quit")) {
+            return 0;
+          } else if (text.equals("write-done")) {
+            b.notify(
+                A,
+                (writtenIntact(mb) ? "write-ok" : "write-bad").getBytes(StandardCharsets.US_ASCII));
+          } else if (text.startsWith("r")) {
+            b.notify(A, "read-notified".getBytes(StandardCharsets.US_ASCII));
+          }
+        }
+        Thread.onSpinWait();
+      }
+      System.out.println("peer: no quit within its deadline");
+      return 1;
+    } finally {
+      b.close();
+      mb.close();
+    }
+  }
+
+  private static Process startPeer(Path dir, MemoryMode mode) throws IOException {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    return new ProcessBuilder(
+            java,
+            "-cp",
+            System.getProperty("java.class.path"),
+            GpuTransferCheck.class.getName(),
+            "peer",
+            dir.toString(),
+            mode.toString())
+        .inheritIO()
+        .start();
+  }
+
+  // ---- helpers
+
+  private boolean awaitReply(Transport a, String expected) {
+    Notification n = awaitNotification(a);
+    return n.fromAgent().equals(B)
+        && new String(n.payload(), StandardCharsets.ISO_8859_1).equals(expected);
+  }
+
+  private static boolean awaitDone(Transport t, TransferHandle h) {
     long deadline = System.nanoTime() + TIMEOUT_NANOS;
     while (System.nanoTime() < deadline) {
       TransferStatus s = t.status(h);
@@ -267,7 +379,7 @@ public final class GpuTransferCheck {
       }
       Thread.onSpinWait();
     }
-    System.out.println("  transfer still in progress after 30 s");
+    System.out.println("  transfer still in progress after 60 s");
     return false;
   }
 
@@ -280,26 +392,83 @@ public final class GpuTransferCheck {
       }
       Thread.onSpinWait();
     }
-    return new Notification("(none within 30 s)", new byte[0]);
+    return new Notification("(none within 60 s)", new byte[0]);
   }
 
-  private void check(String what, boolean ok, Object detail) {
-    System.out.println((ok ? "PASS " : "FAIL ") + what + (ok ? "" : " " + detail));
+  private void check(String what, boolean ok) {
+    System.out.println((ok ? "PASS " : "FAIL ") + what);
     if (!ok) {
       failures++;
     }
   }
 
+  private static void publish(Path file, byte[] content) {
+    try {
+      Path tmp = Files.createTempFile(file.getParent(), file.getFileName().toString(), ".tmp");
+      Files.write(tmp, content);
+      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static byte[] await(Path file) {
+    long deadline = System.nanoTime() + TIMEOUT_NANOS;
+    try {
+      while (!Files.exists(file)) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("no " + file + " within 60 s");
+        }
+        Thread.sleep(5);
+      }
+      return Files.readAllBytes(file);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Writes the pattern of {@code seed} over the whole region. */
   private static void fill(KvMemory memory, long seed) {
     for (long off = 0; off < memory.sizeBytes(); off += CHUNK) {
-      SplittableRandom random = new SplittableRandom(seed * 1_000_003L + off);
-      ByteBuffer chunk = ByteBuffer.allocate((int) CHUNK);
-      while (chunk.hasRemaining()) {
-        chunk.putLong(random.nextLong());
-      }
-      chunk.flip();
-      memory.write(off, chunk);
+      memory.write(off, ByteBuffer.wrap(chunk(seed, off)));
     }
+  }
+
+  /** The bytes {@link #fill} wrote at {@code [offset, offset + length)}. */
+  private static byte[] pattern(long seed, long offset, long length) {
+    byte[] out = new byte[(int) length];
+    long done = 0;
+    while (done < length) {
+      long at = offset + done;
+      long start = at - at % CHUNK;
+      byte[] chunk = chunk(seed, start);
+      int from = (int) (at - start);
+      int n = (int) Math.min(length - done, CHUNK - from);
+      System.arraycopy(chunk, from, out, (int) done, n);
+      done += n;
+    }
+    return out;
+  }
+
+  private static long cachedSeed = -1;
+  private static long cachedStart = -1;
+  private static byte[] cachedChunk;
+
+  private static synchronized byte[] chunk(long seed, long start) {
+    if (seed != cachedSeed || start != cachedStart) {
+      SplittableRandom random = new SplittableRandom(seed * 1_000_003L + start);
+      ByteBuffer buffer = ByteBuffer.allocate((int) CHUNK);
+      while (buffer.hasRemaining()) {
+        buffer.putLong(random.nextLong());
+      }
+      cachedSeed = seed;
+      cachedStart = start;
+      cachedChunk = buffer.array();
+    }
+    return cachedChunk;
   }
 
   private static byte[] read(KvMemory memory, long offset, long length) {

@@ -1,0 +1,29 @@
+package io.kvbridge.nixl;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.kvbridge.conformance.TransportConformanceTest;
+import io.kvbridge.nixl.memory.CudaRuntime;
+import io.kvbridge.nixl.testing.RequiresNixl;
+import io.kvbridge.transfer.Transport;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The transport contract over real NIXL agents with CUDA device memory. Each test is skipped, with
+ * the reason, where no GPU is usable.
+ */
+@ExtendWith(RequiresNixl.class)
+class NixlVramTransportConformanceTest extends TransportConformanceTest {
+
+  @BeforeEach
+  void requireGpu() {
+    CudaRuntime.Probe probe = CudaRuntime.probe();
+    assumeTrue(probe.usable(), () -> "GPU test skipped: " + CudaRuntime.describe(probe));
+  }
+
+  @Override
+  protected Transport newTransport(String agentName) {
+    return NixlTransport.create(agentName, NixlOptions.defaults().withMemory(MemoryMode.VRAM));
+  }
+}
