@@ -16,10 +16,14 @@ public class NixlException extends RuntimeException {
    *
    * @param call the C function, e.g. {@code nixl_capi_create_backend}
    * @param status the returned {@link NixlStatus} code
-   * @param what what the call was doing, e.g. {@code creating backend UCX}
+   * @param what what the call was doing, e.g. {@code creating backend UCX}; may be empty
    */
   public NixlException(String call, int status, String what) {
-    super(call + " failed with status " + NixlStatus.describe(status) + " while " + what);
+    super(
+        call
+            + " failed with status "
+            + NixlStatus.describe(status)
+            + (what.isBlank() ? "" : " while " + what));
     this.call = call;
     this.status = status;
   }
