@@ -60,10 +60,19 @@ public class FakeReadBenchmark {
     }
   }
 
-  /** One READ request through the fake transport. */
+  /** One READ request through the fake transport, the caller spinning on {@code status}. */
   @Benchmark
   public TransferHandle transportRead() {
-    return pair.read();
+    return pair.read(ReadPair.Polling.SPIN);
+  }
+
+  /**
+   * The same, the caller parking between polls: shows how much of the gap to the raw copy comes
+   * from the poller competing with the fabric's copier thread for cores and for the transfer.
+   */
+  @Benchmark
+  public TransferHandle transportReadParked() {
+    return pair.read(ReadPair.Polling.PARK);
   }
 
   /** The same bytes copied with one bulk put per block. */

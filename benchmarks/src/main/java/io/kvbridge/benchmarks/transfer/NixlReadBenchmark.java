@@ -44,12 +44,24 @@ public class NixlReadBenchmark {
   })
   public String shape;
 
+  /** {@code nixl.progress-delay-us}: the connector's default unless a run asks for another. */
+  @Param({"" + NixlOptions.DEFAULT_PROGRESS_DELAY_US})
+  public long progressDelayMicros;
+
   private ReadPair pair;
 
   /** Creates the two agents and registers their regions. */
   @Setup(Level.Trial)
   public void connect() {
-    NixlOptions options = NixlOptions.defaults().withMemory(MemoryMode.DRAM);
+    NixlOptions defaults = NixlOptions.defaults();
+    NixlOptions options =
+        new NixlOptions(
+            MemoryMode.DRAM,
+            defaults.cudaDevice(),
+            progressDelayMicros,
+            defaults.backends(),
+            defaults.backendParameters(),
+            defaults.telemetry());
     pair =
         new ReadPair(
             ReadShape.parse(shape),
@@ -73,6 +85,6 @@ public class NixlReadBenchmark {
   /** One READ request through kvbridge's NIXL transport. */
   @Benchmark
   public TransferHandle transportRead() {
-    return pair.read();
+    return pair.read(ReadPair.Polling.SPIN);
   }
 }

@@ -10,6 +10,7 @@ import io.kvbridge.transfer.TransportException;
 import java.nio.ByteBuffer;
 import java.util.Optional;
 import java.util.SplittableRandom;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A decode agent that reads a prefill agent's blocks, both on one transport implementation, each
@@ -54,18 +55,33 @@ public final class ReadPair implements AutoCloseable {
     return shape;
   }
 
+  /** How the caller waits for a posted READ. */
+  public enum Polling {
+    /** Polls {@code status} back to back, with {@link Thread#onSpinWait()} between polls. */
+    SPIN,
+    /** Parks {@value #PARK_NANOS} ns between polls, leaving the core to the transport's threads. */
+    PARK;
+
+    /** The pause between two polls of {@link #PARK}. */
+    public static final long PARK_NANOS = 20_000;
+  }
+
   /**
    * One READ request as a connector's worker side drives it: post, poll the status until DONE,
    * release.
    *
    * @throws TransportException if the transfer fails
    */
-  public TransferHandle read() {
+  public TransferHandle read(Polling polling) {
     TransferHandle handle =
         decode.post(TransferOp.READ, local, prefillName, remote, Optional.empty());
     TransferStatus status;
     while ((status = decode.status(handle)) instanceof TransferStatus.InProgress) {
-      Thread.onSpinWait();
+      if (polling == Polling.SPIN) {
+        Thread.onSpinWait();
+      } else {
+        LockSupport.parkNanos(Polling.PARK_NANOS);
+      }
     }
     decode.release(handle);
     if (status instanceof TransferStatus.Failed failed) {

@@ -5,15 +5,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.fake.FakeFabric;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 class ReadPairTest {
 
-  @Test
-  void aReadThroughTheFakeTransportReproducesThePrefillBytes() {
+  @ParameterizedTest
+  @EnumSource(ReadPair.Polling.class)
+  void aReadThroughTheFakeTransportReproducesThePrefillBytes(ReadPair.Polling polling) {
     FakeFabric fabric = new FakeFabric();
     try (ReadPair pair =
         new ReadPair(ReadShape.parse("4KiBx3"), fabric.join("decode"), fabric.join("prefill"))) {
-      pair.read();
+      pair.read(polling);
 
       assertThat(pair.decodeHoldsPrefillBytes()).isTrue();
     }
