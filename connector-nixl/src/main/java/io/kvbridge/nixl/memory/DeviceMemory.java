@@ -2,7 +2,6 @@ package io.kvbridge.nixl.memory;
 
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.bytedeco.cuda.global.cudart;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
@@ -11,21 +10,14 @@ import org.bytedeco.javacpp.Pointer;
  * Zeroed CUDA device memory ({@code cudaMalloc}) on one GPU, freed by {@link #close()}. {@link
  * #write} and {@link #read} copy across the bus with {@code cudaMemcpy} through a host staging
  * buffer.
- *
- * <p>Threads: copies to disjoint ranges may run concurrently; {@link #close()} must not race with
- * them.
  */
-public final class DeviceMemory implements NativeMemory {
+public final class DeviceMemory extends NativeMemory {
 
   private final int device;
-  private final Pointer base;
-  private final long size;
-  private final AtomicBoolean open = new AtomicBoolean(true);
 
   private DeviceMemory(int device, Pointer base, long size) {
+    super(base, size);
     this.device = device;
-    this.base = base;
-    this.size = size;
   }
 
   /**
@@ -63,54 +55,25 @@ public final class DeviceMemory implements NativeMemory {
   }
 
   @Override
-  public long address() {
-    return base.address();
-  }
-
-  @Override
-  public long sizeBytes() {
-    return size;
-  }
-
-  @Override
-  public boolean isOpen() {
-    return open.get();
-  }
-
-  @Override
-  public void write(long offset, ByteBuffer src) {
-    int n = src.remaining();
-    requireOpen();
-    checkRange(offset, n);
-    if (n == 0) {
-      return;
-    }
+  void copyIn(long address, ByteBuffer src, int n) {
     byte[] staged = new byte[n];
     src.get(staged);
     try (BytePointer host = new BytePointer(n)) {
       host.put(staged, 0, n);
       CudaRuntime.check(cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
       CudaRuntime.check(
-          cudart.cudaMemcpy(
-              NativeMemory.at(base.address() + offset), host, n, cudart.cudaMemcpyHostToDevice),
+          cudart.cudaMemcpy(at(address), host, n, cudart.cudaMemcpyHostToDevice),
           "cudaMemcpy host to device of " + n + " bytes");
     }
   }
 
   @Override
-  public void read(long offset, ByteBuffer dst) {
-    int n = dst.remaining();
-    requireOpen();
-    checkRange(offset, n);
-    if (n == 0) {
-      return;
-    }
+  void copyOut(long address, ByteBuffer dst, int n) {
     byte[] staged = new byte[n];
     try (BytePointer host = new BytePointer(n)) {
       CudaRuntime.check(cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
       CudaRuntime.check(
-          cudart.cudaMemcpy(
-              host, NativeMemory.at(base.address() + offset), n, cudart.cudaMemcpyDeviceToHost),
+          cudart.cudaMemcpy(host, at(address), n, cudart.cudaMemcpyDeviceToHost),
           "cudaMemcpy device to host of " + n + " bytes");
       host.get(staged, 0, n);
     }
@@ -118,21 +81,13 @@ public final class DeviceMemory implements NativeMemory {
   }
 
   @Override
-  public void close() {
-    if (open.compareAndSet(true, false)) {
-      cudart.cudaSetDevice(device);
-      cudart.cudaFree(base);
-    }
+  void free(Pointer base) {
+    cudart.cudaSetDevice(device);
+    cudart.cudaFree(base);
   }
 
   @Override
   public String toString() {
-    return "DeviceMemory[" + size + " bytes on device " + device + "]";
-  }
-
-  private void requireOpen() {
-    if (!open.get()) {
-      throw new IllegalStateException(this + " was closed");
-    }
+    return "DeviceMemory[" + sizeBytes() + " bytes on device " + device + "]";
   }
 }

@@ -2,26 +2,17 @@ package io.kvbridge.nixl.memory;
 
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
 
 /**
  * Zeroed host memory from the C heap ({@code calloc}), freed by {@link #close()}. Outside the Java
  * heap and outside JavaCPP's memory accounting: a KV cache may be far larger than either allows.
- *
- * <p>Threads: copies to disjoint ranges may run concurrently; {@link #close()} must not race with
- * them.
  */
-public final class HostMemory implements NativeMemory {
-
-  private final Pointer base;
-  private final long size;
-  private final AtomicBoolean open = new AtomicBoolean(true);
+public final class HostMemory extends NativeMemory {
 
   private HostMemory(Pointer base, long size) {
-    this.base = base;
-    this.size = size;
+    super(base, size);
   }
 
   /**
@@ -51,26 +42,8 @@ public final class HostMemory implements NativeMemory {
   }
 
   @Override
-  public long address() {
-    return base.address();
-  }
-
-  @Override
-  public long sizeBytes() {
-    return size;
-  }
-
-  @Override
-  public boolean isOpen() {
-    return open.get();
-  }
-
-  @Override
-  public void write(long offset, ByteBuffer src) {
-    int n = src.remaining();
-    requireOpen();
-    checkRange(offset, n);
-    BytePointer dst = new BytePointer(NativeMemory.at(base.address() + offset));
+  void copyIn(long address, ByteBuffer src, int n) {
+    BytePointer dst = new BytePointer(at(address));
     if (src.hasArray()) {
       dst.put(src.array(), src.arrayOffset() + src.position(), n);
       src.position(src.position() + n);
@@ -82,11 +55,8 @@ public final class HostMemory implements NativeMemory {
   }
 
   @Override
-  public void read(long offset, ByteBuffer dst) {
-    int n = dst.remaining();
-    requireOpen();
-    checkRange(offset, n);
-    BytePointer src = new BytePointer(NativeMemory.at(base.address() + offset));
+  void copyOut(long address, ByteBuffer dst, int n) {
+    BytePointer src = new BytePointer(at(address));
     if (dst.hasArray()) {
       src.get(dst.array(), dst.arrayOffset() + dst.position(), n);
       dst.position(dst.position() + n);
@@ -98,20 +68,12 @@ public final class HostMemory implements NativeMemory {
   }
 
   @Override
-  public void close() {
-    if (open.compareAndSet(true, false)) {
-      Pointer.free(base);
-    }
+  void free(Pointer base) {
+    Pointer.free(base);
   }
 
   @Override
   public String toString() {
-    return "HostMemory[" + size + " bytes at 0x" + Long.toHexString(base.address()) + "]";
-  }
-
-  private void requireOpen() {
-    if (!open.get()) {
-      throw new IllegalStateException(this + " was closed");
-    }
+    return "HostMemory[" + sizeBytes() + " bytes at 0x" + Long.toHexString(address()) + "]";
   }
 }
