@@ -96,7 +96,7 @@ e2e_description=""
 if ! has_class 'io/kvbridge/benchmarks/e2e/PdPathBenchmark.class'; then
   e2e_status="the benchmarks jar holds no P/D benchmark: it is compiled only with the e2e profile, which needs the sample app built as a plain jar (-Dspring-boot.repackage.skip=true)."
 else
-  e2e_description="In-process, on the sample app's engine API: a prefill engine and a decode engine, each with its own connector, one request in flight. P/D: the prefill engine computes the prompt with max_tokens=1 and a lease (as the router asks), then the decode engine loads the prompt's full blocks through the connector and generates; colocated: one engine computes the prompt and generates. Added latency = P/D − colocated at the same percentile (JMH sample mode); requests/s = 1 / mean time per request, one request in flight."
+  e2e_description="In-process, on the sample app's engine API with its default engine settings (4096 blocks of 16 tokens × 64 bytes, 2 ms step interval), a 1,024-token prompt (64 full blocks), 24 generated tokens: a prefill engine and a decode engine, each with its own connector (nixl: host memory, same UCX environment as section 3), one request in flight. P/D: the prefill engine computes the prompt with max_tokens=1 and a lease (as the router asks), then the decode engine loads the prompt's full blocks through the connector and generates; colocated: one engine computes the prompt and generates. Added latency = P/D − colocated at the same percentile (JMH sample mode); requests/s = 1 / mean time per request, one request in flight."
 fi
 
 log "running JMH: $include ($opts)"
@@ -107,7 +107,10 @@ java -jar "$jar" "$include" $opts -rf json -rff "$out/jmh.json" 2>&1 | tee "$out
 if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
   log "running the P/D path ($e2e_opts)"
   # shellcheck disable=SC2086
-  java -jar "$jar" '^io.kvbridge.benchmarks.e2e.' $e2e_opts -rf json -rff "$out/jmh-e2e.json" \
+  connectors="fake,nixl"
+  [ -n "$nixl_status" ] && connectors="fake"
+  java -jar "$jar" '^io.kvbridge.benchmarks.e2e.' $e2e_opts -p connector=$connectors \
+    -jvmArgsAppend "$nixl_jvm" -rf json -rff "$out/jmh-e2e.json" \
     2>&1 | tee "$out/jmh-e2e.log" | grep -E '^(# Benchmark:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
 fi
 

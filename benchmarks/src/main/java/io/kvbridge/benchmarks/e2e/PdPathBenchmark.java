@@ -1,12 +1,15 @@
 package io.kvbridge.benchmarks.e2e;
 
 import io.kvbridge.fake.FakeConnectorProvider;
-import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.nixl.MemoryMode;
+import io.kvbridge.nixl.NixlConnectorProvider;
+import io.kvbridge.nixl.NixlOptions;
 import io.kvbridge.sample.engine.Engine;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineRequest;
 import io.kvbridge.sample.engine.Generation;
 import io.kvbridge.sample.engine.ToyModel;
+import io.kvbridge.spi.ConnectorProvider;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
@@ -35,7 +38,8 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * The sample app's prefill/decode path, in process, on its engine API: a prefill engine and a
  * decode engine, each with its own connector, with the sample app's default engine settings. One
- * request in flight; sampled, so the report can give percentiles.
+ * request in flight; sampled, so the report can give percentiles. The {@code nixl} connector needs
+ * {@code -Dkvbridge.nixl.home} and loopback UCX transports, as {@code benchmarks/run.sh} gives it.
  *
  * <p>{@link #prefillThenDecode()} does what the sample's router does: the prefill engine computes
  * the prompt with {@code max_tokens=1} under a lease, then the decode engine loads the prompt's
@@ -47,7 +51,7 @@ import org.openjdk.jmh.annotations.TearDown;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Fork(
     value = 1,
-    jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED"})
 public class PdPathBenchmark {
 
   /** The sample app's defaults: 4096 blocks of 16 tokens, 64 bytes per token. */
@@ -68,26 +72,24 @@ public class PdPathBenchmark {
 
   private static final long TIMEOUT_SECONDS = 30;
 
-  /** The connector both engines use. */
-  @Param({"fake"})
+  /**
+   * The connector both engines use: {@code fake}, or {@code nixl} with host memory (needs the NIXL
+   * libraries, as for {@link io.kvbridge.benchmarks.transfer.NixlReadBenchmark}).
+   */
+  @Param({"fake", "nixl"})
   public String connector;
 
   private Engine prefill;
   private Engine decode;
   private long next;
 
-  /** Starts both engines on a fabric of their own. */
+  /** Starts both engines, each with its own connector of the chosen type. */
   @Setup(Level.Trial)
   public void start() {
-    if (!connector.equals(FakeConnectorProvider.TYPE)) {
-      throw new IllegalArgumentException(
-          "connector '" + connector + "' is not wired into this benchmark; use 'fake'");
-    }
-    String fabric = "bench-" + UUID.randomUUID();
-    FakeFabric.named(fabric);
+    String deployment = "bench-" + UUID.randomUUID();
     EngineFactory factory = new EngineFactory(LAYOUT, LoadFailurePolicy.FAIL, STEP);
-    prefill = factory.start(fakeConnector(fabric, "prefill", Role.PRODUCER));
-    decode = factory.start(fakeConnector(fabric, "decode", Role.CONSUMER));
+    prefill = factory.start(connector(deployment, "prefill", Role.PRODUCER));
+    decode = factory.start(connector(deployment, "decode", Role.CONSUMER));
   }
 
   /** Stops both engines. */
@@ -121,13 +123,28 @@ public class PdPathBenchmark {
     return decoded;
   }
 
-  private static KvConnector fakeConnector(String fabric, String engine, Role role) {
+  private KvConnector connector(String deployment, String engine, Role role) {
+    ConnectorProvider provider;
+    Map<String, String> properties;
+    switch (connector) {
+      case FakeConnectorProvider.TYPE -> {
+        provider = new FakeConnectorProvider();
+        properties = Map.of(FakeConnectorProvider.FABRIC, deployment);
+      }
+      case NixlConnectorProvider.TYPE -> {
+        provider = new NixlConnectorProvider();
+        properties = Map.of(NixlOptions.MEMORY, MemoryMode.DRAM.toString());
+      }
+      default ->
+          throw new IllegalArgumentException(
+              "connector '" + connector + "' is not wired into this benchmark; use fake or nixl");
+    }
     ConnectorSettings settings =
-        ConnectorSettings.builder(FakeConnectorProvider.TYPE, fabric + "-" + engine)
+        ConnectorSettings.builder(provider.type(), deployment + "-" + engine)
             .role(role)
-            .properties(Map.of(FakeConnectorProvider.FABRIC, fabric))
+            .properties(properties)
             .build();
-    return new FakeConnectorProvider().create(settings);
+    return provider.create(settings);
   }
 
   private static Generation await(java.util.concurrent.CompletableFuture<Generation> pending)
