@@ -112,7 +112,7 @@ public final class NixlTransport implements Transport {
         agentName,
         options.backends(),
         kind,
-        options.progressDelayMicros());
+        String.valueOf(options.progressDelayMicros()));
     return new NixlTransport(agent, kind, options.cudaDevice(), options.progressDelayMicros());
   }
 
