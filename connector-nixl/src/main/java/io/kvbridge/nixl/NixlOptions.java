@@ -19,7 +19,13 @@ import java.util.TreeMap;
  *   <li>{@value #BACKENDS}: comma-separated NIXL backend plugins (default {@code UCX});
  *   <li>{@code nixl.backend.<PLUGIN>.<parameter>}: a backend parameter overriding the plugin's
  *       default, e.g. {@code nixl.backend.UCX.ucx_error_handling_mode=none};
- *   <li>{@value #TELEMETRY}: {@code true} to capture NIXL's per-transfer telemetry (default false).
+ *   <li>{@value #TELEMETRY}: {@code true} to capture NIXL's per-transfer telemetry (default false);
+ *   <li>{@value #HOME} and {@value #PLUGIN_DIR}: where NIXL's libraries and plugins are. These are
+ *       process-wide: NIXL is loaded once, when the provider is first probed, from the system
+ *       properties {@value io.kvbridge.nixl.capi.NixlLibrary#HOME_PROPERTY} and {@value
+ *       io.kvbridge.nixl.capi.NixlLibrary#PLUGIN_DIR_PROPERTY} (the starter sets them from {@code
+ *       kvbridge.nixl.home} and {@code kvbridge.nixl.plugin-dir} before it probes). Accepted here
+ *       so one configuration carries them.
  * </ul>
  *
  * @param memory which memory {@code allocate} returns
@@ -55,6 +61,12 @@ public record NixlOptions(
   /** Property: whether to capture telemetry. */
   public static final String TELEMETRY = "nixl.telemetry";
 
+  /** Property: the NIXL installation (applied process-wide before the first probe). */
+  public static final String HOME = "nixl.home";
+
+  /** Property: NIXL's plugin directory (applied process-wide before the first probe). */
+  public static final String PLUGIN_DIR = "nixl.plugin-dir";
+
   /** The default progress-thread delay: idle agents cost well under 5% of a core. */
   public static final long DEFAULT_PROGRESS_DELAY_US = 200;
 
@@ -65,7 +77,7 @@ public record NixlOptions(
   public static final long MAX_PROGRESS_DELAY_US = 10_000;
 
   private static final List<String> KEYS =
-      List.of(MEMORY, CUDA_DEVICE, PROGRESS_DELAY_US, BACKENDS, TELEMETRY);
+      List.of(MEMORY, CUDA_DEVICE, PROGRESS_DELAY_US, BACKENDS, TELEMETRY, HOME, PLUGIN_DIR);
 
   /** Checks and copies the values. */
   public NixlOptions {
@@ -143,6 +155,9 @@ public record NixlOptions(
             delay = parseLong(key, value, MIN_PROGRESS_DELAY_US, MAX_PROGRESS_DELAY_US);
         case BACKENDS -> backends = parseList(key, value);
         case TELEMETRY -> telemetry = parseBoolean(key, value);
+        case HOME, PLUGIN_DIR -> {
+          // Read by NixlLibrary from system properties when NIXL is loaded; see the class javadoc.
+        }
         default -> {
           if (!key.startsWith(BACKEND_PREFIX)) {
             throw new IllegalArgumentException(

@@ -41,6 +41,14 @@ class NixlOptionsTest {
   }
 
   @Test
+  void installationAndPluginDirectoryAreAcceptedAsProcessWideSettings() {
+    assertThat(
+            NixlOptions.fromProperties(
+                Map.of("nixl.home", "/opt/nixl/lib", "nixl.plugin-dir", "/opt/nixl/lib/plugins")))
+        .isEqualTo(NixlOptions.defaults());
+  }
+
+  @Test
   void propertiesOfOtherConnectorsAreIgnored() {
     assertThat(NixlOptions.fromProperties(Map.of("fake.fabric", "x")))
         .isEqualTo(NixlOptions.defaults());

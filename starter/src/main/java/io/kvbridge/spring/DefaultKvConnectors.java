@@ -31,6 +31,12 @@ import org.springframework.beans.factory.ObjectProvider;
  */
 final class DefaultKvConnectors implements KvConnectors, DisposableBean {
 
+  /** The system property NIXL's connector reads its installation from. */
+  static final String NIXL_HOME_PROPERTY = "kvbridge.nixl.home";
+
+  /** The system property NIXL's connector reads its plugin directory from. */
+  static final String NIXL_PLUGIN_DIR_PROPERTY = "kvbridge.nixl.plugin-dir";
+
   private static final Log logger = LogFactory.getLog(DefaultKvConnectors.class);
 
   private final KvBridgeProperties properties;
@@ -53,9 +59,23 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       MonotonicClock clock,
       ObjectProvider<ConnectorObserverFactory> observerFactories) {
     this.properties = properties;
+    exportNativeLocations(properties.nixl());
     this.provider = select(registry, properties.connector().type());
     this.clock = clock;
     this.observerFactories = observerFactories;
+  }
+
+  /**
+   * NIXL is loaded once per process, when its provider is first probed, from system properties:
+   * make the configured locations those properties unless the JVM was started with its own.
+   */
+  private static void exportNativeLocations(KvBridgeProperties.Nixl nixl) {
+    if (nixl.home() != null && System.getProperty(NIXL_HOME_PROPERTY) == null) {
+      System.setProperty(NIXL_HOME_PROPERTY, nixl.home().toString());
+    }
+    if (nixl.pluginDir() != null && System.getProperty(NIXL_PLUGIN_DIR_PROPERTY) == null) {
+      System.setProperty(NIXL_PLUGIN_DIR_PROPERTY, nixl.pluginDir().toString());
+    }
   }
 
   private static ConnectorProvider select(ConnectorRegistry registry, String type) {

@@ -222,4 +222,34 @@ class KvConnectorsTest {
       };
     }
   }
+
+  @Test
+  void configuredNixlLocationsBecomeTheSystemPropertiesNixlIsLoadedFrom() {
+    String home = System.clearProperty(DefaultKvConnectors.NIXL_HOME_PROPERTY);
+    String plugins = System.clearProperty(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY);
+    try {
+      runner
+          .withPropertyValues(
+              "kvbridge.nixl.home=/opt/nixl/lib", "kvbridge.nixl.plugin-dir=/opt/nixl/plugins")
+          .run(
+              context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(System.getProperty(DefaultKvConnectors.NIXL_HOME_PROPERTY))
+                    .isEqualTo(java.nio.file.Path.of("/opt/nixl/lib").toString());
+                assertThat(System.getProperty(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY))
+                    .isEqualTo(java.nio.file.Path.of("/opt/nixl/plugins").toString());
+              });
+    } finally {
+      restore(DefaultKvConnectors.NIXL_HOME_PROPERTY, home);
+      restore(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY, plugins);
+    }
+  }
+
+  private static void restore(String key, String value) {
+    if (value == null) {
+      System.clearProperty(key);
+    } else {
+      System.setProperty(key, value);
+    }
+  }
 }

@@ -33,6 +33,9 @@ public final class NixlLibrary {
   /** Environment variable naming the NIXL library directory or install. */
   public static final String HOME_ENV = "KVBRIDGE_NIXL_HOME";
 
+  /** System property naming NIXL's plugin directory; wins over {@code NIXL_PLUGIN_DIR}. */
+  public static final String PLUGIN_DIR_PROPERTY = "kvbridge.nixl.plugin-dir";
+
   /** How to get NIXL, appended to every failure. */
   public static final String HOW_TO_INSTALL =
       "run `./mvnw -pl connector-nixl generate-resources` to fetch the pinned NIXL wheel into"
@@ -147,8 +150,12 @@ public final class NixlLibrary {
           Optional.empty());
     }
     Path plugins = dir.resolve("plugins");
+    String property = System.getProperty(PLUGIN_DIR_PROPERTY);
     String configured = System.getenv("NIXL_PLUGIN_DIR");
-    if (configured != null && !configured.isBlank()) {
+    if (property != null && !property.isBlank()) {
+      plugins = Path.of(property);
+      NixlCapi.setenv("NIXL_PLUGIN_DIR", plugins.toString(), 1);
+    } else if (configured != null && !configured.isBlank()) {
       plugins = Path.of(configured);
     } else if (Files.isDirectory(plugins)) {
       NixlCapi.setenv("NIXL_PLUGIN_DIR", plugins.toString(), 0);
