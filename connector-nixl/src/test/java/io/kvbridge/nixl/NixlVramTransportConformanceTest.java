@@ -26,4 +26,10 @@ class NixlVramTransportConformanceTest extends TransportConformanceTest {
   protected Transport newTransport(String agentName) {
     return NixlTransport.create(agentName, NixlOptions.defaults().withMemory(MemoryMode.VRAM));
   }
+
+  /** UCX copies straight into a closed agent's still-living pages over cma and shared memory. */
+  @Override
+  protected boolean closingRevokesPeerAccess() {
+    return false;
+  }
 }
