@@ -776,8 +776,9 @@ def write(args):
         res.run.get("command", "benchmarks/run.sh"),
         "```",
         "",
-        "Raw results: `benchmarks/target/results/` (`jmh.json` from JMH `-rf json`, `nixl-python.json`,"
-        " `jfr/`, `jmh.log`).",
+        "Raw results: `benchmarks/target/results/` (`jmh.json`, `jmh-nixl.json`, `jmh-e2e.json` from"
+        " JMH `-rf json`; `nixl-python.json` from the Python binding; `jfr/` profile summaries; the"
+        " JMH logs).",
         "",
         section_summary(goals),
         "",
@@ -794,6 +795,8 @@ def write(args):
         section_missed(res, goals, findings),
         "",
     ]
+    if findings.get("notes"):
+        parts += ["## Notes", "", findings["notes"], ""]
     with open(args.out, "w") as f:
         f.write("\n".join(parts))
 

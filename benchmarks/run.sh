@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every kvbridge benchmark and regenerates BENCHMARKS.md at the repository root.
 #
-#   benchmarks/run.sh            the full run (about 12-15 minutes on 2 cores)
+#   benchmarks/run.sh            the full run (about 10 minutes on 2 cores)
 #   benchmarks/run.sh --quick    one short iteration each: checks the pipeline, numbers mean nothing
 #
 # Steps: build the shaded benchmarks.jar with the Maven wrapper; run the JMH benchmarks (raw JSON
@@ -22,6 +22,8 @@ report="python3 benchmarks/report.py"
 command="benchmarks/run.sh"
 opts=${JMH_OPTS:-"-f 1 -wi 2 -w 500ms -i 5 -r 500ms"}
 profile_opts="-f 1 -wi 1 -w 500ms -i 3 -r 2s"
+# The P/D path takes milliseconds per request: longer iterations, so p99 rests on enough samples.
+e2e_opts="-f 1 -wi 1 -w 3s -i 3 -r 5s"
 if [ "${1:-}" = "--quick" ]; then
   command="benchmarks/run.sh --quick"
   opts="-f 1 -wi 1 -w 200ms -i 1 -r 200ms"
@@ -29,8 +31,6 @@ if [ "${1:-}" = "--quick" ]; then
   profile_opts="-f 1 -wi 1 -w 200ms -i 1 -r 500ms"
 fi
 include=${JMH_INCLUDE:-'^io.kvbridge.benchmarks.(lease|transfer.FakeRead).'}
-# The P/D path takes milliseconds per request: longer iterations, so p99 rests on enough samples.
-e2e_opts="-f 1 -wi 1 -w 3s -i 3 -r 5s"
 start=$(date +%s)
 
 log() { echo "[run.sh] $*" >&2; }
@@ -140,7 +140,13 @@ if [ "${PROFILE:-1}" != "0" ]; then
     log "profiling $family: $regex $params"
     dir="$out/jfr/$family"
     extra=()
-    case "$family" in nixl-*) extra=(-jvmArgsAppend "$nixl_jvm") ;; esac
+    extra_text=""
+    case "$family" in
+      nixl-*)
+        extra=(-jvmArgsAppend "$nixl_jvm")
+        extra_text=" -jvmArgsAppend '$nixl_jvm' (UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES)"
+        ;;
+    esac
     # shellcheck disable=SC2086
     java -jar "$jar" "$regex" $params $profile_opts "${extra[@]}" -prof "jfr:dir=$dir" \
       >"$out/jfr-$family.log" 2>&1 || true
@@ -148,7 +154,7 @@ if [ "${PROFILE:-1}" != "0" ]; then
     if [ -n "$recording" ]; then
       $report summarize-jfr --jfr "$recording" --out "$out/jfr/$family.json" \
         --benchmark "${regex//[\^\$]/}" --params "$params" \
-        --command "java -jar $jar '$regex' $params $profile_opts -prof jfr"
+        --command "java -jar $jar '$regex' $params $profile_opts -prof jfr$extra_text"
     else
       log "no JFR recording for $family (see $out/jfr-$family.log)"
     fi
