@@ -34,13 +34,19 @@ public final class LeaseTable {
   /** How many ended request ids are remembered to classify late messages. */
   static final int RECENTLY_ENDED_CAPACITY = 65_536;
 
+  // One lambda over primitives: the composed comparingLong().thenComparingLong() costs a call
+  // chain per comparison that the JIT does not always inline at TreeMap's shared call sites.
   private static final Comparator<LiveLease> BY_DEADLINE =
-      Comparator.<LiveLease>comparingLong(l -> l.deadline).thenComparingLong(l -> l.sequence);
+      (a, b) -> {
+        int byDeadline = Long.compare(a.deadline, b.deadline);
+        return byDeadline != 0 ? byDeadline : Long.compare(a.sequence, b.sequence);
+      };
 
   private final Object lock = new Object();
   private final MonotonicClock clock;
   private final LeaseTerms terms;
   private final LeaseListener listener;
+  private final TokenSource tokens = new TokenSource();
   private final Map<String, LiveLease> byRequest = new HashMap<>();
   private final TreeSet<LiveLease> byDeadline = new TreeSet<>(BY_DEADLINE);
   private final Map<String, EndReason> recentlyEnded =
@@ -86,7 +92,7 @@ public final class LeaseTable {
       LiveLease live =
           new LiveLease(
               requestId,
-              LeaseToken.random(),
+              tokens.next(),
               List.copyOf(blockIds),
               now,
               now + terms.duration().toNanos(),

@@ -1,9 +1,6 @@
 package io.kvbridge.lease;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.Objects;
 
 /**
@@ -14,7 +11,11 @@ import java.util.Objects;
  */
 public record LeaseToken(String value) {
 
-  private static final int HEX_LENGTH = 32;
+  /** How many random bytes a token holds. */
+  static final int BYTES = 16;
+
+  private static final int HEX_LENGTH = 2 * BYTES;
+  private static final char[] DIGITS = "0123456789abcdef".toCharArray();
   private static final SecureRandom RANDOM = new SecureRandom();
 
   /** Checks the form of a token received from outside; throws with the offending value if bad. */
@@ -28,9 +29,20 @@ public record LeaseToken(String value) {
 
   /** Draws a fresh token. */
   public static LeaseToken random() {
-    byte[] bits = new byte[HEX_LENGTH / 2];
+    byte[] bits = new byte[BYTES];
     RANDOM.nextBytes(bits);
-    return new LeaseToken(HexFormat.of().formatHex(bits));
+    return fromBits(bits, 0);
+  }
+
+  /** The token written by {@code BYTES} random bytes of {@code bits} from {@code offset}. */
+  static LeaseToken fromBits(byte[] bits, int offset) {
+    char[] hex = new char[HEX_LENGTH];
+    for (int i = 0; i < BYTES; i++) {
+      int b = bits[offset + i] & 0xff;
+      hex[2 * i] = DIGITS[b >>> 4];
+      hex[2 * i + 1] = DIGITS[b & 0xf];
+    }
+    return new LeaseToken(new String(hex));
   }
 
   /** Whether {@code candidate} has the form of a token (it may still be a wrong one). */
@@ -49,11 +61,14 @@ public record LeaseToken(String value) {
 
   /** Compares with an untrusted candidate in time independent of where they differ. */
   public boolean matches(String candidate) {
-    if (candidate == null) {
+    if (candidate == null || candidate.length() != HEX_LENGTH) {
       return false;
     }
-    return MessageDigest.isEqual(
-        value.getBytes(StandardCharsets.US_ASCII), candidate.getBytes(StandardCharsets.US_ASCII));
+    int difference = 0;
+    for (int i = 0; i < HEX_LENGTH; i++) {
+      difference |= value.charAt(i) ^ candidate.charAt(i);
+    }
+    return difference == 0;
   }
 
   /** Shows only a prefix: tokens are secrets and must not end up whole in logs. */

@@ -48,6 +48,28 @@ class LeaseTableTest {
   }
 
   @Test
+  void tokensStayWellFormedAndDistinctAcrossManyGrants() {
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (int i = 0; i < 1000; i++) {
+      String token = table.grant("r" + i, List.of(i), 1).token().value();
+      assertThat(LeaseToken.isWellFormed(token)).isTrue();
+      seen.add(token);
+    }
+
+    assertThat(seen).hasSize(1000);
+  }
+
+  @Test
+  void tokenMatchesOnlyItself() {
+    LeaseToken token = LeaseToken.random();
+
+    assertThat(token.matches(token.value())).isTrue();
+    assertThat(token.matches(LeaseToken.random().value())).isFalse();
+    assertThat(token.matches(token.value().substring(1))).isFalse();
+    assertThat(token.matches(null)).isFalse();
+  }
+
+  @Test
   void grantingTwiceForALiveRequestIsRefused() {
     table.grant("r1", List.of(1), 1);
 
