@@ -31,6 +31,9 @@ import org.springframework.beans.factory.ObjectProvider;
  */
 final class DefaultKvConnectors implements KvConnectors, DisposableBean {
 
+  /** The connector type whose native locations are exported before probing. */
+  static final String NIXL_TYPE = "nixl";
+
   /** The system property NIXL's connector reads its installation from. */
   static final String NIXL_HOME_PROPERTY = "kvbridge.nixl.home";
 
@@ -59,7 +62,9 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       MonotonicClock clock,
       ObjectProvider<ConnectorObserverFactory> observerFactories) {
     this.properties = properties;
-    exportNativeLocations(properties.nixl());
+    if (NIXL_TYPE.equals(properties.connector().type())) {
+      exportNativeLocations(properties.nixl());
+    }
     this.provider = select(registry, properties.connector().type());
     this.clock = clock;
     this.observerFactories = observerFactories;
@@ -69,7 +74,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
    * NIXL is loaded once per process, when its provider is first probed, from system properties:
    * make the configured locations those properties unless the JVM was started with its own.
    */
-  private static void exportNativeLocations(KvBridgeProperties.Nixl nixl) {
+  static void exportNativeLocations(KvBridgeProperties.Nixl nixl) {
     if (nixl.home() != null && System.getProperty(NIXL_HOME_PROPERTY) == null) {
       System.setProperty(NIXL_HOME_PROPERTY, nixl.home().toString());
     }

@@ -228,21 +228,33 @@ class KvConnectorsTest {
     String home = System.clearProperty(DefaultKvConnectors.NIXL_HOME_PROPERTY);
     String plugins = System.clearProperty(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY);
     try {
-      runner
-          .withPropertyValues(
-              "kvbridge.nixl.home=/opt/nixl/lib", "kvbridge.nixl.plugin-dir=/opt/nixl/plugins")
-          .run(
-              context -> {
-                assertThat(context).hasNotFailed();
-                assertThat(System.getProperty(DefaultKvConnectors.NIXL_HOME_PROPERTY))
-                    .isEqualTo(java.nio.file.Path.of("/opt/nixl/lib").toString());
-                assertThat(System.getProperty(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY))
-                    .isEqualTo(java.nio.file.Path.of("/opt/nixl/plugins").toString());
-              });
+      DefaultKvConnectors.exportNativeLocations(
+          new KvBridgeProperties.Nixl(
+              List.of("UCX"),
+              KvBridgeProperties.Nixl.Memory.AUTO,
+              java.nio.file.Path.of("/opt/nixl/plugins"),
+              java.nio.file.Path.of("/opt/nixl/lib")));
+
+      assertThat(System.getProperty(DefaultKvConnectors.NIXL_HOME_PROPERTY))
+          .isEqualTo(java.nio.file.Path.of("/opt/nixl/lib").toString());
+      assertThat(System.getProperty(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY))
+          .isEqualTo(java.nio.file.Path.of("/opt/nixl/plugins").toString());
     } finally {
       restore(DefaultKvConnectors.NIXL_HOME_PROPERTY, home);
       restore(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY, plugins);
     }
+  }
+
+  @Test
+  void nixlLocationsAreLeftAloneWhenAnotherConnectorIsSelected() {
+    runner
+        .withPropertyValues("kvbridge.nixl.home=/opt/elsewhere/lib")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(System.getProperty(DefaultKvConnectors.NIXL_HOME_PROPERTY))
+                  .isNotEqualTo(java.nio.file.Path.of("/opt/elsewhere/lib").toString());
+            });
   }
 
   private static void restore(String key, String value) {
