@@ -20,15 +20,18 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A {@link Transport} over host memory on a {@link FakeFabric}, with the semantics of a NIXL agent:
  * memory is registered before transfers may touch it, peers are reached only through loaded
- * metadata, transfers are checked in full before any byte moves, then copied for real on the
- * fabric's executor; status is DONE only once every byte is in place, and an attached notification
- * is sent only after that. Faults come from the fabric's {@link FakeFaults}.
+ * metadata, transfers are checked in full before any byte moves, then copied for real: by the
+ * fabric's executor, or by a thread that asks for the transfer's {@link #status} before any
+ * executor thread has started it (whichever claims the copy first runs it; the other finds it
+ * claimed). Status is DONE only once every byte is in place, and an attached notification is sent
+ * only after that. Faults come from the fabric's {@link FakeFaults}.
  *
  * <p>{@link #release} of a transfer still in progress cancels it: once {@code release} returns, the
  * transfer writes no further byte (each piece is copied under the transfer's lock, which {@code
@@ -245,6 +248,12 @@ public final class FakeTransport implements Transport {
     return handle;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A transfer whose copy no thread has started yet is copied by the caller, before this
+   * returns; the status of one that another thread is copying is read without waiting for it.
+   */
   @Override
   public TransferStatus status(TransferHandle handle) {
     return transfer(handle, "report the status of").status();
@@ -474,7 +483,9 @@ public final class FakeTransport implements Transport {
 
   /**
    * One posted transfer. Every state change and every piece copy happens under {@link #lock}, so a
-   * transfer that left COPYING (released, failed) writes nothing more.
+   * transfer that left COPYING (released, failed) writes nothing more. The state is also volatile,
+   * so {@link #status()} reads it without the lock the copying thread holds for each piece. The
+   * copy runs once, on the thread that claims it first: the fabric's executor or a poller.
    */
   private final class Transfer implements FakeFaults.Stallable {
     private final TransferHandle handle;
@@ -483,7 +494,9 @@ public final class FakeTransport implements Transport {
     private final Optional<byte[]> notification;
     private final List<Piece> pieces = new ArrayList<>();
     private final ReentrantLock lock = new ReentrantLock();
-    private State state = State.COPYING;
+    private final AtomicBoolean claimed = new AtomicBoolean();
+    // Written only under lock; read without it by status(). failure is written before state.
+    private volatile State state = State.COPYING;
     private String failure = "";
 
     Transfer(
@@ -538,17 +551,17 @@ public final class FakeTransport implements Transport {
     }
 
     TransferStatus status() {
-      lock.lock();
-      try {
-        return switch (state) {
-          case STALLED, COPYING -> TransferStatus.IN_PROGRESS;
-          case DONE -> TransferStatus.DONE;
-          case FAILED -> new TransferStatus.Failed(failure);
-          case RELEASED -> throw new TransportException("transfer " + handle.id() + " released");
-        };
-      } finally {
-        lock.unlock();
+      State now = state;
+      if (now == State.COPYING && !claimed.get()) {
+        run(); // no executor thread has started it: copy it here rather than wait for one
+        now = state;
       }
+      return switch (now) {
+        case STALLED, COPYING -> TransferStatus.IN_PROGRESS;
+        case DONE -> TransferStatus.DONE;
+        case FAILED -> new TransferStatus.Failed(failure);
+        case RELEASED -> throw new TransportException("transfer " + handle.id() + " released");
+      };
     }
 
     void fail(String why) {
@@ -574,7 +587,11 @@ public final class FakeTransport implements Transport {
       }
     }
 
+    /** Copies the pieces, unless another thread already claimed the copy. */
     private void run() {
+      if (!claimed.compareAndSet(false, true)) {
+        return;
+      }
       // Reachability may cost a look at the file system, so it is checked before and after the
       // copy; an agent of this JVM that goes meanwhile fails the transfer at once (peerLost).
       if (!stillGoing()) {
