@@ -250,40 +250,40 @@ public final class NixlTransport implements Transport {
       String remoteAgent,
       DescriptorList remote,
       Optional<byte[]> notification) {
-    String what = op + " of " + local.descriptors().size() + " pieces with " + remoteAgent;
     try {
       local.checkPairsWith(remote);
     } catch (IllegalArgumentException e) {
-      throw new TransportException("cannot post " + what + ": " + e.getMessage(), e);
+      throw new TransportException(
+          "cannot post " + postWhat(op, local, remoteAgent) + ": " + e.getMessage(), e);
     }
+    // Messages are built only on failure: post runs per request.
     return locked(
-        "post a " + op,
+        op == TransferOp.READ ? "post a READ" : "post a WRITE",
         () -> {
-          requirePeer(remoteAgent, "post " + what);
-          checkLocal(local, what);
-          int covered =
-              agent.checkRemote(remoteAgent, memoryType(remote.kind()), remote.descriptors());
-          if (covered != NixlStatus.SUCCESS) {
-            throw new TransportException(
-                "cannot post "
-                    + what
-                    + ": nixl_capi_check_remote_md returned "
-                    + NixlStatus.describe(covered)
-                    + ", so the "
-                    + remote.kind()
-                    + " pieces are not all inside memory "
-                    + remoteAgent
-                    + " registered when its metadata was loaded");
+          if (!peers.contains(remoteAgent)) {
+            requirePeer(remoteAgent, "post " + postWhat(op, local, remoteAgent));
           }
+          checkLocal(local, op, remoteAgent);
           NixlTransfer transfer =
-              agent.prepareTransfer(
+              agent.prepareCheckedTransfer(
                   op == TransferOp.READ ? NixlCapi.XFER_OP_READ : NixlCapi.XFER_OP_WRITE,
                   memoryType(local.kind()),
                   local.descriptors(),
                   remoteAgent,
                   memoryType(remote.kind()),
                   remote.descriptors(),
-                  notification);
+                  notification,
+                  covered ->
+                      new TransportException(
+                          "cannot post "
+                              + postWhat(op, local, remoteAgent)
+                              + ": nixl_capi_check_remote_md returned "
+                              + NixlStatus.describe(covered)
+                              + ", so the "
+                              + remote.kind()
+                              + " pieces are not all inside memory "
+                              + remoteAgent
+                              + " registered when its metadata was loaded"));
           int posted;
           try {
             posted = transfer.post();
@@ -454,7 +454,11 @@ public final class NixlTransport implements Transport {
             });
   }
 
-  private void checkLocal(DescriptorList local, String what) {
+  private static String postWhat(TransferOp op, DescriptorList local, String remoteAgent) {
+    return op + " of " + local.descriptors().size() + " pieces with " + remoteAgent;
+  }
+
+  private void checkLocal(DescriptorList local, TransferOp op, String remoteAgent) {
     List<Descriptor> pieces = local.descriptors();
     for (int i = 0; i < pieces.size(); i++) {
       Descriptor d = pieces.get(i);
@@ -470,7 +474,7 @@ public final class NixlTransport implements Transport {
       if (!inside) {
         throw new TransportException(
             "cannot post "
-                + what
+                + postWhat(op, local, remoteAgent)
                 + ": local piece "
                 + i
                 + " ("

@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.IntFunction;
 import org.bytedeco.javacpp.BoolPointer;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
@@ -269,12 +270,51 @@ public final class NixlAgent implements AutoCloseable {
       int remoteType,
       List<Descriptor> remote,
       Optional<byte[]> notification) {
+    return prepare(op, localType, local, remoteAgent, remoteType, remote, notification, null);
+  }
+
+  /**
+   * Like {@link #prepareTransfer}, but first has NIXL confirm ({@code nixl_capi_check_remote_md})
+   * that {@code remoteAgent} is loaded and its registered memory covers {@code remote}, on the same
+   * descriptor list the request is then made from.
+   *
+   * @param uncovered makes the exception thrown when the check returns a status other than {@link
+   *     NixlStatus#SUCCESS} (given that status); nothing is prepared then
+   */
+  public NixlTransfer prepareCheckedTransfer(
+      int op,
+      int localType,
+      List<Descriptor> local,
+      String remoteAgent,
+      int remoteType,
+      List<Descriptor> remote,
+      Optional<byte[]> notification,
+      IntFunction<? extends RuntimeException> uncovered) {
+    Objects.requireNonNull(uncovered, "uncovered");
+    return prepare(op, localType, local, remoteAgent, remoteType, remote, notification, uncovered);
+  }
+
+  private NixlTransfer prepare(
+      int op,
+      int localType,
+      List<Descriptor> local,
+      String remoteAgent,
+      int remoteType,
+      List<Descriptor> remote,
+      Optional<byte[]> notification,
+      IntFunction<? extends RuntimeException> uncovered) {
     requireOpen();
-    XferDlistHandle localList = transferList(localType, local);
-    XferDlistHandle remoteList = null;
+    XferDlistHandle remoteList = transferList(remoteType, remote);
+    XferDlistHandle localList = null;
     OptArgsHandle args = null;
     try {
-      remoteList = transferList(remoteType, remote);
+      if (uncovered != null) {
+        int covered = NixlCapi.nixl_capi_check_remote_md(handle, remoteAgent, remoteList);
+        if (covered != NixlStatus.SUCCESS) {
+          throw uncovered.apply(covered);
+        }
+      }
+      localList = transferList(localType, local);
       if (notification.isPresent()) {
         args = new OptArgsHandle();
         check(NixlCapi.nixl_capi_create_opt_args(args), "nixl_capi_create_opt_args", "");
@@ -289,15 +329,19 @@ public final class NixlAgent implements AutoCloseable {
             "attaching a notification");
       }
       XferReqHandle req = new XferReqHandle();
-      check(
+      int created =
           NixlCapi.nixl_capi_create_xfer_req(
-              handle, op, localList, remoteList, remoteAgent, req, args),
-          "nixl_capi_create_xfer_req",
-          (op == NixlCapi.XFER_OP_READ ? "preparing a READ from " : "preparing a WRITE to ")
-              + remoteAgent
-              + " of "
-              + local.size()
-              + " descriptors");
+              handle, op, localList, remoteList, remoteAgent, req, args);
+      if (created < 0) {
+        throw new NixlException(
+            "nixl_capi_create_xfer_req",
+            created,
+            (op == NixlCapi.XFER_OP_READ ? "preparing a READ from " : "preparing a WRITE to ")
+                + remoteAgent
+                + " of "
+                + local.size()
+                + " descriptors");
+      }
       NixlTransfer transfer = new NixlTransfer(this, req, remoteAgent);
       transfers.add(transfer);
       return transfer;
@@ -305,10 +349,10 @@ public final class NixlAgent implements AutoCloseable {
       if (args != null) {
         NixlCapi.nixl_capi_destroy_opt_args(args);
       }
-      if (remoteList != null) {
-        NixlCapi.nixl_capi_destroy_xfer_dlist(remoteList);
+      if (localList != null) {
+        NixlCapi.nixl_capi_destroy_xfer_dlist(localList);
       }
-      NixlCapi.nixl_capi_destroy_xfer_dlist(localList);
+      NixlCapi.nixl_capi_destroy_xfer_dlist(remoteList);
     }
   }
 
@@ -426,11 +470,14 @@ public final class NixlAgent implements AutoCloseable {
     check(
         NixlCapi.nixl_capi_create_xfer_dlist(memoryType, list), "nixl_capi_create_xfer_dlist", "");
     try {
-      for (Descriptor d : descriptors) {
-        check(
-            NixlCapi.nixl_capi_xfer_dlist_add_desc(list, d.address(), d.length(), d.deviceId()),
-            "nixl_capi_xfer_dlist_add_desc",
-            "describing " + d);
+      for (int i = 0, n = descriptors.size(); i < n; i++) {
+        Descriptor d = descriptors.get(i);
+        int status =
+            NixlCapi.nixl_capi_xfer_dlist_add_desc(list, d.address(), d.length(), d.deviceId());
+        if (status < 0) {
+          // The message is built only on failure: this runs for every descriptor of a request.
+          throw new NixlException("nixl_capi_xfer_dlist_add_desc", status, "describing " + d);
+        }
       }
       return list;
     } catch (RuntimeException e) {

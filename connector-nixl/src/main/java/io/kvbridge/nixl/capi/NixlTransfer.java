@@ -42,7 +42,10 @@ public final class NixlTransfer implements AutoCloseable {
   public int post() {
     requireOpen();
     int status = NixlCapi.nixl_capi_post_xfer_req(agent.handle(), request, null);
-    NixlAgent.check(status, "nixl_capi_post_xfer_req", "posting a transfer with " + remoteAgent);
+    if (status < 0) {
+      throw new NixlException(
+          "nixl_capi_post_xfer_req", status, "posting a transfer with " + remoteAgent);
+    }
     return status;
   }
 
@@ -82,10 +85,14 @@ public final class NixlTransfer implements AutoCloseable {
     }
     int released = NixlCapi.nixl_capi_release_xfer_req(agent.handle(), request);
     int destroyed = NixlCapi.nixl_capi_destroy_xfer_req(request);
-    NixlAgent.check(
-        released, "nixl_capi_release_xfer_req", "releasing a transfer with " + remoteAgent);
-    NixlAgent.check(
-        destroyed, "nixl_capi_destroy_xfer_req", "freeing a transfer with " + remoteAgent);
+    if (released < 0) {
+      throw new NixlException(
+          "nixl_capi_release_xfer_req", released, "releasing a transfer with " + remoteAgent);
+    }
+    if (destroyed < 0) {
+      throw new NixlException(
+          "nixl_capi_destroy_xfer_req", destroyed, "freeing a transfer with " + remoteAgent);
+    }
   }
 
   private void requireOpen() {
