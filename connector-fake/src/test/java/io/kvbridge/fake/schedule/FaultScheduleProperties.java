@@ -1,94 +1,28 @@
 package io.kvbridge.fake.schedule;
 
-import io.kvbridge.fake.schedule.Op.Advance;
-import io.kvbridge.fake.schedule.Op.DelayNotifications;
-import io.kvbridge.fake.schedule.Op.DropNotifications;
-import io.kvbridge.fake.schedule.Op.DuplicateNotifications;
-import io.kvbridge.fake.schedule.Op.FailNextRead;
-import io.kvbridge.fake.schedule.Op.ForgeCompletion;
-import io.kvbridge.fake.schedule.Op.HoldNotifications;
-import io.kvbridge.fake.schedule.Op.KillDecoder;
-import io.kvbridge.fake.schedule.Op.NewRequest;
-import io.kvbridge.fake.schedule.Op.ReleaseHeld;
-import io.kvbridge.fake.schedule.Op.ReplayCompletion;
-import io.kvbridge.fake.schedule.Op.StallNextRead;
-import io.kvbridge.fake.schedule.Op.Unstall;
+import io.kvbridge.conformance.schedule.FaultScheduleConformance;
+import io.kvbridge.conformance.schedule.Op;
+import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.transfer.Transport;
 import java.util.List;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.statistics.Statistics;
 
-/**
- * Random P/D request mixes under random faults, checked against the invariants that matter in
- * production: no block leaked or freed twice, none held past its maximum lifetime plus one sweep,
- * no corrupted read ever reported received, and every request ends. A failing schedule shrinks to a
- * short list of {@link Op}s that reproduces it.
- */
-class FaultScheduleProperties {
+/** The randomized fault schedules over fake agents on one fabric with synchronous copies. */
+class FaultScheduleProperties extends FaultScheduleConformance {
+
+  private final FakeFabric fabric = new FakeFabric(20261130L, Runnable::run);
+
+  @Override
+  protected Transport newTransport(String agentName) {
+    return fabric.join(agentName);
+  }
 
   @Property(tries = 1000, seed = "20261130")
   void noScheduleLeaksCorruptsOrStrandsAnything(
       @ForAll("schedules") List<Op> schedule,
       @ForAll @IntRange(min = -8000, max = 8000) int clockSkewMillis) {
-    Simulation simulation = new Simulation(clockSkewMillis);
-    try {
-      simulation.run(schedule);
-      simulation.quiesce();
-      simulation.checkEverythingEnded();
-    } finally {
-      simulation.close();
-    }
-    Statistics.label("requests").collect(bucket(simulation.requests()));
-    Statistics.label("served share").collect(share(simulation.served(), simulation.routed()));
-    Statistics.label("failed explicitly").collect(simulation.failed() > 0 ? "some" : "none");
-  }
-
-  @Provide
-  Arbitrary<List<Op>> schedules() {
-    Arbitrary<Op> newRequest =
-        Combinators.combine(
-                Arbitraries.integers().between(1, 4),
-                Arbitraries.of(false, false, false, true),
-                Arbitraries.of(false, false, false, false, false, false, false, true))
-            .as(NewRequest::new);
-    Arbitrary<Op> advance = Arbitraries.integers().between(1, 12_000).map(Advance::new);
-    Arbitrary<Op> faults =
-        Arbitraries.oneOf(
-            Arbitraries.integers().between(1, 3).map(DropNotifications::new),
-            Arbitraries.integers().between(1, 3).map(HoldNotifications::new),
-            Arbitraries.just(new ReleaseHeld()),
-            Combinators.combine(
-                    Arbitraries.integers().between(1, 3), Arbitraries.integers().between(1, 4))
-                .as(DelayNotifications::new),
-            Arbitraries.integers().between(1, 3).map(DuplicateNotifications::new),
-            Arbitraries.just(new FailNextRead()),
-            Arbitraries.just(new StallNextRead()),
-            Arbitraries.just(new Unstall()),
-            Arbitraries.just(new KillDecoder()),
-            Arbitraries.just(new ForgeCompletion()),
-            Arbitraries.just(new ReplayCompletion()));
-    return Arbitraries.frequencyOf(
-            net.jqwik.api.Tuple.of(5, newRequest),
-            net.jqwik.api.Tuple.of(3, advance),
-            net.jqwik.api.Tuple.of(3, faults))
-        .list()
-        .ofMinSize(1)
-        .ofMaxSize(60);
-  }
-
-  private static String bucket(int count) {
-    return count < 5 ? "<5" : count < 15 ? "5-14" : "15+";
-  }
-
-  private static String share(int part, int whole) {
-    if (whole == 0) {
-      return "no routed request";
-    }
-    return part * 4 >= whole * 3 ? ">=75%" : part * 2 >= whole ? "50-75%" : "<50%";
+    checkSchedule(schedule, clockSkewMillis);
   }
 }

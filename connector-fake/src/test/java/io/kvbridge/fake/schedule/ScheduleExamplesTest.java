@@ -1,92 +1,16 @@
 package io.kvbridge.fake.schedule;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import io.kvbridge.conformance.schedule.ScheduleExamplesConformanceTest;
+import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.transfer.Transport;
 
-import io.kvbridge.fake.schedule.Op.Advance;
-import io.kvbridge.fake.schedule.Op.DropNotifications;
-import io.kvbridge.fake.schedule.Op.DuplicateNotifications;
-import io.kvbridge.fake.schedule.Op.KillDecoder;
-import io.kvbridge.fake.schedule.Op.NewRequest;
-import io.kvbridge.fake.schedule.Op.StallNextRead;
-import io.kvbridge.fake.schedule.Op.Unstall;
-import java.util.List;
-import org.junit.jupiter.api.Test;
+/** The hand-written fault schedules over fake agents on one fabric with synchronous copies. */
+class ScheduleExamplesTest extends ScheduleExamplesConformanceTest {
 
-/** Hand-written schedules for the faults that matter most, each with its expected ending. */
-class ScheduleExamplesTest {
+  private final FakeFabric fabric = new FakeFabric(20261130L, Runnable::run);
 
-  private static final NewRequest ROUTED = new NewRequest(2, false, false);
-
-  @Test
-  // Heartbeats renew the lease while the read stalls, but never past its maximum lifetime.
-  void readThatStallsPastTheMaximumLifetimeIsNeverServedFromTheFreedBlocks() {
-    Simulation simulation =
-        run(
-            List.of(
-                new StallNextRead(),
-                ROUTED,
-                new Advance(35_000),
-                new Unstall(),
-                new Advance(3_000)));
-
-    assertThat(simulation.served()).isZero();
-    assertThat(simulation.failed()).isEqualTo(1);
-  }
-
-  @Test
-  void lostCompletionFailsTheLoadAndTheLeaseStillEnds() {
-    Simulation simulation = run(List.of(new DropNotifications(1), ROUTED, new Advance(3_000)));
-
-    assertThat(simulation.served()).isZero();
-    assertThat(simulation.failed()).isEqualTo(1);
-  }
-
-  @Test
-  void duplicatedMessagesServeTheRequestOnce() {
-    Simulation simulation = run(List.of(new DuplicateNotifications(3), ROUTED, new Advance(1_000)));
-
-    assertThat(simulation.served()).isEqualTo(1);
-  }
-
-  @Test
-  void decoderKilledMidReadLeavesNothingHeldOnTheProducer() {
-    Simulation simulation =
-        run(List.of(new StallNextRead(), ROUTED, new KillDecoder(), new Advance(1_000)));
-
-    assertThat(simulation.served()).isZero();
-  }
-
-  @Test
-  void requestTheRouterDropsIsFreedByExpiry() {
-    Simulation simulation = run(List.of(new NewRequest(3, true, false)));
-
-    assertThat(simulation.routed()).isZero();
-  }
-
-  @Test
-  void heartbeatsKeepALoadAliveWhileItWaitsPastTheFirstDeadline() {
-    Simulation simulation =
-        run(
-            List.of(
-                new StallNextRead(),
-                ROUTED,
-                new Advance(14_000),
-                new Unstall(),
-                new Advance(1_000)));
-
-    assertThat(simulation.served()).isEqualTo(1);
-  }
-
-  /** Runs the schedule, lets every lease end, and checks nothing leaked; returns the outcome. */
-  private static Simulation run(List<Op> schedule) {
-    Simulation simulation = new Simulation(0);
-    try {
-      simulation.run(schedule);
-      simulation.quiesce();
-      simulation.checkEverythingEnded();
-      return simulation;
-    } finally {
-      simulation.close();
-    }
+  @Override
+  protected Transport newTransport(String agentName) {
+    return fabric.join(agentName);
   }
 }

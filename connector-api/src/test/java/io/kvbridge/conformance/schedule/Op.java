@@ -1,7 +1,7 @@
-package io.kvbridge.fake.schedule;
+package io.kvbridge.conformance.schedule;
 
 /** One step of a generated fault schedule; its {@code toString} is the reproduction. */
-sealed interface Op {
+public sealed interface Op {
 
   /** P prefills a request of {@code blocks} full blocks; the router then drops or forwards it. */
   record NewRequest(int blocks, boolean routerDrops, boolean abortedOnP) implements Op {}

@@ -1,9 +1,10 @@
-package io.kvbridge.fake.schedule;
+package io.kvbridge.conformance.schedule;
+
+import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.conformance.Messages;
-import io.kvbridge.fake.FakeFabric;
-import io.kvbridge.fake.FakeTransport;
-import io.kvbridge.fake.SkewedClock;
+import io.kvbridge.conformance.faults.FaultInjectingTransport;
+import io.kvbridge.conformance.faults.Faults;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.protocol.LeaseRef;
@@ -20,6 +21,7 @@ import io.kvbridge.spi.TransferParams;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.time.MonotonicClock;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Transport;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -33,13 +35,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
- * A producer engine and a decode engine on one fake fabric with synchronous copies, driven by a
- * schedule of {@link Op}s under an injected clock. The engines behave as a real engine would: P
- * frees a request's blocks when {@code doneSending} names it and immediately overwrites them (as
- * reuse would); D decodes only what {@code doneReceiving} names, after checking every byte against
- * what P wrote.
+ * A producer engine and a decode engine over transports of the connector under test, each wrapped
+ * in a {@link FaultInjectingTransport} of one {@link Faults} group, driven by a schedule of {@link
+ * Op}s under an injected clock. After every op and every simulated sweep the engines step until the
+ * group is {@linkplain Faults#quiet() quiet} (at once on a synchronous transport; waiting, bounded
+ * by the patience, on an asynchronous one). The engines behave as a real engine would: P frees a
+ * request's blocks when {@code doneSending} names it and immediately overwrites them (as reuse
+ * would); D decodes only what {@code doneReceiving} names, after checking every byte against what P
+ * wrote.
  */
 final class Simulation implements AutoCloseable {
 
@@ -50,10 +56,13 @@ final class Simulation implements AutoCloseable {
   static final Duration SWEEP = Duration.ofMillis(500);
   static final Duration SAFETY_MARGIN = Duration.ofSeconds(1);
   static final Duration REPLY_TIMEOUT = Duration.ofSeconds(2);
+  private static final int IMMEDIATE_STEPS = 4;
 
   private final ManualClock clock = new ManualClock();
-  private final SkewedClock decoderClock;
-  private final FakeFabric fabric;
+  private final MonotonicClock decoderClock;
+  private final Function<String, Transport> transports;
+  private final Duration patience;
+  private final Faults faults;
   private final Random random;
   private final ProducerEngine producer;
   private final List<DecoderEngine> deadDecoders = new ArrayList<>();
@@ -65,10 +74,18 @@ final class Simulation implements AutoCloseable {
   private int failed;
   private long sinceHeartbeat;
 
-  Simulation(int clockSkewMillis) {
-    this.decoderClock = new SkewedClock(clock, Duration.ofMillis(clockSkewMillis));
+  /**
+   * @param transports creates an agent's raw transport from its name
+   * @param patience how long the engines may take to settle after one op on an asynchronous
+   *     transport
+   */
+  Simulation(int clockSkewMillis, Function<String, Transport> transports, Duration patience) {
+    long skewNanos = Duration.ofMillis(clockSkewMillis).toNanos();
+    this.decoderClock = () -> clock.nanoTime() + skewNanos;
     long seed = 31L * clockSkewMillis + 7;
-    this.fabric = new FakeFabric(seed, Runnable::run);
+    this.transports = transports;
+    this.patience = patience;
+    this.faults = new Faults(seed);
     this.random = new Random(seed);
     this.producer = new ProducerEngine();
     this.decoder = new DecoderEngine(0);
@@ -94,16 +111,16 @@ final class Simulation implements AutoCloseable {
     for (Op op : schedule) {
       apply(op);
       if (!(op instanceof Op.Advance)) {
-        step();
+        settle();
       }
     }
   }
 
   /** Lifts every fault and lets simulated time run until every lease must have ended. */
   void quiesce() {
-    fabric.faults().clear();
-    fabric.faults().releaseHeldNotifications();
-    fabric.faults().unstallTransfers();
+    faults.clear();
+    faults.releaseHeldNotifications();
+    faults.unstallReads();
     advance(MAX_LIFETIME.plus(LEASE).plusSeconds(5).toMillis());
   }
 
@@ -140,21 +157,21 @@ final class Simulation implements AutoCloseable {
     } else if (op instanceof Op.Advance a) {
       advance(a.millis());
     } else if (op instanceof Op.DropNotifications d) {
-      fabric.faults().dropNextNotifications(d.count());
+      faults.dropNextNotifications(d.count());
     } else if (op instanceof Op.HoldNotifications h) {
-      fabric.faults().holdNotifications(h.count(), n -> true);
+      faults.holdNextNotifications(h.count());
     } else if (op instanceof Op.ReleaseHeld) {
-      fabric.faults().releaseHeldNotifications();
+      faults.releaseHeldNotifications();
     } else if (op instanceof Op.DelayNotifications d) {
-      fabric.faults().delayNotifications(d.count(), n -> true, d.drains());
+      faults.delayNextNotifications(d.count(), d.drains());
     } else if (op instanceof Op.DuplicateNotifications d) {
-      fabric.faults().duplicateNotifications(d.count(), n -> true);
+      faults.duplicateNextNotifications(d.count());
     } else if (op instanceof Op.FailNextRead) {
-      fabric.faults().failNextReads(1, "injected read failure");
+      faults.failNextReads(1, "injected read failure");
     } else if (op instanceof Op.StallNextRead) {
-      fabric.faults().stallNextReads(1);
+      faults.stallNextReads(1);
     } else if (op instanceof Op.Unstall) {
-      fabric.faults().unstallTransfers();
+      faults.unstallReads();
     } else if (op instanceof Op.KillDecoder) {
       killDecoder();
     } else if (op instanceof Op.ForgeCompletion) {
@@ -194,9 +211,33 @@ final class Simulation implements AutoCloseable {
         sinceHeartbeat = 0;
         decoder.connector.worker().sendHeartbeats();
       }
-      step();
+      settle();
       producer.checkNothingHeldTooLong();
     }
+  }
+
+  /**
+   * Steps both engines until nothing is in flight between them. A synchronous transport settles
+   * within a few steps; an asynchronous one is polled, within the patience, as its progress thread
+   * moves bytes and messages.
+   */
+  private void settle() {
+    for (int i = 0; i < IMMEDIATE_STEPS; i++) {
+      step();
+      if (faults.quiet()) {
+        return;
+      }
+    }
+    await("engines settle")
+        .atMost(patience)
+        .pollInSameThread()
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(1))
+        .until(
+            () -> {
+              step();
+              return faults.quiet();
+            });
   }
 
   private void step() {
@@ -205,7 +246,7 @@ final class Simulation implements AutoCloseable {
   }
 
   private void killDecoder() {
-    fabric.faults().kill(decoder.transport.agentName());
+    faults.kill(decoder.transport.agentName());
     // The process is gone: its requests end with it, its memory is simply lost.
     failed += decoder.pending.size();
     decoder.pending.clear();
@@ -236,7 +277,7 @@ final class Simulation implements AutoCloseable {
   }
 
   private ConnectorSettings settings(String engineId, Role role, MonotonicClock engineClock) {
-    return ConnectorSettings.builder("fake", engineId)
+    return ConnectorSettings.builder("schedule", engineId)
         .role(role)
         .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
         .heartbeatInterval(HEARTBEAT)
@@ -258,7 +299,7 @@ final class Simulation implements AutoCloseable {
 
   /** The prefill engine: a block pool, the KV it wrote, and when each held request was granted. */
   private final class ProducerEngine {
-    final FakeTransport transport = fabric.join("prefill");
+    final FaultInjectingTransport transport = faults.decorate(transports.apply("prefill"));
     final PullConnector connector =
         new PullConnector(settings("prefill", Role.PRODUCER, clock), transport);
     final KvMemory memory = connector.worker().allocateKvCache(LAYOUT);
@@ -339,7 +380,7 @@ final class Simulation implements AutoCloseable {
 
   /** The decode engine: a block pool and the loads it waits for. */
   private final class DecoderEngine {
-    final FakeTransport transport;
+    final FaultInjectingTransport transport;
     final PullConnector connector;
     final KvMemory memory;
     final Deque<Integer> free = new ArrayDeque<>();
@@ -349,7 +390,7 @@ final class Simulation implements AutoCloseable {
 
     DecoderEngine(int generation) {
       String engineId = "decode-" + generation;
-      transport = fabric.join(engineId);
+      transport = faults.decorate(transports.apply(engineId));
       connector = new PullConnector(settings(engineId, Role.CONSUMER, decoderClock), transport);
       memory = connector.worker().allocateKvCache(LAYOUT);
       connector.worker().registerKvCache(memory, LAYOUT);

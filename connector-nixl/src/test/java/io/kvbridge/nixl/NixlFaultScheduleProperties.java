@@ -1,0 +1,31 @@
+package io.kvbridge.nixl;
+
+import io.kvbridge.conformance.schedule.FaultScheduleConformance;
+import io.kvbridge.conformance.schedule.Op;
+import io.kvbridge.nixl.testing.RequiresNixlForProperties;
+import io.kvbridge.transfer.Transport;
+import java.util.List;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
+
+/**
+ * The randomized fault schedules over real NIXL agents: UCX over loopback, host memory. Fewer tries
+ * than on the fake: every try starts real agents and waits for their progress thread.
+ */
+@AddLifecycleHook(RequiresNixlForProperties.class)
+class NixlFaultScheduleProperties extends FaultScheduleConformance {
+
+  @Override
+  protected Transport newTransport(String agentName) {
+    return NixlTransport.create(agentName, NixlOptions.defaults().withMemory(MemoryMode.DRAM));
+  }
+
+  @Property(tries = 150, seed = "20261130")
+  void noScheduleLeaksCorruptsOrStrandsAnything(
+      @ForAll("schedules") List<Op> schedule,
+      @ForAll @IntRange(min = -8000, max = 8000) int clockSkewMillis) {
+    checkSchedule(schedule, clockSkewMillis);
+  }
+}

@@ -1,0 +1,16 @@
+package io.kvbridge.nixl;
+
+import io.kvbridge.conformance.schedule.ScheduleExamplesConformanceTest;
+import io.kvbridge.nixl.testing.RequiresNixl;
+import io.kvbridge.transfer.Transport;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The hand-written fault schedules over real NIXL agents: UCX over loopback, host memory. */
+@ExtendWith(RequiresNixl.class)
+class NixlScheduleExamplesTest extends ScheduleExamplesConformanceTest {
+
+  @Override
+  protected Transport newTransport(String agentName) {
+    return NixlTransport.create(agentName, NixlOptions.defaults().withMemory(MemoryMode.DRAM));
+  }
+}
