@@ -553,9 +553,8 @@ def section_fake(res):
             "The goal is checked on the READ whose caller spins on `status` (as the NIXL comparison"
             " does on both sides). The last two columns repeat the READ with the caller parking"
             " 20 µs between polls: the difference shows how much of the gap comes from the poller"
-            " competing with the fabric's copier thread for the cores (two on the shared machine)"
-            " and for the transfer's lock, which `status` takes and the copier holds while it copies"
-            " each piece.",
+            " competing with the fabric's copier thread for the cores (two on the shared machine);"
+            " `status` itself reads the transfer's state without taking the copy lock.",
             "",
             transfer_table(
                 res, "FakeReadBenchmark", FAKE_GOAL,
