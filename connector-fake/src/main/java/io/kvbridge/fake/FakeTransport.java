@@ -555,6 +555,9 @@ public final class FakeTransport implements Transport {
       if (now == State.COPYING && !claimed.get()) {
         run(); // no executor thread has started it: copy it here rather than wait for one
         now = state;
+      } else if (now == State.COPYING) {
+        // Another thread is copying: a poller that spins would take the core the copy needs.
+        Thread.yield();
       }
       return switch (now) {
         case STALLED, COPYING -> TransferStatus.IN_PROGRESS;

@@ -31,6 +31,7 @@ public final class ReadPair implements AutoCloseable {
   private final DescriptorList remote;
   private final String prefillName;
   private ByteBuffer copyTarget;
+  private boolean readDone;
 
   /**
    * Registers a region of {@code shape}'s size with each agent, fills prefill's and makes decode
@@ -87,6 +88,7 @@ public final class ReadPair implements AutoCloseable {
     if (status instanceof TransferStatus.Failed failed) {
       throw new TransportException("READ " + handle.id() + " failed: " + failed.reason());
     }
+    readDone = true;
     return handle;
   }
 
@@ -106,6 +108,15 @@ public final class ReadPair implements AutoCloseable {
       prefillMemory.read(offset, target);
     }
     return target;
+  }
+
+  /**
+   * Whether every side that ran moved the right bytes: decode's region after a READ, the copy
+   * target after a raw copy. A benchmark trial runs one of them, so only what ran is checked.
+   */
+  public boolean whatRanReproducedTheSource() {
+    return (!readDone || decodeHoldsPrefillBytes())
+        && (copyTarget == null || copyHoldsPrefillBytes());
   }
 
   /** Whether decode's region now holds exactly prefill's bytes (first and last block). */

@@ -35,6 +35,19 @@ class ReadPairTest {
   }
 
   @Test
+  void aTrialIsCheckedOnlyOnTheSideItRan() {
+    FakeFabric fabric = new FakeFabric();
+    try (ReadPair pair =
+        new ReadPair(ReadShape.parse("4KiBx3"), fabric.join("decode"), fabric.join("prefill"))) {
+      pair.copy();
+
+      assertThat(pair.whatRanReproducedTheSource()).isTrue();
+      pair.read(ReadPair.Polling.SPIN);
+      assertThat(pair.whatRanReproducedTheSource()).isTrue();
+    }
+  }
+
+  @Test
   void shapesParseWithTheirUnit() {
     assertThat(ReadShape.parse("16MiBx16")).isEqualTo(new ReadShape(16L << 20, 16));
     assertThat(ReadShape.parse("256KiBx1").totalBytes()).isEqualTo(256L << 10);
