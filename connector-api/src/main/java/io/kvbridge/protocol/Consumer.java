@@ -26,7 +26,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * D's half of the pull protocol: accepts transfer parameters, handshakes with producers, checks
@@ -34,7 +38,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * received only after P's ACK.
  *
  * <p>Threads: state is guarded by the connector's lock, which callers hold for every method but
- * {@link #peerFor}, whose network round trip runs unlocked (peers are a concurrent map).
+ * {@link #peerFor}, which runs unlocked (peers and handshakes in flight are concurrent maps); a
+ * handshake across the network runs on this consumer's own daemon threads.
  */
 final class Consumer {
 
@@ -52,6 +57,10 @@ final class Consumer {
   private final List<LoadFailure> failures = new ArrayList<>();
   private final Map<String, String> heartbeated = new HashMap<>();
   private final Map<String, Long> renewedDeadlines = new HashMap<>();
+  private final Map<String, CompletableFuture<ProducerPeer>> handshakesInFlight =
+      new ConcurrentHashMap<>();
+  private final List<LoadSpec> awaitingPeer = new ArrayList<>();
+  private final ExecutorService handshakeThreads;
   private volatile KvMemory memory;
   private volatile KvLayout layout;
 
@@ -59,6 +68,13 @@ final class Consumer {
     this.settings = settings;
     this.transport = transport;
     this.counters = counters;
+    this.handshakeThreads =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "kvbridge-handshake-client-" + settings.engineId());
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   void start(KvMemory kvMemory, KvLayout kvLayout) {
@@ -118,24 +134,47 @@ final class Consumer {
   }
 
   /**
-   * The producer named by {@code params}, handshaking first if needed. Runs without the connector
-   * lock: it may wait for the network.
+   * The producer named by {@code spec}'s parameters, if it is ready now. Runs without the connector
+   * lock. A producer in this JVM is handshaken at once; one across the network is handshaken on a
+   * background thread, so a slow or silent producer never stalls the engine's step: the spec goes
+   * to {@code pending}, and a later {@link #progress} posts or fails it.
    */
-  Optional<ProducerPeer> peerFor(LoadSpec spec, List<LoadFailure> failed) {
+  Optional<ProducerPeer> peerFor(LoadSpec spec, List<LoadFailure> failed, List<LoadSpec> pending) {
     TransferParams params = spec.params();
     ProducerPeer known = peers.get(params.producerEngineId());
     if (known != null && known.address().equals(params.handshakeAddress())) {
       return Optional.of(known);
     }
+    HandshakeChannel channel;
     try {
-      ProducerPeer peer = handshake(params.producerEngineId(), params.handshakeAddress());
-      peers.put(peer.engineId(), peer);
-      return Optional.of(peer);
-    } catch (HandshakeFailedException e) {
+      channel = HandshakeChannel.forAddress(params.handshakeAddress());
+    } catch (IllegalArgumentException e) {
       counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
       failed.add(new LoadFailure(spec.requestId(), spec.localBlockIds(), e.getMessage()));
       return Optional.empty();
     }
+    if (channel.mayBlock()) {
+      handshakesInFlight.computeIfAbsent(
+          peerKey(params),
+          k ->
+              CompletableFuture.supplyAsync(
+                  () -> handshakeOrThrow(params.producerEngineId(), params.handshakeAddress()),
+                  handshakeThreads));
+      pending.add(spec);
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(
+          handshakeAndRemember(params.producerEngineId(), params.handshakeAddress()));
+    } catch (HandshakeFailedException e) {
+      failed.add(new LoadFailure(spec.requestId(), spec.localBlockIds(), e.getMessage()));
+      return Optional.empty();
+    }
+  }
+
+  /** Loads whose producer is being handshaken; {@link #progress} resolves them. */
+  void awaitPeers(List<LoadSpec> pending) {
+    awaitingPeer.addAll(pending);
   }
 
   /** Checks the lease and posts the read; a load that cannot start is failed. */
@@ -210,6 +249,7 @@ final class Consumer {
 
   /** Polls reads, sends completions, and fails loads whose read or reply is overdue. */
   void progress() {
+    resolveAwaitingPeers();
     long now = settings.clock().nanoTime();
     for (Load load : List.copyOf(loads.values())) {
       if (load.awaitingReply) {
@@ -358,7 +398,7 @@ final class Consumer {
   }
 
   int inFlight() {
-    return loads.size();
+    return loads.size() + awaitingPeer.size();
   }
 
   Set<String> knownProducers() {
@@ -370,6 +410,72 @@ final class Consumer {
       finish(load);
       fail(load.spec, "connector closed");
     }
+    for (LoadSpec spec : List.copyOf(awaitingPeer)) {
+      fail(spec, "connector closed");
+    }
+    awaitingPeer.clear();
+    handshakeThreads.shutdownNow();
+  }
+
+  /** Posts or fails the loads whose producer's handshake has finished. */
+  private void resolveAwaitingPeers() {
+    if (awaitingPeer.isEmpty()) {
+      return;
+    }
+    for (LoadSpec spec : List.copyOf(awaitingPeer)) {
+      CompletableFuture<ProducerPeer> handshake = handshakesInFlight.get(peerKey(spec.params()));
+      if (handshake != null && !handshake.isDone()) {
+        continue;
+      }
+      awaitingPeer.remove(spec);
+      ProducerPeer peer =
+          handshake == null || handshake.isCompletedExceptionally() ? null : handshake.join();
+      if (peer == null) {
+        // The handshake failed (its reason was counted and logged) or was dropped: a later one
+        // for the same producer starts afresh.
+        fail(spec, failureOf(handshake));
+      } else {
+        post(spec, peer);
+      }
+    }
+    handshakesInFlight.values().removeIf(CompletableFuture::isDone);
+  }
+
+  private static String failureOf(CompletableFuture<ProducerPeer> handshake) {
+    if (handshake == null) {
+      return "handshake with the producer was abandoned";
+    }
+    try {
+      handshake.join();
+      return "handshake with the producer produced no peer";
+    } catch (CompletionException | java.util.concurrent.CancellationException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      return cause.getMessage();
+    }
+  }
+
+  private ProducerPeer handshakeOrThrow(String engineId, String address) {
+    try {
+      return handshakeAndRemember(engineId, address);
+    } catch (HandshakeFailedException e) {
+      throw new CompletionException(e);
+    }
+  }
+
+  private ProducerPeer handshakeAndRemember(String engineId, String address)
+      throws HandshakeFailedException {
+    try {
+      ProducerPeer peer = handshake(engineId, address);
+      peers.put(peer.engineId(), peer);
+      return peer;
+    } catch (HandshakeFailedException e) {
+      counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
+      throw e;
+    }
+  }
+
+  private static String peerKey(TransferParams params) {
+    return params.producerEngineId() + '\u0000' + params.handshakeAddress();
   }
 
   private void sendCompletion(Load load, long now) {

@@ -27,6 +27,14 @@ public interface HandshakeChannel {
   /** Sends {@code request} to {@code address} and returns the response frame. */
   byte[] exchange(String address, byte[] request, Duration timeout) throws IOException;
 
+  /**
+   * Whether {@link #exchange} may wait on a network; a consumer then handshakes on a background
+   * thread so a slow producer never stalls an engine step.
+   */
+  default boolean mayBlock() {
+    return true;
+  }
+
   /** A running handshake server. */
   interface Server extends AutoCloseable {
     /** The address consumers dial. */

@@ -43,6 +43,12 @@ public final class LocalHandshakeChannel implements HandshakeChannel {
     };
   }
 
+  /** A call within this JVM: it never waits on a network. */
+  @Override
+  public boolean mayBlock() {
+    return false;
+  }
+
   @Override
   public byte[] exchange(String address, byte[] request, Duration timeout) throws IOException {
     UnaryOperator<byte[]> handler = servers.get(address);

@@ -282,11 +282,12 @@ public final class PullConnector implements KvConnector {
       }
       requireConsumer();
       List<LoadFailure> failed = new ArrayList<>();
+      List<LoadSpec> pending = new ArrayList<>();
       List<LoadSpec> ready = new ArrayList<>();
       List<ProducerPeer> readyPeers = new ArrayList<>();
       for (LoadSpec spec : metadata.loadsToStart()) {
         consumer
-            .peerFor(spec, failed)
+            .peerFor(spec, failed, pending)
             .ifPresent(
                 peer -> {
                   ready.add(spec);
@@ -299,6 +300,7 @@ public final class PullConnector implements KvConnector {
         // Renewals confirmed since the last step move deadlines the safety check reads.
         handleNotifications();
         consumer.addFailures(failed);
+        consumer.awaitPeers(pending);
         for (int i = 0; i < ready.size(); i++) {
           consumer.post(ready.get(i), readyPeers.get(i));
         }

@@ -58,6 +58,7 @@ public abstract class PullProtocolConformanceTest {
   protected static final Duration LEASE = Duration.ofSeconds(30);
   protected static final Duration MAX_LIFETIME = Duration.ofSeconds(120);
   protected static final Duration SAFETY_MARGIN = Duration.ofSeconds(2);
+  protected static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(3);
 
   protected final ManualClock clock = new ManualClock();
   private final Random random = new Random(42);
@@ -110,6 +111,7 @@ public abstract class PullProtocolConformanceTest {
             .safetyMargin(SAFETY_MARGIN)
             .heartbeatInterval(Duration.ofSeconds(5))
             .replyTimeout(Duration.ofSeconds(5))
+            .handshakeTimeout(HANDSHAKE_TIMEOUT)
             .handshakeAddress(handshakeAddress())
             .clock(clock)
             .properties(connectorProperties())
@@ -525,6 +527,32 @@ public abstract class PullProtocolConformanceTest {
     settle("d-1");
 
     assertThat(consumer.failed.get("d-1").reason()).contains("handshake with");
+  }
+
+  @Test
+  void silentProducerDoesNotStallTheStepAndFailsTheLoadAfterTheHandshakeTimeout() throws Exception {
+    TransferParams honest = prefill("p-1", List.of(1));
+    try (java.net.ServerSocket silent =
+        new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      TransferParams elsewhere =
+          new TransferParams(
+              honest.producerEngineId(),
+              honest.requestId(),
+              honest.blockIds(),
+              honest.tokens(),
+              honest.leaseToken(),
+              honest.deadlineNanos(),
+              "tcp://127.0.0.1:" + silent.getLocalPort());
+
+      load("d-1", elsewhere, List.of(1));
+      consumer.drain();
+
+      // The step came back while the handshake still waits for an answer that never comes.
+      assertThat(consumer.failed).doesNotContainKey("d-1");
+      assertThat(consumer.connector.status().loadsInFlight()).isEqualTo(1);
+      settle("d-1");
+      assertThat(consumer.failed.get("d-1").reason()).contains("handshake with");
+    }
   }
 
   /** An address of this connector's handshake scheme where nobody answers. */
