@@ -395,14 +395,7 @@ public abstract class PullProtocolConformanceTest {
   void blockIdOutsideTheProducersPoolIsRefusedBeforeAnyRead() {
     TransferParams honest = prefill("p-1", List.of(1));
     TransferParams forged =
-        new TransferParams(
-            honest.producerEngineId(),
-            honest.requestId(),
-            List.of(PRODUCER_LAYOUT.blockCount() + 3),
-            4,
-            honest.leaseToken(),
-            honest.deadlineNanos(),
-            honest.handshakeAddress());
+        altered(honest, "block_ids", List.of(PRODUCER_LAYOUT.blockCount() + 3), "tokens", 4);
 
     load("d-1", forged, List.of(1));
     settle("d-1");
@@ -415,15 +408,7 @@ public abstract class PullProtocolConformanceTest {
   @Test
   void paramsNamingAnotherProducerThanTheOneAnsweringAreRefused() {
     TransferParams honest = prefill("p-1", List.of(1));
-    TransferParams forged =
-        new TransferParams(
-            "impostor",
-            honest.requestId(),
-            honest.blockIds(),
-            honest.tokens(),
-            honest.leaseToken(),
-            honest.deadlineNanos(),
-            honest.handshakeAddress());
+    TransferParams forged = altered(honest, "producer_engine_id", "impostor");
 
     load("d-1", forged, List.of(1));
     settle("d-1");
@@ -434,15 +419,7 @@ public abstract class PullProtocolConformanceTest {
   @Test
   void paramsWhoseTokensDoNotFitTheBlocksAreRefusedAtMatch() {
     TransferParams honest = prefill("p-1", List.of(1));
-    TransferParams forged =
-        new TransferParams(
-            honest.producerEngineId(),
-            honest.requestId(),
-            honest.blockIds(),
-            7,
-            honest.leaseToken(),
-            honest.deadlineNanos(),
-            honest.handshakeAddress());
+    TransferParams forged = altered(honest, "tokens", 7);
 
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () -> consumer.connector.scheduler().matchRemote("d-1", 100, forged))
@@ -456,14 +433,12 @@ public abstract class PullProtocolConformanceTest {
     TransferParams honest = prefill("p-1", List.of(1));
     int tooMany = CONSUMER_LAYOUT.blockCount() + 1;
     TransferParams forged =
-        new TransferParams(
-            honest.producerEngineId(),
-            honest.requestId(),
+        altered(
+            honest,
+            "block_ids",
             java.util.Collections.nCopies(tooMany, 1),
-            tooMany * CONSUMER_LAYOUT.tokensPerBlock(),
-            honest.leaseToken(),
-            honest.deadlineNanos(),
-            honest.handshakeAddress());
+            "tokens",
+            tooMany * CONSUMER_LAYOUT.tokensPerBlock());
 
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () -> consumer.connector.scheduler().matchRemote("d-1", forged.tokens(), forged))
@@ -513,15 +488,7 @@ public abstract class PullProtocolConformanceTest {
   @Test
   void unreachableProducerFailsTheLoad() {
     TransferParams honest = prefill("p-1", List.of(1));
-    TransferParams elsewhere =
-        new TransferParams(
-            honest.producerEngineId(),
-            honest.requestId(),
-            honest.blockIds(),
-            honest.tokens(),
-            honest.leaseToken(),
-            honest.deadlineNanos(),
-            unreachableHandshakeAddress());
+    TransferParams elsewhere = altered(honest, "handshake_address", unreachableHandshakeAddress());
 
     load("d-1", elsewhere, List.of(1));
     settle("d-1");
@@ -535,14 +502,7 @@ public abstract class PullProtocolConformanceTest {
     try (java.net.ServerSocket silent =
         new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
       TransferParams elsewhere =
-          new TransferParams(
-              honest.producerEngineId(),
-              honest.requestId(),
-              honest.blockIds(),
-              honest.tokens(),
-              honest.leaseToken(),
-              honest.deadlineNanos(),
-              "tcp://127.0.0.1:" + silent.getLocalPort());
+          altered(honest, "handshake_address", "tcp://127.0.0.1:" + silent.getLocalPort());
 
       load("d-1", elsewhere, List.of(1));
       consumer.drain();
@@ -561,6 +521,18 @@ public abstract class PullProtocolConformanceTest {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /**
+   * {@code params} with some fields replaced, given as alternating snake_case keys and values, read
+   * back through {@link TransferParams#fromMap} as a consumer reads what the router hands it.
+   */
+  protected static TransferParams altered(TransferParams params, Object... keysAndValues) {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return TransferParams.fromMap(map);
+  }
 
   /** Runs one full load so the consumer knows the producer; returns its parameters. */
   protected TransferParams establishPeer() {
