@@ -1,6 +1,7 @@
 package io.kvbridge.lease;
 
 import io.kvbridge.time.MonotonicClock;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -73,11 +74,15 @@ public final class LeaseTable {
   /**
    * Grants a lease on {@code blockIds} for {@code requestId}, expiring one lease duration from now.
    *
+   * @param readDigest what an acknowledgement must present to show it read exactly these blocks for
+   *     the right prompt (the protocol's read digest); opaque to the table
    * @throws IllegalStateException if a lease for this request id is still live
    * @throws IllegalArgumentException if there are no blocks or fewer than one acknowledgement
    */
-  public Lease grant(String requestId, List<Integer> blockIds, int acksRequired) {
+  public Lease grant(
+      String requestId, List<Integer> blockIds, int acksRequired, byte[] readDigest) {
     Objects.requireNonNull(requestId, "requestId");
+    Objects.requireNonNull(readDigest, "readDigest");
     if (blockIds.isEmpty()) {
       throw new IllegalArgumentException("a lease needs at least one block: " + requestId);
     }
@@ -98,6 +103,7 @@ public final class LeaseTable {
               now + terms.duration().toNanos(),
               now + terms.maxLifetime().toNanos(),
               acksRequired,
+              readDigest.clone(),
               nextSequence++);
       byRequest.put(requestId, live);
       byDeadline.add(live);
@@ -109,17 +115,22 @@ public final class LeaseTable {
   }
 
   /**
-   * Records that {@code consumerId} read the blocks of {@code requestId} and presents {@code
-   * token}. Accepted only if the lease is live, the token matches and the deadline has not passed;
-   * a lease past its deadline ends here as EXPIRED. Repeated acknowledgements from the same
+   * Records that {@code consumerId} read the blocks of {@code requestId} and presents {@code token}
+   * and {@code readDigest}. Accepted only if the lease is live, the token matches, the digest is
+   * the one the lease was granted with and the deadline has not passed; a lease past its deadline
+   * ends here as EXPIRED, a wrong digest ends nothing. Repeated acknowledgements from the same
    * consumer count once.
    */
-  public AckOutcome acknowledge(String requestId, String token, String consumerId) {
+  public AckOutcome acknowledge(
+      String requestId, String token, String consumerId, byte[] readDigest) {
     synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
       Optional<Rejection> refused = checkConsumer(live, requestId, token);
       if (refused.isPresent()) {
         return new AckOutcome.Refused(refused.get(), Optional.empty());
+      }
+      if (!MessageDigest.isEqual(live.readDigest, readDigest)) {
+        return new AckOutcome.Refused(Rejection.WRONG_BLOCKS, Optional.empty());
       }
       long now = clock.nanoTime();
       if (now >= live.deadline) {
@@ -259,6 +270,7 @@ public final class LeaseTable {
     final long grantedAt;
     final long maxDeadline;
     final int acksRequired;
+    final byte[] readDigest;
     final long sequence;
     final Set<String> ackedBy = new HashSet<>(2);
     long deadline;
@@ -271,6 +283,7 @@ public final class LeaseTable {
         long deadline,
         long maxDeadline,
         int acksRequired,
+        byte[] readDigest,
         long sequence) {
       this.requestId = requestId;
       this.token = token;
@@ -279,6 +292,7 @@ public final class LeaseTable {
       this.deadline = deadline;
       this.maxDeadline = maxDeadline;
       this.acksRequired = acksRequired;
+      this.readDigest = readDigest;
       this.sequence = sequence;
     }
 

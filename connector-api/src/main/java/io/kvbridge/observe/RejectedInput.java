@@ -13,6 +13,15 @@ public enum RejectedInput {
   UNKNOWN_LEASE,
   /** A completion or heartbeat whose token does not match the live lease. */
   WRONG_TOKEN,
+  /**
+   * A completion whose token matches but whose read digest does not: other blocks, another order or
+   * another prompt than the lease's. Answered with NACK; the lease stays live.
+   */
+  WRONG_BLOCKS,
+  /** Transfer parameters whose prompt digest is not the digest of the request's own prompt. */
+  PROMPT_MISMATCH,
+  /** A block whose content did not match the checksum P recorded when it granted the lease. */
+  CHECKSUM_MISMATCH,
   /** A completion or heartbeat for a lease that already ended: a duplicate or late message. */
   LATE_OR_DUPLICATE,
   /** A completion that arrived after the lease's deadline. */

@@ -1,5 +1,6 @@
 package io.kvbridge.protocol;
 
+import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.InvalidTransferParamsException;
@@ -7,6 +8,7 @@ import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
+import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
@@ -82,11 +84,11 @@ final class Consumer {
     this.layout = kvLayout;
   }
 
-  LoadMatch matchRemote(String requestId, int promptTokens, TransferParams params) {
+  LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params) {
     KvLayout kv = requireLayout();
     String problem = null;
-    if (params.tokens() > promptTokens) {
-      problem = "tokens " + params.tokens() + " exceed the prompt's " + promptTokens;
+    if (params.tokens() > prompt.size()) {
+      problem = "tokens " + params.tokens() + " exceed the prompt's " + prompt.size();
     } else if ((long) params.blockIds().size() * kv.tokensPerBlock() != params.tokens()) {
       problem =
           params.blockIds().size()
@@ -104,6 +106,14 @@ final class Consumer {
     if (problem != null) {
       counters.rejected(RejectedInput.MALFORMED_TRANSFER_PARAMS, problem);
       throw new InvalidTransferParamsException(problem);
+    }
+    if (!prompt.digest(params.tokens()).equals(params.promptDigest())) {
+      String why =
+          "prompt_digest is not the digest of this request's first "
+              + params.tokens()
+              + " prompt tokens: the parameters belong to another prompt";
+      counters.rejected(RejectedInput.PROMPT_MISMATCH, requestId + ": " + why);
+      throw new InvalidTransferParamsException(why);
     }
     awaitingAllocation.put(requestId, params);
     return new LoadMatch(params.tokens(), true);
@@ -219,6 +229,11 @@ final class Consumer {
     }
     KvLayout kv = layout;
     KvMemory local = memory;
+    // Derived only from what this consumer verified: the block ids P will check against the
+    // lease, and the prompt digest matchRemote compared with this request's own prompt.
+    byte[] readDigest =
+        ReadDigest.of(
+            params.requestId(), params.promptDigest(), peer.blockBytes(), params.blockIds());
     List<Descriptor> localPieces = new ArrayList<>(params.blockIds().size());
     List<Descriptor> remotePieces = new ArrayList<>(params.blockIds().size());
     for (int i = 0; i < params.blockIds().size(); i++) {
@@ -241,7 +256,7 @@ final class Consumer {
               peer.agentName(),
               new DescriptorList(peer.memoryKind(), remotePieces),
               Optional.empty());
-      loads.put(spec.requestId(), new Load(spec, peer, handle, now, localDeadline));
+      loads.put(spec.requestId(), new Load(spec, peer, handle, readDigest, now, localDeadline));
     } catch (TransportException | IllegalArgumentException e) {
       fail(spec, "read could not be posted: " + e.getMessage());
     }
@@ -272,7 +287,15 @@ final class Consumer {
         status = new TransferStatus.Failed(e.getMessage());
       }
       if (status instanceof TransferStatus.Done) {
-        sendCompletion(load, now);
+        Optional<String> corrupt = checkContent(load);
+        if (corrupt.isPresent()) {
+          finish(load);
+          counters.rejected(
+              RejectedInput.CHECKSUM_MISMATCH, load.spec.requestId() + ": " + corrupt.get());
+          fail(load.spec, corrupt.get() + "; not using the read");
+        } else {
+          sendCompletion(load, now);
+        }
       } else if (status instanceof TransferStatus.Failed failed) {
         finish(load);
         fail(load.spec, "read failed: " + failed.reason());
@@ -478,6 +501,33 @@ final class Consumer {
     return params.producerEngineId() + '\u0000' + params.handshakeAddress();
   }
 
+  /** Compares each block read with the checksum P recorded at grant; names the first mismatch. */
+  private Optional<String> checkContent(Load load) {
+    TransferParams p = load.spec.params();
+    KvMemory local = memory;
+    int blockBytes = layout.blockBytes();
+    for (int i = 0; i < p.blockIds().size(); i++) {
+      int actual =
+          p.checksumScheme()
+              .checksum(local, (long) load.spec.localBlockIds().get(i) * blockBytes, blockBytes);
+      int expected = p.blockChecksums().get(i);
+      if (actual != expected) {
+        return Optional.of(
+            "block "
+                + p.blockIds().get(i)
+                + " of producer "
+                + p.producerEngineId()
+                + " arrived with "
+                + p.checksumScheme().wireName()
+                + " "
+                + Integer.toHexString(actual)
+                + ", the lease recorded "
+                + Integer.toHexString(expected));
+      }
+    }
+    return Optional.empty();
+  }
+
   private void sendCompletion(Load load, long now) {
     try {
       transport.release(load.handle);
@@ -489,7 +539,8 @@ final class Consumer {
     try {
       transport.notify(
           load.peer.agentName(),
-          ProtocolMessage.encode(new ProtocolMessage.Completion(ref, settings.engineId())));
+          ProtocolMessage.encode(
+              new ProtocolMessage.Completion(ref, settings.engineId(), load.readDigest)));
     } catch (TransportException e) {
       loads.remove(load.spec.requestId());
       fail(
@@ -636,6 +687,7 @@ final class Consumer {
     final LoadSpec spec;
     final ProducerPeer peer;
     final TransferHandle handle;
+    final byte[] readDigest;
     final long startedAt;
     long localDeadline;
     boolean awaitingReply;
@@ -645,11 +697,13 @@ final class Consumer {
         LoadSpec spec,
         ProducerPeer peer,
         TransferHandle handle,
+        byte[] readDigest,
         long startedAt,
         long localDeadline) {
       this.spec = spec;
       this.peer = peer;
       this.handle = handle;
+      this.readDigest = readDigest;
       this.startedAt = startedAt;
       this.localDeadline = localDeadline;
     }

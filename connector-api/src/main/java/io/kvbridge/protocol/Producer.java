@@ -1,5 +1,7 @@
 package io.kvbridge.protocol;
 
+import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.lease.AckOutcome;
 import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
@@ -89,16 +91,34 @@ final class Producer {
       return FinishDecision.freeNow();
     }
     List<Integer> blocks = request.blockIds().subList(0, fullBlocks);
-    Lease lease = leases.grant(request.requestId(), blocks, settings.acksRequired());
+    int tokens = fullBlocks * kv.tokensPerBlock();
+    String promptDigest = request.prompt().digest(tokens);
+    // Fingerprinted before the grant: from here on the blocks belong to the lease, and the engine
+    // does not write them until doneSending names the request.
+    KvMemory kvMemory = memory;
+    ChecksumScheme scheme = ChecksumScheme.forMemory(kvMemory.kind());
+    List<Integer> checksums = new ArrayList<>(blocks.size());
+    for (int block : blocks) {
+      checksums.add(scheme.checksum(kvMemory, (long) block * kv.blockBytes(), kv.blockBytes()));
+    }
+    Lease lease =
+        leases.grant(
+            request.requestId(),
+            blocks,
+            settings.acksRequired(),
+            ReadDigest.of(request.requestId(), promptDigest, kv.blockBytes(), blocks));
     return FinishDecision.holdFor(
         new TransferParams(
             settings.engineId(),
             request.requestId(),
             blocks,
-            fullBlocks * kv.tokensPerBlock(),
+            tokens,
+            promptDigest,
             lease.token().value(),
             lease.deadlineNanos(),
-            server.address()));
+            server.address(),
+            scheme,
+            checksums));
   }
 
   boolean revoke(String requestId, String why) {
@@ -112,7 +132,8 @@ final class Producer {
       return;
     }
     LeaseRef ref = completion.lease();
-    AckOutcome outcome = leases.acknowledge(ref.requestId(), ref.token(), consumer);
+    AckOutcome outcome =
+        leases.acknowledge(ref.requestId(), ref.token(), consumer, completion.readDigest());
     ProtocolMessage reply;
     if (outcome instanceof AckOutcome.Refused refused) {
       counters.rejected(
@@ -235,6 +256,7 @@ final class Producer {
     return switch (rejection) {
       case UNKNOWN_LEASE -> RejectedInput.UNKNOWN_LEASE;
       case WRONG_TOKEN -> RejectedInput.WRONG_TOKEN;
+      case WRONG_BLOCKS -> RejectedInput.WRONG_BLOCKS;
       case ALREADY_ENDED -> RejectedInput.LATE_OR_DUPLICATE;
       case EXPIRED -> RejectedInput.EXPIRED_COMPLETION;
     };

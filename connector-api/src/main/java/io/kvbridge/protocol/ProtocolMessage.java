@@ -1,8 +1,10 @@
 package io.kvbridge.protocol;
 
+import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.lease.LeaseToken;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -23,8 +25,49 @@ public sealed interface ProtocolMessage {
   /** The longest id or reason accepted. */
   int MAX_TEXT = 256;
 
-  /** D → P: "I read the blocks of this lease; may I use them?" */
-  record Completion(LeaseRef lease, String consumerEngineId) implements ProtocolMessage {}
+  /**
+   * D → P: "I read the blocks of this lease; may I use them?"
+   *
+   * @param lease the lease and its token
+   * @param consumerEngineId the consumer's engine id
+   * @param readDigest the {@link ReadDigest} of what D read: P answers NACK, ending nothing, unless
+   *     it is the lease's
+   */
+  record Completion(LeaseRef lease, String consumerEngineId, byte[] readDigest)
+      implements ProtocolMessage {
+    /** Copies the digest; it must be {@link ReadDigest#BYTES} long. */
+    public Completion {
+      if (readDigest.length != ReadDigest.BYTES) {
+        throw new IllegalArgumentException(
+            "a read digest is " + ReadDigest.BYTES + " bytes, got " + readDigest.length);
+      }
+      readDigest = readDigest.clone();
+    }
+
+    @Override
+    public byte[] readDigest() {
+      return readDigest.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Completion c
+          && lease.equals(c.lease)
+          && consumerEngineId.equals(c.consumerEngineId)
+          && Arrays.equals(readDigest, c.readDigest);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * (31 * lease.hashCode() + consumerEngineId.hashCode())
+          + Arrays.hashCode(readDigest);
+    }
+
+    @Override
+    public String toString() {
+      return "Completion[" + lease.requestId() + " from " + consumerEngineId + "]";
+    }
+  }
 
   /** P → D: the lease was live when the completion arrived; the read is valid. */
   record Ack(LeaseRef lease) implements ProtocolMessage {}
@@ -62,7 +105,7 @@ public sealed interface ProtocolMessage {
     if (message instanceof Completion c) {
       w.u8(Codec.COMPLETION);
       Codec.writeLease(w, c.lease());
-      w.text(c.consumerEngineId());
+      w.text(c.consumerEngineId()).raw(c.readDigest());
     } else if (message instanceof Ack a) {
       w.u8(Codec.ACK);
       Codec.writeLease(w, a.lease());
@@ -96,7 +139,10 @@ public sealed interface ProtocolMessage {
     ProtocolMessage message =
         switch (type) {
           case Codec.COMPLETION ->
-              new Completion(Codec.readLease(r), r.text("consumer engine id", MAX_TEXT));
+              new Completion(
+                  Codec.readLease(r),
+                  r.text("consumer engine id", MAX_TEXT),
+                  r.fixed(ReadDigest.BYTES));
           case Codec.ACK -> new Ack(Codec.readLease(r));
           case Codec.NACK -> new Nack(Codec.readLease(r), r.text("reason", MAX_TEXT));
           case Codec.HEARTBEAT -> {

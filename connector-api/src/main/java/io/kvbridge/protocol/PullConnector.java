@@ -13,6 +13,7 @@ import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.SchedulerSide;
 import io.kvbridge.spi.StepMetadata;
+import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.WorkerSide;
 import io.kvbridge.transfer.KvMemory;
@@ -186,12 +187,12 @@ public final class PullConnector implements KvConnector {
 
   private final class Scheduler implements SchedulerSide {
     @Override
-    public LoadMatch matchRemote(String requestId, int promptTokens, TransferParams params) {
+    public LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params) {
       requireConsumer();
       lock.lock();
       try {
         requireOpen();
-        return consumer.matchRemote(requestId, promptTokens, params);
+        return consumer.matchRemote(requestId, prompt, params);
       } finally {
         lock.unlock();
       }

@@ -88,6 +88,11 @@ final class WireReader {
     return bytes(size);
   }
 
+  /** Exactly {@code count} raw bytes. */
+  byte[] fixed(int count) throws MalformedMessageException {
+    return bytes(count);
+  }
+
   void expectEnd() throws MalformedMessageException {
     try {
       if (in.available() > 0) {

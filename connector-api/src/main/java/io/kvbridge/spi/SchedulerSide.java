@@ -16,14 +16,15 @@ public interface SchedulerSide {
    * parameters, before it allocates blocks for the request.
    *
    * @param requestId the request's id on this engine
-   * @param promptTokens the prompt length in tokens
+   * @param prompt the request's prompt; the parameters must carry the digest of its first {@code
+   *     params.tokens()} tokens, so KV computed for another prompt is never loaded for this one
    * @param params the producer's parameters (untrusted: they came through the router)
    * @return how many prompt tokens will be loaded instead of computed; the engine allocates blocks
    *     for the whole prompt and computes the rest locally
    * @throws InvalidTransferParamsException if {@code params} cannot describe this request; the
    *     rejection is counted and nothing is allocated
    */
-  LoadMatch matchRemote(String requestId, int promptTokens, TransferParams params);
+  LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params);
 
   /**
    * Called by a consumer's scheduler after it allocated blocks for a request that {@link

@@ -1,7 +1,10 @@
 package io.kvbridge.spi;
 
+import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.integrity.PromptDigest;
 import io.kvbridge.lease.LeaseToken;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,18 +19,26 @@ import java.util.Objects;
  * @param requestId the request's id on P
  * @param blockIds P's blocks, in token order
  * @param tokens how many prompt tokens the blocks hold
+ * @param promptDigest the {@link PromptDigest} of those tokens; D refuses parameters whose digest
+ *     is not its own request's, and P refuses a read whose digest is not the lease's
  * @param leaseToken the lease's secret
  * @param deadlineNanos when the lease expires, on P's monotonic clock
  * @param handshakeAddress where P answers handshakes
+ * @param checksumScheme how P fingerprinted each block's content
+ * @param blockChecksums one checksum per block of {@code blockIds}, in the same order; D checks
+ *     what it read against them before it asks P to validate the read
  */
 public record TransferParams(
     String producerEngineId,
     String requestId,
     List<Integer> blockIds,
     int tokens,
+    String promptDigest,
     String leaseToken,
     long deadlineNanos,
-    String handshakeAddress) {
+    String handshakeAddress,
+    ChecksumScheme checksumScheme,
+    List<Integer> blockChecksums) {
 
   /** The most blocks one request may name; more is refused as malformed. */
   public static final int MAX_BLOCKS = 65_536;
@@ -56,9 +67,23 @@ public record TransferParams(
     if (tokens <= 0) {
       throw new InvalidTransferParamsException("tokens must be positive, got " + tokens);
     }
+    if (!PromptDigest.isWellFormed(promptDigest)) {
+      throw new InvalidTransferParamsException(
+          "prompt_digest must be " + PromptDigest.HEX_LENGTH + " lowercase hex digits");
+    }
     if (!LeaseToken.isWellFormed(leaseToken)) {
       throw new InvalidTransferParamsException("lease_token must be 32 lowercase hex digits");
     }
+    if (checksumScheme == null) {
+      throw new InvalidTransferParamsException("checksum_scheme is missing");
+    }
+    if (blockChecksums == null || blockChecksums.size() != blockIds.size()) {
+      throw new InvalidTransferParamsException(
+          "block_checksums must hold one checksum per block of block_ids ("
+              + blockIds.size()
+              + ")");
+    }
+    blockChecksums = List.copyOf(blockChecksums);
   }
 
   /** The JSON-ready form, with snake_case keys. */
@@ -68,9 +93,12 @@ public record TransferParams(
     map.put("request_id", requestId);
     map.put("block_ids", blockIds);
     map.put("tokens", tokens);
+    map.put("prompt_digest", promptDigest);
     map.put("lease_token", leaseToken);
     map.put("deadline_nanos", deadlineNanos);
     map.put("handshake_address", handshakeAddress);
+    map.put("checksum_scheme", checksumScheme.wireName());
+    map.put("block_checksums", checksumsToHex(blockChecksums));
     return map;
   }
 
@@ -88,9 +116,49 @@ public record TransferParams(
         text(map, "request_id"),
         blockIds(map.get("block_ids")),
         (int) integer(map, "tokens", Integer.MIN_VALUE, Integer.MAX_VALUE),
+        text(map, "prompt_digest"),
         text(map, "lease_token"),
         integer(map, "deadline_nanos", Long.MIN_VALUE, Long.MAX_VALUE),
-        text(map, "handshake_address"));
+        text(map, "handshake_address"),
+        scheme(text(map, "checksum_scheme")),
+        checksumsFromHex(text(map, "block_checksums")));
+  }
+
+  /** Writes checksums as 8 lowercase hex digits each, big-endian, concatenated. */
+  private static String checksumsToHex(List<Integer> checksums) {
+    StringBuilder hex = new StringBuilder(checksums.size() * 8);
+    HexFormat format = HexFormat.of();
+    for (int checksum : checksums) {
+      hex.append(format.toHexDigits(checksum));
+    }
+    return hex.toString();
+  }
+
+  private static List<Integer> checksumsFromHex(String hex) {
+    if (hex.length() % 8 != 0 || hex.length() / 8 > MAX_BLOCKS) {
+      throw new InvalidTransferParamsException(
+          "block_checksums must be 8 hex digits per block, at most " + MAX_BLOCKS + " blocks");
+    }
+    List<Integer> checksums = new ArrayList<>(hex.length() / 8);
+    for (int i = 0; i < hex.length(); i += 8) {
+      String digits = hex.substring(i, i + 8);
+      if (!digits.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+        throw new InvalidTransferParamsException(
+            "block_checksums must be lowercase hex digits, got '" + digits + "'");
+      }
+      checksums.add(HexFormat.fromHexDigits(digits));
+    }
+    return checksums;
+  }
+
+  private static ChecksumScheme scheme(String name) {
+    return ChecksumScheme.fromWireName(name)
+        .orElseThrow(
+            () ->
+                new InvalidTransferParamsException(
+                    "checksum_scheme '"
+                        + (name.length() > 32 ? name.substring(0, 32) + "…" : name)
+                        + "' is unknown; known: crc32c, crc32c-sampled"));
   }
 
   private static void requireText(String field, String value) {

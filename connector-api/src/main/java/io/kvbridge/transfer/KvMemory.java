@@ -1,6 +1,7 @@
 package io.kvbridge.transfer;
 
 import java.nio.ByteBuffer;
+import java.util.zip.Checksum;
 
 /**
  * A contiguous range of memory that holds KV blocks and can be registered with a {@link Transport}.
@@ -32,6 +33,23 @@ public interface KvMemory extends AutoCloseable {
 
   /** Copies {@code dst.remaining()} bytes from {@code offset}; advances {@code dst}. */
   void read(long offset, ByteBuffer dst);
+
+  /**
+   * Feeds the {@code length} bytes at {@code offset} to {@code checksum}. This default copies them
+   * through a small heap buffer with {@link #read}; memory the JVM can address directly reads them
+   * in place instead.
+   */
+  default void update(Checksum checksum, long offset, long length) {
+    checkRange(offset, length);
+    ByteBuffer chunk = ByteBuffer.allocate((int) Math.min(length, 64 * 1024));
+    for (long done = 0; done < length; ) {
+      int n = (int) Math.min(chunk.capacity(), length - done);
+      chunk.clear().limit(n);
+      read(offset + done, chunk);
+      checksum.update(chunk.flip());
+      done += n;
+    }
+  }
 
   /** Frees the memory. The caller deregisters it from every transport first. */
   @Override

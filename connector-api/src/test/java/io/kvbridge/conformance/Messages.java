@@ -1,5 +1,6 @@
 package io.kvbridge.conformance;
 
+import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.protocol.LeaseRef;
 import io.kvbridge.protocol.ProtocolMessage;
 
@@ -20,8 +21,17 @@ public final class Messages {
             java.util.List.of(new ProtocolMessage.Renewal(lease, deadlineNanos))));
   }
 
-  /** A completion for {@code lease} claiming to come from {@code consumerEngineId}. */
+  /**
+   * A completion for {@code lease} claiming to come from {@code consumerEngineId}, with a read
+   * digest of zeros (the digest of no real read).
+   */
   public static byte[] completion(LeaseRef lease, String consumerEngineId) {
-    return ProtocolMessage.encode(new ProtocolMessage.Completion(lease, consumerEngineId));
+    return completion(lease, consumerEngineId, new byte[ReadDigest.BYTES]);
+  }
+
+  /** A completion for {@code lease} presenting {@code readDigest}. */
+  public static byte[] completion(LeaseRef lease, String consumerEngineId, byte[] readDigest) {
+    return ProtocolMessage.encode(
+        new ProtocolMessage.Completion(lease, consumerEngineId, readDigest));
   }
 }

@@ -3,6 +3,7 @@ package io.kvbridge.conformance;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
@@ -37,6 +38,8 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The pull protocol's behaviour over a connector's transport: what every connector must do,
@@ -168,7 +171,8 @@ public abstract class PullProtocolConformanceTest {
         producer
             .connector
             .scheduler()
-            .requestFinished(new FinishedRequest("p-1", List.of(1, 2), 8, true, true));
+            .requestFinished(
+                new FinishedRequest("p-1", List.of(1, 2), Prompts.of("p-1", 8), 8, true, true));
 
     assertThat(decision.delayFree()).isFalse();
     assertThat(decision.params()).isEmpty();
@@ -181,7 +185,8 @@ public abstract class PullProtocolConformanceTest {
         producer
             .connector
             .scheduler()
-            .requestFinished(new FinishedRequest("p-1", List.of(1), 3, false, true));
+            .requestFinished(
+                new FinishedRequest("p-1", List.of(1), Prompts.of("p-1", 3), 3, false, true));
 
     assertThat(decision.delayFree()).isFalse();
   }
@@ -192,7 +197,8 @@ public abstract class PullProtocolConformanceTest {
         producer
             .connector
             .scheduler()
-            .requestFinished(new FinishedRequest("p-1", List.of(1, 2), 8, false, false));
+            .requestFinished(
+                new FinishedRequest("p-1", List.of(1, 2), Prompts.of("p-1", 8), 8, false, false));
 
     assertThat(decision.delayFree()).isFalse();
   }
@@ -203,7 +209,9 @@ public abstract class PullProtocolConformanceTest {
         producer
             .connector
             .scheduler()
-            .requestFinished(new FinishedRequest("p-1", List.of(4, 5, 6), 10, false, true));
+            .requestFinished(
+                new FinishedRequest(
+                    "p-1", List.of(4, 5, 6), Prompts.of("p-1", 10), 10, false, true));
 
     assertThat(decision.delayFree()).isTrue();
     assertThat(decision.params().orElseThrow().blockIds()).containsExactly(4, 5);
@@ -289,7 +297,10 @@ public abstract class PullProtocolConformanceTest {
   void heartbeatKeepsAnUnreadLeaseAlivePastItsFirstDeadline() {
     establishPeer();
     TransferParams params = prefill("p-2", List.of(2));
-    consumer.connector.scheduler().matchRemote("d-2", params.tokens(), params);
+    consumer
+        .connector
+        .scheduler()
+        .matchRemote("d-2", Prompts.of(params.requestId(), params.tokens()), params);
     consumer.connector.scheduler().afterAllocate("d-2", List.of(2));
 
     clock.advance(Duration.ofSeconds(20));
@@ -380,7 +391,10 @@ public abstract class PullProtocolConformanceTest {
     Node other = node("other", Role.CONSUMER, new KvLayout(64, 1024, 4, "another-model/fp8"));
     TransferParams params = prefill("p-1", List.of(1));
 
-    other.connector.scheduler().matchRemote("d-1", params.tokens(), params);
+    other
+        .connector
+        .scheduler()
+        .matchRemote("d-1", Prompts.of(params.requestId(), params.tokens()), params);
     other.connector.scheduler().afterAllocate("d-1", List.of(1));
     other.connector.worker().startLoad(other.connector.scheduler().buildStepMetadata());
     other.drain();
@@ -422,7 +436,7 @@ public abstract class PullProtocolConformanceTest {
     TransferParams forged = altered(honest, "tokens", 7);
 
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> consumer.connector.scheduler().matchRemote("d-1", 100, forged))
+            () -> consumer.connector.scheduler().matchRemote("d-1", Prompts.of("p-1", 100), forged))
         .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class);
     assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
@@ -437,13 +451,136 @@ public abstract class PullProtocolConformanceTest {
             honest,
             "block_ids",
             java.util.Collections.nCopies(tooMany, 1),
+            "block_checksums",
+            "0".repeat(8 * tooMany),
             "tokens",
             tooMany * CONSUMER_LAYOUT.tokensPerBlock());
 
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> consumer.connector.scheduler().matchRemote("d-1", forged.tokens(), forged))
+            () ->
+                consumer
+                    .connector
+                    .scheduler()
+                    .matchRemote("d-1", Prompts.of("p-1", forged.tokens()), forged))
         .hasMessageContaining("exceed this engine's pool");
     assertThat(consumer.connector.status().loadsInFlight()).isZero();
+  }
+
+  // ---------------------------------------------------------------- a lease opens only its blocks
+
+  /** Ways a router or an attacker may rewrite the block list of genuine parameters. */
+  enum BlockForgery {
+    ANOTHER_LIVE_LEASES_BLOCKS,
+    FREE_BLOCKS,
+    OWN_BLOCKS_REVERSED,
+    OWN_BLOCKS_SHIFTED_BY_ONE,
+    OWN_BLOCK_REPEATED;
+
+    List<Integer> apply(List<Integer> own, List<Integer> otherLease) {
+      return switch (this) {
+        case ANOTHER_LIVE_LEASES_BLOCKS -> otherLease;
+        case FREE_BLOCKS -> List.of(29, 30, 31);
+        case OWN_BLOCKS_REVERSED -> List.of(own.get(2), own.get(1), own.get(0));
+        case OWN_BLOCKS_SHIFTED_BY_ONE -> own.stream().map(b -> b + 1).toList();
+        case OWN_BLOCK_REPEATED -> List.of(own.get(0), own.get(0), own.get(0));
+      };
+    }
+  }
+
+  /**
+   * The forger also rewrites the checksums to match the blocks it makes D read, so D's content
+   * check passes and only P's read digest stands between the token and the other blocks.
+   */
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(BlockForgery.class)
+  void forgedBlockListIsRefusedByTheProducerAndTheLeaseStaysLive(BlockForgery forgery) {
+    producer.fill(List.of(3, 7, 11, 20, 21, 22, 29, 30, 31, 4, 8, 12));
+    TransferParams honest = prefill("p-1", List.of(3, 7, 11));
+    TransferParams otherLease = prefill("p-2", List.of(20, 21, 22));
+    List<Integer> forgedIds = forgery.apply(honest.blockIds(), otherLease.blockIds());
+    TransferParams forged =
+        altered(honest, "block_ids", forgedIds, "block_checksums", producerChecksumsHex(forgedIds));
+
+    load("d-1", forged, List.of(40, 41, 42));
+    settle("d-1");
+
+    assertThat(consumer.received).doesNotContain("d-1");
+    assertThat(consumer.failed.get("d-1").reason()).contains("WRONG_BLOCKS");
+    awaitRejected(producer, RejectedInput.WRONG_BLOCKS);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(2);
+    assertThat(producer.drain().sent).isEmpty();
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 0L);
+  }
+
+  @Test
+  void genuineParametersStillLoadAfterAForgedBlockListWasRefused() {
+    Map<Integer, byte[]> written = producer.fill(List.of(3, 7, 11));
+    TransferParams honest = prefill("p-1", List.of(3, 7, 11));
+    List<Integer> reversed = List.of(11, 7, 3);
+    load(
+        "d-1",
+        altered(honest, "block_ids", reversed, "block_checksums", producerChecksumsHex(reversed)),
+        List.of(40, 41, 42));
+    settle("d-1");
+
+    load("d-2", honest, List.of(50, 51, 52));
+    settle("d-2");
+
+    assertThat(consumer.received).contains("d-2");
+    assertThat(consumer.block(50)).isEqualTo(written.get(3));
+    assertThat(consumer.block(52)).isEqualTo(written.get(11));
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+  }
+
+  @Test
+  void genuineParametersWithAnotherPromptOfTheSameLengthAreRefusedAtMatch() {
+    TransferParams params = prefill("p-1", List.of(1, 2));
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                consumer
+                    .connector
+                    .scheduler()
+                    .matchRemote("d-1", Prompts.of("another prompt", params.tokens()), params))
+        .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class)
+        .hasMessageContaining("another prompt");
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.PROMPT_MISMATCH, 1L);
+    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void promptDigestRewrittenForAnotherPromptIsRefusedByTheProducer() {
+    TransferParams params = prefill("p-1", List.of(1, 2));
+    var otherPrompt = Prompts.of("another prompt", params.tokens());
+    TransferParams forged = altered(params, "prompt_digest", otherPrompt.digest(params.tokens()));
+
+    consumer.connector.scheduler().matchRemote("d-1", otherPrompt, forged);
+    consumer.connector.scheduler().afterAllocate("d-1", List.of(5, 6));
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    settle("d-1");
+
+    assertThat(consumer.received).doesNotContain("d-1");
+    awaitRejected(producer, RejectedInput.WRONG_BLOCKS);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void blockWhoseContentChangedAfterTheGrantFailsTheLoadBeforeAnyCompletion() {
+    producer.fill(List.of(1, 2));
+    TransferParams params = prefill("p-1", List.of(1, 2));
+    producer.fill(List.of(2)); // overwritten while the lease holds it
+
+    load("d-1", params, List.of(5, 6));
+    settle("d-1");
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("crc32c");
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.CHECKSUM_MISMATCH, 1L);
+    assertThat(consumer.connector.status().readsCompleted()).isZero();
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -534,6 +671,20 @@ public abstract class PullProtocolConformanceTest {
     return TransferParams.fromMap(map);
   }
 
+  /** The checksums P's current memory gives {@code blocks}, in transfer-parameter form. */
+  protected String producerChecksumsHex(List<Integer> blocks) {
+    StringBuilder hex = new StringBuilder();
+    for (int block : blocks) {
+      int crc =
+          ChecksumScheme.CRC32C.checksum(
+              producer.memory,
+              (long) block * PRODUCER_LAYOUT.blockBytes(),
+              PRODUCER_LAYOUT.blockBytes());
+      hex.append(java.util.HexFormat.of().toHexDigits(crc));
+    }
+    return hex.toString();
+  }
+
   /** Runs one full load so the consumer knows the producer; returns its parameters. */
   protected TransferParams establishPeer() {
     TransferParams params = prefill("p-warmup", List.of(0));
@@ -554,6 +705,7 @@ public abstract class PullProtocolConformanceTest {
                 new FinishedRequest(
                     requestId,
                     blocks,
+                    Prompts.of(requestId, blocks.size() * PRODUCER_LAYOUT.tokensPerBlock()),
                     blocks.size() * PRODUCER_LAYOUT.tokensPerBlock(),
                     false,
                     true));
@@ -563,7 +715,10 @@ public abstract class PullProtocolConformanceTest {
 
   /** Accepts the parameters on the consumer and starts the load. */
   protected void load(String requestId, TransferParams params, List<Integer> localBlocks) {
-    consumer.connector.scheduler().matchRemote(requestId, params.tokens(), params);
+    consumer
+        .connector
+        .scheduler()
+        .matchRemote(requestId, Prompts.of(params.requestId(), params.tokens()), params);
     consumer.connector.scheduler().afterAllocate(requestId, localBlocks);
     consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
   }

@@ -24,6 +24,7 @@ class LeaseTableProperties {
 
   private static final Duration LEASE = Duration.ofSeconds(30);
   private static final Duration MAX = Duration.ofSeconds(120);
+  private static final byte[] READ = new byte[32];
 
   record Step(int kind, int request, int advanceSeconds, boolean rightToken) {}
 
@@ -70,12 +71,12 @@ class LeaseTableProperties {
       switch (step.kind()) {
         case 0 -> {
           if (table.find(id).isEmpty()) {
-            Lease lease = table.grant(id, List.of(step.request()), 1);
+            Lease lease = table.grant(id, List.of(step.request()), 1, READ);
             live.put(id, lease);
             everGranted.add(lease.token().value());
           }
         }
-        case 1 -> table.acknowledge(id, token, "d");
+        case 1 -> table.acknowledge(id, token, "d", READ);
         case 2 -> table.renew(id, token);
         case 3 -> table.revoke(id, "abort");
         case 4 -> {

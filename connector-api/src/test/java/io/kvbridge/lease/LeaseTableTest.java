@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvbridge.time.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -14,6 +15,7 @@ class LeaseTableTest {
 
   private static final Duration LEASE = Duration.ofSeconds(30);
   private static final Duration MAX_LIFETIME = Duration.ofSeconds(90);
+  private static final byte[] READ = digest(1);
 
   private final ManualClock clock = new ManualClock();
   private final List<LeaseEnd> ends = new ArrayList<>();
@@ -31,7 +33,7 @@ class LeaseTableTest {
   @Test
   void grantSetsDeadlineOneDurationAheadAndHardLimitOneLifetimeAhead() {
     long now = clock.nanoTime();
-    Lease lease = table.grant("r1", List.of(3, 4), 1);
+    Lease lease = table.grant("r1", List.of(3, 4), 1, READ);
 
     assertThat(lease.deadlineNanos()).isEqualTo(now + LEASE.toNanos());
     assertThat(lease.maxDeadlineNanos()).isEqualTo(now + MAX_LIFETIME.toNanos());
@@ -41,8 +43,8 @@ class LeaseTableTest {
 
   @Test
   void tokensAreUniquePerLease() {
-    Lease a = table.grant("a", List.of(1), 1);
-    Lease b = table.grant("b", List.of(2), 1);
+    Lease a = table.grant("a", List.of(1), 1, READ);
+    Lease b = table.grant("b", List.of(2), 1, READ);
 
     assertThat(a.token()).isNotEqualTo(b.token());
   }
@@ -51,7 +53,7 @@ class LeaseTableTest {
   void tokensStayWellFormedAndDistinctAcrossManyGrants() {
     java.util.Set<String> seen = new java.util.HashSet<>();
     for (int i = 0; i < 1000; i++) {
-      String token = table.grant("r" + i, List.of(i), 1).token().value();
+      String token = table.grant("r" + i, List.of(i), 1, READ).token().value();
       assertThat(LeaseToken.isWellFormed(token)).isTrue();
       seen.add(token);
     }
@@ -71,24 +73,24 @@ class LeaseTableTest {
 
   @Test
   void grantingTwiceForALiveRequestIsRefused() {
-    table.grant("r1", List.of(1), 1);
+    table.grant("r1", List.of(1), 1, READ);
 
-    assertThatThrownBy(() -> table.grant("r1", List.of(2), 1))
+    assertThatThrownBy(() -> table.grant("r1", List.of(2), 1, READ))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("r1");
   }
 
   @Test
   void leaseWithoutBlocksIsRefused() {
-    assertThatThrownBy(() -> table.grant("r1", List.of(), 1))
+    assertThatThrownBy(() -> table.grant("r1", List.of(), 1, READ))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
   void acknowledgementWithRightTokenEndsLeaseAsRead() {
-    Lease lease = table.grant("r1", List.of(1), 1);
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
 
-    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0");
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", READ);
 
     assertThat(outcome).isInstanceOf(AckOutcome.Read.class);
     assertThat(ends).singleElement().extracting(LeaseEnd::reason).isEqualTo(EndReason.READ);
@@ -97,9 +99,9 @@ class LeaseTableTest {
 
   @Test
   void acknowledgementWithWrongTokenFreesNothing() {
-    table.grant("r1", List.of(1), 1);
+    table.grant("r1", List.of(1), 1, READ);
 
-    AckOutcome outcome = table.acknowledge("r1", LeaseToken.random().value(), "d0");
+    AckOutcome outcome = table.acknowledge("r1", LeaseToken.random().value(), "d0", READ);
 
     assertThat(outcome).isEqualTo(new AckOutcome.Refused(Rejection.WRONG_TOKEN, Optional.empty()));
     assertThat(ends).isEmpty();
@@ -107,10 +109,22 @@ class LeaseTableTest {
   }
 
   @Test
-  void acknowledgementOfUnknownRequestFreesNothing() {
-    table.grant("r1", List.of(1), 1);
+  void acknowledgementWithTheRightTokenAndAnotherReadDigestEndsNothing() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
 
-    AckOutcome outcome = table.acknowledge("nope", LeaseToken.random().value(), "d0");
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", digest(2));
+
+    assertThat(outcome).isEqualTo(new AckOutcome.Refused(Rejection.WRONG_BLOCKS, Optional.empty()));
+    assertThat(ends).isEmpty();
+    assertThat(table.acknowledge("r1", lease.token().value(), "d0", READ))
+        .isInstanceOf(AckOutcome.Read.class);
+  }
+
+  @Test
+  void acknowledgementOfUnknownRequestFreesNothing() {
+    table.grant("r1", List.of(1), 1, READ);
+
+    AckOutcome outcome = table.acknowledge("nope", LeaseToken.random().value(), "d0", READ);
 
     assertThat(outcome).isInstanceOf(AckOutcome.Refused.class);
     assertThat(((AckOutcome.Refused) outcome).reason()).isEqualTo(Rejection.UNKNOWN_LEASE);
@@ -119,10 +133,10 @@ class LeaseTableTest {
 
   @Test
   void duplicateAcknowledgementIsRecognisedAsLateAndEndsNothingTwice() {
-    Lease lease = table.grant("r1", List.of(1), 1);
-    table.acknowledge("r1", lease.token().value(), "d0");
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    table.acknowledge("r1", lease.token().value(), "d0", READ);
 
-    AckOutcome second = table.acknowledge("r1", lease.token().value(), "d0");
+    AckOutcome second = table.acknowledge("r1", lease.token().value(), "d0", READ);
 
     assertThat(((AckOutcome.Refused) second).reason()).isEqualTo(Rejection.ALREADY_ENDED);
     assertThat(ends).hasSize(1);
@@ -130,10 +144,10 @@ class LeaseTableTest {
 
   @Test
   void acknowledgementAfterDeadlineEndsLeaseAsExpiredAndIsRefused() {
-    Lease lease = table.grant("r1", List.of(1), 1);
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(LEASE);
 
-    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0");
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", READ);
 
     assertThat(outcome).isInstanceOf(AckOutcome.Refused.class);
     AckOutcome.Refused refused = (AckOutcome.Refused) outcome;
@@ -144,23 +158,23 @@ class LeaseTableTest {
 
   @Test
   void leaseWaitingForTwoConsumersEndsOnlyAfterBothDistinctAcknowledgements() {
-    Lease lease = table.grant("r1", List.of(1), 2);
+    Lease lease = table.grant("r1", List.of(1), 2, READ);
     String token = lease.token().value();
 
-    assertThat(table.acknowledge("r1", token, "d0")).isInstanceOf(AckOutcome.Partial.class);
-    assertThat(table.acknowledge("r1", token, "d0")).isInstanceOf(AckOutcome.Partial.class);
+    assertThat(table.acknowledge("r1", token, "d0", READ)).isInstanceOf(AckOutcome.Partial.class);
+    assertThat(table.acknowledge("r1", token, "d0", READ)).isInstanceOf(AckOutcome.Partial.class);
     assertThat(ends).isEmpty();
-    assertThat(table.acknowledge("r1", token, "d1")).isInstanceOf(AckOutcome.Read.class);
+    assertThat(table.acknowledge("r1", token, "d1", READ)).isInstanceOf(AckOutcome.Read.class);
     assertThat(ends).hasSize(1);
   }
 
   @Test
   void expireEndsExactlyTheLeasesPastTheirDeadlineInDeadlineOrder() {
-    table.grant("first", List.of(1), 1);
+    table.grant("first", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(10));
-    table.grant("second", List.of(2), 1);
+    table.grant("second", List.of(2), 1, READ);
     clock.advance(Duration.ofSeconds(10));
-    table.grant("third", List.of(3), 1);
+    table.grant("third", List.of(3), 1, READ);
 
     clock.advance(Duration.ofSeconds(15)); // first: 35 s old, second: 25 s, third: 15 s
     assertThat(table.expire()).extracting(e -> e.lease().requestId()).containsExactly("first");
@@ -171,7 +185,7 @@ class LeaseTableTest {
 
   @Test
   void expireBeforeAnyDeadlineEndsNothing() {
-    table.grant("r1", List.of(1), 1);
+    table.grant("r1", List.of(1), 1, READ);
     clock.advance(LEASE.minusNanos(1));
 
     assertThat(table.expire()).isEmpty();
@@ -180,7 +194,7 @@ class LeaseTableTest {
 
   @Test
   void renewalExtendsToOneDurationFromNow() {
-    Lease lease = table.grant("r1", List.of(1), 1);
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(20));
 
     RenewOutcome outcome = table.renew("r1", lease.token().value());
@@ -194,7 +208,7 @@ class LeaseTableTest {
 
   @Test
   void renewalNeverShortensALease() {
-    Lease lease = table.grant("r1", List.of(1), 1);
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(20));
     long extended =
         ((RenewOutcome.Renewed) table.renew("r1", lease.token().value())).lease().deadlineNanos();
@@ -207,7 +221,7 @@ class LeaseTableTest {
 
   @Test
   void renewalNeverPassesTheMaximumLifetime() {
-    Lease lease = table.grant("r1", List.of(1), 1);
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
     for (int i = 0; i < 10; i++) {
       clock.advance(Duration.ofSeconds(20));
       table.renew("r1", lease.token().value());
@@ -219,7 +233,7 @@ class LeaseTableTest {
 
   @Test
   void renewalAtTheMaximumLifetimeLeavesDeadlineAtTheLimit() {
-    Lease lease = table.grant("r1", List.of(1), 1);
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(25));
     table.renew("r1", lease.token().value());
     clock.advance(Duration.ofSeconds(25));
@@ -234,9 +248,9 @@ class LeaseTableTest {
 
   @Test
   void renewalReordersExpiry() {
-    Lease early = table.grant("early", List.of(1), 1);
+    Lease early = table.grant("early", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(5));
-    table.grant("late", List.of(2), 1);
+    table.grant("late", List.of(2), 1, READ);
     clock.advance(Duration.ofSeconds(20));
     table.renew("early", early.token().value()); // early now ends at 55 s, late at 35 s
 
@@ -248,7 +262,7 @@ class LeaseTableTest {
 
   @Test
   void renewalWithWrongTokenIsIgnored() {
-    Lease lease = table.grant("r1", List.of(1), 1);
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(20));
 
     RenewOutcome outcome = table.renew("r1", LeaseToken.random().value());
@@ -259,7 +273,7 @@ class LeaseTableTest {
 
   @Test
   void renewalOfEndedLeaseIsIgnoredAsAlreadyEnded() {
-    Lease lease = table.grant("r1", List.of(1), 1);
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
     table.revoke("r1", "abort");
 
     assertThat(table.renew("r1", lease.token().value()))
@@ -268,7 +282,7 @@ class LeaseTableTest {
 
   @Test
   void renewalAfterDeadlineDoesNotReviveTheLease() {
-    Lease lease = table.grant("r1", List.of(1), 1);
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(LEASE.plusSeconds(1));
 
     assertThat(table.renew("r1", lease.token().value()))
@@ -278,7 +292,7 @@ class LeaseTableTest {
 
   @Test
   void revokeEndsLeaseAsRevokedOnce() {
-    table.grant("r1", List.of(1), 1);
+    table.grant("r1", List.of(1), 1, READ);
 
     assertThat(table.revoke("r1", "client went away"))
         .map(LeaseEnd::reason)
@@ -289,8 +303,8 @@ class LeaseTableTest {
 
   @Test
   void revokeAllEndsEveryLiveLease() {
-    table.grant("a", List.of(1), 1);
-    table.grant("b", List.of(2), 1);
+    table.grant("a", List.of(1), 1, READ);
+    table.grant("b", List.of(2), 1, READ);
 
     assertThat(table.revokeAll("shutdown")).hasSize(2);
     assertThat(table.size()).isZero();
@@ -299,8 +313,8 @@ class LeaseTableTest {
 
   @Test
   void aLeaseThatWasReadNeverExpiresLater() {
-    Lease lease = table.grant("r1", List.of(1), 1);
-    table.acknowledge("r1", lease.token().value(), "d0");
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    table.acknowledge("r1", lease.token().value(), "d0", READ);
     clock.advance(MAX_LIFETIME.multipliedBy(2));
 
     assertThat(table.expire()).isEmpty();
@@ -310,19 +324,19 @@ class LeaseTableTest {
   @Test
   void soonestDeadlineFollowsTheHeadOfTheExpiryOrder() {
     assertThat(table.soonestDeadline()).isEmpty();
-    Lease first = table.grant("a", List.of(1), 1);
+    Lease first = table.grant("a", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(1));
-    table.grant("b", List.of(2), 1);
+    table.grant("b", List.of(2), 1, READ);
 
     assertThat(table.soonestDeadline()).contains(first.deadlineNanos());
   }
 
   @Test
   void requestIdMayBeLeasedAgainAfterItsLeaseEnded() {
-    table.grant("r1", List.of(1), 1);
+    table.grant("r1", List.of(1), 1, READ);
     table.revoke("r1", "abort");
 
-    Lease again = table.grant("r1", List.of(7), 1);
+    Lease again = table.grant("r1", List.of(7), 1, READ);
 
     assertThat(table.find("r1")).contains(again);
   }
@@ -338,5 +352,11 @@ class LeaseTableTest {
     LeaseToken token = LeaseToken.random();
 
     assertThat(token.toString()).doesNotContain(token.value());
+  }
+
+  private static byte[] digest(int seed) {
+    byte[] digest = new byte[32];
+    Arrays.fill(digest, (byte) seed);
+    return digest;
   }
 }

@@ -14,13 +14,15 @@ import org.junit.jupiter.api.Test;
 
 class ProtocolMessageTest {
 
+  private static final byte[] DIGEST = new byte[32];
+
   private final LeaseRef lease = new LeaseRef("req-1", LeaseToken.random().value());
 
   @Test
   void everyMessageSurvivesEncodeAndDecode() throws Exception {
     List<ProtocolMessage> messages =
         List.of(
-            new ProtocolMessage.Completion(lease, "decode-0"),
+            new ProtocolMessage.Completion(lease, "decode-0", DIGEST),
             new ProtocolMessage.Ack(lease),
             new ProtocolMessage.Nack(lease, "EXPIRED"),
             new ProtocolMessage.Heartbeat(
@@ -49,7 +51,8 @@ class ProtocolMessageTest {
 
   @Test
   void truncatedMessageIsRefused() {
-    byte[] bytes = ProtocolMessage.encode(new ProtocolMessage.Completion(lease, "decode-0"));
+    byte[] bytes =
+        ProtocolMessage.encode(new ProtocolMessage.Completion(lease, "decode-0", DIGEST));
 
     assertThatThrownBy(() -> ProtocolMessage.decode(Arrays.copyOf(bytes, bytes.length - 3)))
         .hasMessageContaining("truncated");

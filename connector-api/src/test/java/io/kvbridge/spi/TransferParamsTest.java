@@ -3,6 +3,7 @@ package io.kvbridge.spi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.lease.LeaseToken;
 import java.util.HashMap;
 import java.util.List;
@@ -17,13 +18,48 @@ class TransferParamsTest {
           "req-1",
           List.of(4, 9),
           32,
+          TokenIds.of(new int[32]).digest(32),
           LeaseToken.random().value(),
           123L,
-          "local://prefill-0");
+          "local://prefill-0",
+          ChecksumScheme.CRC32C,
+          List.of(0x8badf00d, 17));
 
   @Test
   void mapFormSurvivesTheRoundTrip() {
     assertThat(TransferParams.fromMap(params.toMap())).isEqualTo(params);
+  }
+
+  @Test
+  void checksumsTravelAsEightHexDigitsPerBlock() {
+    assertThat(params.toMap()).containsEntry("block_checksums", "8badf00d00000011");
+  }
+
+  @Test
+  void checksumListOfAnotherLengthIsRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("block_checksums", "8badf00d");
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .isInstanceOf(InvalidTransferParamsException.class)
+        .hasMessageContaining("one checksum per block");
+  }
+
+  @Test
+  void unknownChecksumSchemeIsRefusedByName() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("checksum_scheme", "md5");
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .hasMessageContaining("checksum_scheme 'md5' is unknown");
+  }
+
+  @Test
+  void malformedPromptDigestIsRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("prompt_digest", "ABC");
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map)).hasMessageContaining("prompt_digest");
   }
 
   @Test

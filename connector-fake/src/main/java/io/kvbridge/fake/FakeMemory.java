@@ -3,6 +3,7 @@ package io.kvbridge.fake;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.ByteBuffer;
+import java.util.zip.Checksum;
 
 /**
  * Host memory of a fake agent: a {@link ByteBuffer} at a synthetic address the fabric handed out.
@@ -60,6 +61,12 @@ final class FakeMemory implements KvMemory, Bytes {
   public void read(long offset, ByteBuffer dst) {
     checkRange(offset, dst.remaining());
     dst.put(view(offset, dst.remaining()));
+  }
+
+  @Override
+  public void update(Checksum checksum, long offset, long length) {
+    checkRange(offset, length);
+    checksum.update(view(offset, length));
   }
 
   @Override

@@ -11,6 +11,7 @@ import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.transfer.KvMemory;
@@ -53,7 +54,9 @@ class NixlLeaseExpiryTest {
     FinishDecision decision =
         producer
             .scheduler()
-            .requestFinished(new FinishedRequest("req-1", List.of(2, 5), 32, false, true));
+            .requestFinished(
+                new FinishedRequest(
+                    "req-1", List.of(2, 5), TokenIds.of(new int[32]), 32, false, true));
     TransferParams params = decision.params().orElseThrow();
     assertThat(decision.delayFree()).isTrue();
     assertThat(params.blockIds()).containsExactly(2, 5);

@@ -7,6 +7,7 @@ import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import java.time.Duration;
 import java.util.HashSet;
@@ -22,6 +23,9 @@ public final class Leases {
   /** The blocks a granted lease holds: two, of 64 bytes each. */
   public static final List<Integer> BLOCKS = List.of(0, 1);
 
+  /** The prompt of every request: eight tokens, filling the two blocks. */
+  public static final TokenIds PROMPT = TokenIds.of(11, 12, 13, 14, 15, 16, 17, 18);
+
   private Leases() {}
 
   /** Registers a KV cache so the connector answers handshakes and may grant leases. */
@@ -35,7 +39,8 @@ public final class Leases {
     FinishDecision decision =
         producer
             .scheduler()
-            .requestFinished(new FinishedRequest(requestId, BLOCKS, 8, false, true));
+            .requestFinished(
+                new FinishedRequest(requestId, BLOCKS, PROMPT, PROMPT.size(), false, true));
     return decision
         .params()
         .orElseThrow(() -> new IllegalStateException("no lease was granted for " + requestId));
@@ -43,7 +48,7 @@ public final class Leases {
 
   /** Accepts {@code params} on the consumer: from now on it means to read them. */
   public static void accept(KvConnector consumer, String requestId, TransferParams params) {
-    consumer.scheduler().matchRemote(requestId, params.tokens(), params);
+    consumer.scheduler().matchRemote(requestId, PROMPT, params);
   }
 
   /**

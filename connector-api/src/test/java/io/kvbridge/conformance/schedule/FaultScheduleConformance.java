@@ -1,16 +1,19 @@
 package io.kvbridge.conformance.schedule;
 
 import io.kvbridge.conformance.schedule.Op.Advance;
+import io.kvbridge.conformance.schedule.Op.CorruptHeldBlock;
 import io.kvbridge.conformance.schedule.Op.DelayNotifications;
 import io.kvbridge.conformance.schedule.Op.DropNotifications;
 import io.kvbridge.conformance.schedule.Op.DuplicateNotifications;
 import io.kvbridge.conformance.schedule.Op.FailNextRead;
+import io.kvbridge.conformance.schedule.Op.ForgeBlockList;
 import io.kvbridge.conformance.schedule.Op.ForgeCompletion;
 import io.kvbridge.conformance.schedule.Op.HoldNotifications;
 import io.kvbridge.conformance.schedule.Op.KillDecoder;
 import io.kvbridge.conformance.schedule.Op.NewRequest;
 import io.kvbridge.conformance.schedule.Op.ReleaseHeld;
 import io.kvbridge.conformance.schedule.Op.ReplayCompletion;
+import io.kvbridge.conformance.schedule.Op.RouteToAnotherPrompt;
 import io.kvbridge.conformance.schedule.Op.StallNextRead;
 import io.kvbridge.conformance.schedule.Op.Unstall;
 import io.kvbridge.transfer.Transport;
@@ -25,8 +28,9 @@ import net.jqwik.api.statistics.Statistics;
 /**
  * Random P/D request mixes under random faults, checked against the invariants that matter in
  * production: no block leaked or freed twice, none held past its maximum lifetime plus one sweep,
- * no corrupted read ever reported received, and every request ends. A failing schedule shrinks to a
- * short list of {@link Op}s that reproduces it.
+ * no corrupted read ever reported received (nor a read of a forged block list, nor KV computed for
+ * another prompt), and every request ends. A failing schedule shrinks to a short list of {@link
+ * Op}s that reproduces it.
  *
  * <p>A connector module runs it by extending this class with a transport factory and declaring a
  * jqwik property, with its own tries and seed, that passes its arguments to {@link #checkSchedule}:
@@ -95,7 +99,10 @@ public abstract class FaultScheduleConformance {
             Arbitraries.just(new Unstall()),
             Arbitraries.just(new KillDecoder()),
             Arbitraries.just(new ForgeCompletion()),
-            Arbitraries.just(new ReplayCompletion()));
+            Arbitraries.just(new ReplayCompletion()),
+            Arbitraries.integers().between(0, 4).map(ForgeBlockList::new),
+            Arbitraries.of(false, true).map(RouteToAnotherPrompt::new),
+            Arbitraries.just(new CorruptHeldBlock()));
     return Arbitraries.frequencyOf(
             net.jqwik.api.Tuple.of(5, newRequest),
             net.jqwik.api.Tuple.of(3, advance),

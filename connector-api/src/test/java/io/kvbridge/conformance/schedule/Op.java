@@ -41,4 +41,20 @@ public sealed interface Op {
 
   /** D replays the completion of a request it already finished. */
   record ReplayCompletion() implements Op {}
+
+  /**
+   * P prefills a request of three blocks; the router hands D its genuine token with a forged block
+   * list (variant 0: another held request's blocks, 1: blocks P does not hold, 2: its own reversed,
+   * 3: shifted by one, 4: its first block three times) and checksums that match those blocks.
+   */
+  record ForgeBlockList(int variant) implements Op {}
+
+  /**
+   * P prefills a request; the router hands its parameters to D with another prompt of the same
+   * length, leaving the prompt digest as P wrote it or rewriting it to the other prompt's.
+   */
+  record RouteToAnotherPrompt(boolean digestRewritten) implements Op {}
+
+  /** A block of a held request is overwritten on P while its lease lives (a bug P must survive). */
+  record CorruptHeldBlock() implements Op {}
 }

@@ -13,6 +13,8 @@ import io.kvbridge.transfer.Transport;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Hand-written schedules for the faults that matter most, each with its expected ending. A
@@ -90,6 +92,41 @@ public abstract class ScheduleExamplesConformanceTest {
                 new Advance(1_000)));
 
     assertThat(simulation.served()).isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "forgery {0}")
+  @ValueSource(ints = {0, 1, 2, 3, 4})
+  void forgedBlockListIsNeverServedAndEveryBlockIsFreedOnce(int variant) {
+    Simulation simulation =
+        run(List.of(ROUTED, new Op.ForgeBlockList(variant), ROUTED, new Advance(1_000)));
+
+    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "digest rewritten: {0}")
+  @ValueSource(booleans = {false, true})
+  void parametersRoutedWithAnotherPromptAreNeverServed(boolean digestRewritten) {
+    Simulation simulation =
+        run(List.of(new Op.RouteToAnotherPrompt(digestRewritten), ROUTED, new Advance(1_000)));
+
+    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  @Test
+  void blockOverwrittenOnTheProducerWhileLeasedIsNeverServed() {
+    Simulation simulation =
+        run(
+            List.of(
+                new StallNextRead(),
+                ROUTED,
+                new Op.CorruptHeldBlock(),
+                new Unstall(),
+                new Advance(1_000)));
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.failed()).isEqualTo(1);
   }
 
   /** Runs the schedule, lets every lease end, and checks nothing leaked; returns the outcome. */

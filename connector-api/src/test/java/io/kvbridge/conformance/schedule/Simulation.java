@@ -3,8 +3,10 @@ package io.kvbridge.conformance.schedule;
 import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.conformance.Messages;
+import io.kvbridge.conformance.Prompts;
 import io.kvbridge.conformance.faults.FaultInjectingTransport;
 import io.kvbridge.conformance.faults.Faults;
+import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.protocol.LeaseRef;
@@ -17,6 +19,7 @@ import io.kvbridge.spi.InvalidTransferParamsException;
 import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.time.MonotonicClock;
@@ -178,9 +181,90 @@ final class Simulation implements AutoCloseable {
       forgeCompletion();
     } else if (op instanceof Op.ReplayCompletion) {
       replayCompletion();
+    } else if (op instanceof Op.ForgeBlockList f) {
+      forgeBlockList(f.variant());
+    } else if (op instanceof Op.RouteToAnotherPrompt a) {
+      routeToAnotherPrompt(a.digestRewritten());
+    } else if (op instanceof Op.CorruptHeldBlock) {
+      corruptHeldBlock();
     } else {
       throw new IllegalArgumentException("unknown op " + op);
     }
+  }
+
+  private void forgeBlockList(int variant) {
+    String id = "r" + nextRequest++;
+    requests++;
+    producer
+        .prefill(id, 3, false)
+        .ifPresent(
+            params -> {
+              routed++;
+              List<Integer> own = params.blockIds();
+              List<Integer> forged =
+                  switch (variant) {
+                    case 0 ->
+                        producer.held.entrySet().stream()
+                            .filter(e -> !e.getKey().equals(id))
+                            .map(e -> e.getValue().blocks)
+                            .filter(blocks -> blocks.size() == own.size())
+                            .findFirst()
+                            .orElse(List.of(own.get(1), own.get(2), own.get(0)));
+                    case 1 ->
+                        List.copyOf(producer.free).subList(0, Math.min(3, producer.free.size()));
+                    case 2 -> List.of(own.get(2), own.get(1), own.get(0));
+                    case 3 -> own.stream().map(b -> (b + 1) % LAYOUT.blockCount()).toList();
+                    default -> List.of(own.get(0), own.get(0), own.get(0));
+                  };
+              if (forged.size() != own.size()) {
+                forged = List.of(own.get(0), own.get(0), own.get(0));
+              }
+              decoder.acceptNeverToBeServed(
+                  id,
+                  altered(
+                      params,
+                      "block_ids",
+                      forged,
+                      "block_checksums",
+                      producer.checksumsHex(forged)),
+                  Prompts.of(id, params.tokens() + 1));
+            });
+  }
+
+  private void routeToAnotherPrompt(boolean digestRewritten) {
+    String id = "r" + nextRequest++;
+    requests++;
+    producer
+        .prefill(id, 1 + random.nextInt(3), false)
+        .ifPresent(
+            params -> {
+              routed++;
+              TokenIds other = Prompts.of(id + "/another", params.tokens() + 1);
+              TransferParams routed =
+                  digestRewritten
+                      ? altered(params, "prompt_digest", other.digest(params.tokens()))
+                      : params;
+              decoder.acceptNeverToBeServed(id, routed, other);
+            });
+  }
+
+  private void corruptHeldBlock() {
+    List<Held> held = new ArrayList<>(producer.held.values());
+    if (held.isEmpty()) {
+      return;
+    }
+    List<Integer> blocks = held.get(random.nextInt(held.size())).blocks;
+    byte[] junk = new byte[LAYOUT.blockBytes()];
+    random.nextBytes(junk);
+    writeBlock(producer.memory, blocks.get(random.nextInt(blocks.size())), junk);
+  }
+
+  private static TransferParams altered(TransferParams params, Object... keysAndValues) {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return TransferParams.fromMap(map);
   }
 
   private void newRequest(Op.NewRequest r) {
@@ -332,7 +416,13 @@ final class Simulation implements AutoCloseable {
           connector
               .scheduler()
               .requestFinished(
-                  new FinishedRequest(id, ids, blocks * LAYOUT.tokensPerBlock() + 1, false, true));
+                  new FinishedRequest(
+                      id,
+                      ids,
+                      Prompts.of(id, blocks * LAYOUT.tokensPerBlock() + 1),
+                      blocks * LAYOUT.tokensPerBlock() + 1,
+                      false,
+                      true));
       if (!decision.delayFree()) {
         throw new AssertionError("a finished request with full blocks must be held for D: " + id);
       }
@@ -363,6 +453,18 @@ final class Simulation implements AutoCloseable {
       }
     }
 
+    /** The checksums P's memory gives {@code blocks} now, in transfer-parameter form. */
+    String checksumsHex(List<Integer> blocks) {
+      StringBuilder hex = new StringBuilder();
+      for (int block : blocks) {
+        int crc =
+            ChecksumScheme.CRC32C.checksum(
+                memory, (long) block * LAYOUT.blockBytes(), LAYOUT.blockBytes());
+        hex.append(java.util.HexFormat.of().toHexDigits(crc));
+      }
+      return hex.toString();
+    }
+
     void checkNothingHeldTooLong() {
       long limit = MAX_LIFETIME.plus(SWEEP).toNanos();
       for (Map.Entry<String, Held> e : held.entrySet()) {
@@ -387,6 +489,7 @@ final class Simulation implements AutoCloseable {
     final Map<String, List<Integer>> pending = new LinkedHashMap<>();
     final Map<String, TransferParams> paramsOf = new HashMap<>();
     final List<TransferParams> finishedParams = new ArrayList<>();
+    final Set<String> mustNotBeServed = new HashSet<>();
 
     DecoderEngine(int generation) {
       String engineId = "decode-" + generation;
@@ -400,8 +503,18 @@ final class Simulation implements AutoCloseable {
     }
 
     void accept(String id, TransferParams params) {
+      accept(id, params, Prompts.of(id, params.tokens() + 1));
+    }
+
+    /** Accepts parameters that do not belong to this request's prompt or blocks: never served. */
+    void acceptNeverToBeServed(String id, TransferParams params, TokenIds prompt) {
+      mustNotBeServed.add(id);
+      accept(id, params, prompt);
+    }
+
+    private void accept(String id, TransferParams params, TokenIds prompt) {
       try {
-        connector.scheduler().matchRemote(id, params.tokens() + 1, params);
+        connector.scheduler().matchRemote(id, prompt, params);
       } catch (InvalidTransferParamsException e) {
         failed++;
         return;
@@ -419,6 +532,10 @@ final class Simulation implements AutoCloseable {
       connector.worker().startLoad(connector.scheduler().buildStepMetadata());
       FinishedTransfers finished = connector.worker().getFinished(Set.of());
       for (String id : finished.doneReceiving()) {
+        if (mustNotBeServed.contains(id)) {
+          throw new AssertionError(
+              "request " + id + " was served from a forged block list or another prompt's KV");
+        }
         List<Integer> blocks = end(id);
         byte[][] expected = producer.written.get(id);
         for (int i = 0; i < blocks.size(); i++) {

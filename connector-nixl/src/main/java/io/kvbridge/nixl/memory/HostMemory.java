@@ -2,6 +2,7 @@ package io.kvbridge.nixl.memory;
 
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.ByteBuffer;
+import java.util.zip.Checksum;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
 
@@ -64,6 +65,20 @@ public final class HostMemory extends NativeMemory {
       byte[] staged = new byte[n];
       src.get(staged, 0, n);
       dst.put(staged);
+    }
+  }
+
+  /** Reads the bytes in place, through a direct buffer over the C heap. */
+  @Override
+  public void update(Checksum checksum, long offset, long length) {
+    checkRange(offset, length);
+    if (!isOpen()) {
+      throw new IllegalStateException(this + " was closed");
+    }
+    for (long done = 0; done < length; ) {
+      int n = (int) Math.min(Integer.MAX_VALUE, length - done);
+      checksum.update(new BytePointer(at(address() + offset + done)).capacity(n).asByteBuffer());
+      done += n;
     }
   }
 

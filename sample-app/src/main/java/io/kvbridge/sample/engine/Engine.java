@@ -12,6 +12,7 @@ import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.SchedulerSide;
 import io.kvbridge.spi.StepMetadata;
+import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.WorkerSide;
 import io.kvbridge.transfer.KvMemory;
@@ -357,7 +358,7 @@ public final class Engine implements AutoCloseable {
       return;
     }
     SchedulerSide scheduler = connector.scheduler();
-    LoadMatch match = scheduler.matchRemote(id, tokens, params.get());
+    LoadMatch match = scheduler.matchRemote(id, TokenIds.of(p.tokens), params.get());
     List<Integer> blocks = List.of();
     try {
       blocks = allocate(blocksFor(tokens));
@@ -399,7 +400,12 @@ public final class Engine implements AutoCloseable {
               .scheduler()
               .requestFinished(
                   new FinishedRequest(
-                      request.requestId(), blocks, p.tokens.length, false, request.remoteDecode()));
+                      request.requestId(),
+                      blocks,
+                      TokenIds.of(p.tokens),
+                      p.tokens.length,
+                      false,
+                      request.remoteDecode()));
     } catch (RuntimeException e) {
       pool.free(blocks);
       fail(p, e);

@@ -3,6 +3,7 @@ package io.kvbridge.spring.actuate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spring.KvBridgeAutoConfiguration;
@@ -68,7 +69,7 @@ class KvBridgeEndpointTest {
               .containsExactly(
                   Map.entry("READ", 1L), Map.entry("EXPIRED", 0L), Map.entry("REVOKED", 1L));
           assertThat(p.rejected())
-              .hasSize(9)
+              .hasSize(RejectedInput.values().length)
               .allSatisfy((kind, count) -> assertThat(count).isZero());
           assertThat(p.knownPeers()).containsExactly("decode-e");
           ConnectorDescriptor c = descriptor.connectors().get(1);

@@ -1,0 +1,20 @@
+package io.kvbridge.integrity;
+
+/** Checks on hex text received from outside. */
+final class Hex {
+
+  private Hex() {}
+
+  static boolean isLowercaseHex(String candidate, int length) {
+    if (candidate == null || candidate.length() != length) {
+      return false;
+    }
+    for (int i = 0; i < length; i++) {
+      char c = candidate.charAt(i);
+      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
