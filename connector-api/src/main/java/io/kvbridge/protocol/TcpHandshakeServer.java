@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Threads. One <em>I/O thread</em> runs a selector and does every accept, read, write and close
  * without blocking, so a peer that connects and says nothing, or sends a byte now and then, costs
- * this server a socket and a few bytes of memory, never a thread. It calls {@link
+ * this server a socket and memory for the bytes it sent, never a thread. It calls {@link
  * Responder#greet()} as it accepts. Only a request frame that has fully arrived is handed to a
  * small fixed pool of <em>worker threads</em>, which call {@link Responder#answer} (it may decode,
  * check and load transport metadata) and pass the answer back to the I/O thread through a queue;
