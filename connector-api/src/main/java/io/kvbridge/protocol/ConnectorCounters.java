@@ -112,7 +112,7 @@ final class ConnectorCounters implements ConnectorObserver {
     return renewalsConfirmed.sum();
   }
 
-  private static <E extends Enum<E>> Map<E, LongAdder> adders(Class<E> type) {
+  static <E extends Enum<E>> Map<E, LongAdder> adders(Class<E> type) {
     Map<E, LongAdder> map = new EnumMap<>(type);
     for (E key : type.getEnumConstants()) {
       map.put(key, new LongAdder());
@@ -120,7 +120,7 @@ final class ConnectorCounters implements ConnectorObserver {
     return map;
   }
 
-  private static <E extends Enum<E>> Map<E, Long> sums(Map<E, LongAdder> adders) {
+  static <E extends Enum<E>> Map<E, Long> sums(Map<E, LongAdder> adders) {
     Map<E, Long> out = new EnumMap<>(adders.keySet().iterator().next().getDeclaringClass());
     adders.forEach((k, v) -> out.put(k, v.sum()));
     return out;

@@ -604,7 +604,8 @@ final class Consumer {
     try {
       HandshakeChannel channel = HandshakeChannel.forAddress(address);
       response =
-          Handshake.decodeResponse(channel.exchange(address, request, settings.handshakeTimeout()));
+          Handshake.decodeResponse(
+              channel.exchange(address, greeting -> request, settings.handshakeTimeout()));
     } catch (IOException | IllegalArgumentException e) {
       throw new HandshakeFailedException(
           "handshake with " + engineId + " at " + address + " failed: " + e.getMessage());

@@ -64,7 +64,20 @@ final class Producer {
     this.layout = kvLayout;
     this.server =
         HandshakeChannel.forAddress(settings.handshakeAddress())
-            .serve(settings.handshakeAddress(), settings.engineId(), this::answerHandshake);
+            .serve(
+                settings.handshakeAddress(),
+                settings.engineId(),
+                new HandshakeChannel.Responder() {
+                  @Override
+                  public byte[] greet() {
+                    return new byte[0];
+                  }
+
+                  @Override
+                  public byte[] answer(byte[] greeting, byte[] request) {
+                    return answerHandshake(request);
+                  }
+                });
     LOG.log(
         Level.INFO,
         "engine {0} answers handshakes at {1} ({2} blocks of {3} bytes in {4})",

@@ -615,7 +615,7 @@ public abstract class PullProtocolConformanceTest {
 
     byte[] answer =
         HandshakeChannel.forAddress(address)
-            .exchange(address, new byte[] {1, 2, 3}, Duration.ofSeconds(5));
+            .exchange(address, greeting -> new byte[] {1, 2, 3}, Duration.ofSeconds(5));
 
     assertThat(Handshake.decodeResponse(answer)).isInstanceOf(Handshake.Refused.class);
     assertThat(producer.connector.status().rejected())
