@@ -23,7 +23,8 @@ import java.util.Objects;
  * @param acksRequired how many distinct consumers must acknowledge a lease (producer)
  * @param clock the monotonic clock leases and timeouts use
  * @param observer receives events for metrics
- * @param properties connector-specific settings, e.g. {@code nixl.memory}
+ * @param properties connector-specific settings, e.g. {@code nixl.memory}, read by the type's
+ *     {@link TransportProvider}
  */
 public record ConnectorSettings(
     String type,
@@ -38,7 +39,7 @@ public record ConnectorSettings(
     int acksRequired,
     MonotonicClock clock,
     ConnectorObserver observer,
-    Map<String, String> properties) {
+    ConnectorProperties properties) {
 
   /** Checks every value; messages name the setting. */
   public ConnectorSettings {
@@ -49,7 +50,7 @@ public record ConnectorSettings(
     Objects.requireNonNull(handshakeAddress, "handshakeAddress");
     Objects.requireNonNull(clock, "clock");
     Objects.requireNonNull(observer, "observer");
-    properties = Map.copyOf(properties);
+    Objects.requireNonNull(properties, "properties");
     if (engineId.isBlank()) {
       throw new IllegalArgumentException("engineId must not be blank");
     }
@@ -109,7 +110,7 @@ public record ConnectorSettings(
     private int acksRequired = 1;
     private MonotonicClock clock = MonotonicClock.SYSTEM;
     private ConnectorObserver observer = ConnectorObserver.NONE;
-    private Map<String, String> properties = Map.of();
+    private ConnectorProperties properties = ConnectorProperties.EMPTY;
 
     private Builder(String type, String engineId) {
       this.type = type;
@@ -178,7 +179,7 @@ public record ConnectorSettings(
 
     /** Sets connector-specific properties. */
     public Builder properties(Map<String, String> value) {
-      this.properties = value;
+      this.properties = ConnectorProperties.of(value);
       return this;
     }
 

@@ -5,8 +5,16 @@ public class ConnectorUnavailableException extends IllegalStateException {
 
   private static final long serialVersionUID = 1L;
 
+  private final transient Availability.Unavailable why;
+
   /** Wraps the provider's reason and root cause. */
   public ConnectorUnavailableException(String type, Availability.Unavailable why) {
     super("connector '" + type + "' cannot run here: " + why.reason(), why.cause().orElse(null));
+    this.why = why;
+  }
+
+  /** The provider's reason and root cause. */
+  public Availability.Unavailable why() {
+    return why;
   }
 }

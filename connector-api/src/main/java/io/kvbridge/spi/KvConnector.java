@@ -2,7 +2,8 @@ package io.kvbridge.spi;
 
 /**
  * One engine's connector: a {@link SchedulerSide} and a {@link WorkerSide} that share a lease table
- * and a transport. Created by a {@link ConnectorProvider}; closed by whoever created it.
+ * and a transport. Created by {@code io.kvbridge.runtime.ConnectorRegistry} around a {@link
+ * TransportProvider}'s transport; closed by whoever created it.
  *
  * <p>Threads: as documented on each side; {@link #status()} may be called from any thread.
  */

@@ -1,13 +1,19 @@
 package io.kvbridge.architecture;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
-/** The connector API depends on the JDK alone. */
+/**
+ * The connector API depends on the JDK alone, and inside it each package depends only downwards:
+ * {@code spi} (what engines and connector authors see) and {@code wire} (the specified bytes) know
+ * nothing of the {@code runtime} that implements the protocol, and the lease table knows nothing of
+ * either.
+ */
 @AnalyzeClasses(packages = "io.kvbridge", importOptions = ImportOption.DoNotIncludeTests.class)
 class ModuleBoundariesTest {
 
@@ -21,17 +27,23 @@ class ModuleBoundariesTest {
               "org.bytedeco..",
               "io.micrometer..",
               "jakarta..",
-              "org.slf4j..")
+              "org.slf4j..",
+              "org.junit..",
+              "org.assertj..")
           .because(
               "connector-api must stay usable from any engine without Spring, JavaCPP or CUDA");
 
   @ArchTest
-  static final ArchRule apiDoesNotDependOnConnectors =
+  static final ArchRule apiDoesNotDependOnConnectorsOrTheKit =
       noClasses()
           .should()
           .dependOnClassesThat()
-          .resideInAnyPackage("io.kvbridge.fake..", "io.kvbridge.nixl..", "io.kvbridge.spring..")
-          .because("connectors depend on the API, never the other way round");
+          .resideInAnyPackage(
+              "io.kvbridge.fake..",
+              "io.kvbridge.nixl..",
+              "io.kvbridge.spring..",
+              "io.kvbridge.tck..")
+          .because("connectors and the kit depend on the API, never the other way round");
 
   @ArchTest
   static final ArchRule leasesKnowNothingOfTransport =
@@ -41,6 +53,35 @@ class ModuleBoundariesTest {
           .should()
           .dependOnClassesThat()
           .resideInAnyPackage(
-              "io.kvbridge.transfer..", "io.kvbridge.protocol..", "io.kvbridge.spi..")
+              "io.kvbridge.transfer..",
+              "io.kvbridge.runtime..",
+              "io.kvbridge.wire..",
+              "io.kvbridge.spi..")
           .because("the lease table is a pure data structure over an injected clock");
+
+  @ArchTest
+  static final ArchRule wireFormatKnowsNothingOfTheRuntimeOrTheSpi =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.wire..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage("io.kvbridge.runtime..", "io.kvbridge.spi..")
+          .because(
+              "the wire format is specified byte for byte in docs/protocol.md; it encodes values,"
+                  + " it does not decide anything");
+
+  @ArchTest
+  static final ArchRule spiKnowsNothingOfTheRuntimeOrTheWire =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.spi..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage("io.kvbridge.runtime..", "io.kvbridge.wire..")
+          .because("engines and connector authors program against the SPI alone");
+
+  @ArchTest
+  static final ArchRule packagesFormNoCycles =
+      slices().matching("io.kvbridge.(*)..").should().beFreeOfCycles();
 }

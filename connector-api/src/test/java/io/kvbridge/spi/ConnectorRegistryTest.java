@@ -3,6 +3,8 @@ package io.kvbridge.spi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.runtime.ConnectorRegistry;
+import io.kvbridge.transfer.Transport;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -16,7 +18,7 @@ class ConnectorRegistryTest {
                 provider("fake", Availability.available()),
                 provider("nixl", Availability.available())));
 
-    assertThatThrownBy(() -> registry.provider("rdma"))
+    assertThatThrownBy(() -> registry.require("rdma"))
         .isInstanceOf(UnknownConnectorTypeException.class)
         .hasMessageContaining("'rdma'")
         .hasMessageContaining("known types: fake, nixl");
@@ -63,8 +65,8 @@ class ConnectorRegistryTest {
         .hasMessageContaining("safetyMargin");
   }
 
-  private static ConnectorProvider provider(String type, Availability availability) {
-    return new ConnectorProvider() {
+  private static TransportProvider provider(String type, Availability availability) {
+    return new TransportProvider() {
       @Override
       public String type() {
         return type;
@@ -76,7 +78,7 @@ class ConnectorRegistryTest {
       }
 
       @Override
-      public KvConnector create(ConnectorSettings settings) {
+      public Transport create(ConnectorSettings settings) {
         throw new UnsupportedOperationException("not needed by these tests");
       }
     };

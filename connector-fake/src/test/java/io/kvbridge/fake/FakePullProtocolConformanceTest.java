@@ -1,8 +1,7 @@
 package io.kvbridge.fake;
 
-import io.kvbridge.conformance.PullProtocolConformanceTest;
-import io.kvbridge.spi.ConnectorSettings;
-import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.TransportProvider;
+import io.kvbridge.tck.PullProtocolConformanceTest;
 import java.util.Map;
 import java.util.UUID;
 
@@ -12,17 +11,12 @@ class FakePullProtocolConformanceTest extends PullProtocolConformanceTest {
   private final String fabric = "protocol-" + UUID.randomUUID();
 
   @Override
-  protected KvConnector newConnector(ConnectorSettings settings) {
-    return new FakeConnectorProvider().create(settings);
-  }
-
-  @Override
-  protected String connectorType() {
-    return FakeConnectorProvider.TYPE;
+  protected TransportProvider provider() {
+    return new FakeTransportProvider();
   }
 
   @Override
   protected Map<String, String> connectorProperties() {
-    return Map.of(FakeConnectorProvider.FABRIC, fabric);
+    return Map.of(FakeTransportProvider.FABRIC, fabric);
   }
 }

@@ -1,6 +1,6 @@
 package io.kvbridge.fake;
 
-import io.kvbridge.conformance.TransportConformanceTest;
+import io.kvbridge.tck.TransportConformanceTest;
 import io.kvbridge.transfer.Transport;
 
 /** The fake transport honours the transport contract; each test runs on a fabric of its own. */

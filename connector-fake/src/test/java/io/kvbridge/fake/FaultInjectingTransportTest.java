@@ -3,8 +3,8 @@ package io.kvbridge.fake;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvbridge.conformance.faults.FaultInjectingTransport;
-import io.kvbridge.conformance.faults.Faults;
+import io.kvbridge.tck.faults.FaultInjectingTransport;
+import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;

@@ -1,6 +1,6 @@
 package io.kvbridge.fake;
 
-import io.kvbridge.conformance.TransportConformanceTest;
+import io.kvbridge.tck.TransportConformanceTest;
 import io.kvbridge.transfer.Transport;
 import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;

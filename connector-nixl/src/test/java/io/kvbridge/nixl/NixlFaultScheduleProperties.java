@@ -1,8 +1,8 @@
 package io.kvbridge.nixl;
 
-import io.kvbridge.conformance.schedule.FaultScheduleConformance;
-import io.kvbridge.conformance.schedule.Op;
 import io.kvbridge.nixl.testing.RequiresNixlForProperties;
+import io.kvbridge.tck.schedule.FaultScheduleConformance;
+import io.kvbridge.tck.schedule.Op;
 import io.kvbridge.transfer.Transport;
 import java.util.List;
 import net.jqwik.api.ForAll;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.nixl.testing.RequiresNixl;
+import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
@@ -32,7 +33,7 @@ class NixlLeaseExpiryTest {
 
   private final ManualClock clock = new ManualClock();
   private final KvConnector producer =
-      new NixlConnectorProvider()
+      ConnectorRegistry.of(List.of(new NixlTransportProvider()))
           .create(
               ConnectorSettings.builder("nixl", "expiry-prefill")
                   .role(Role.PRODUCER)

@@ -1,9 +1,8 @@
 package io.kvbridge.nixl;
 
-import io.kvbridge.conformance.PullProtocolConformanceTest;
 import io.kvbridge.nixl.testing.RequiresNixl;
-import io.kvbridge.spi.ConnectorSettings;
-import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.TransportProvider;
+import io.kvbridge.tck.PullProtocolConformanceTest;
 import java.util.Map;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -12,13 +11,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class NixlPullProtocolConformanceTest extends PullProtocolConformanceTest {
 
   @Override
-  protected KvConnector newConnector(ConnectorSettings settings) {
-    return new NixlConnectorProvider().create(settings);
-  }
-
-  @Override
-  protected String connectorType() {
-    return NixlConnectorProvider.TYPE;
+  protected TransportProvider provider() {
+    return new NixlTransportProvider();
   }
 
   @Override

@@ -1,7 +1,7 @@
 package io.kvbridge.nixl;
 
-import io.kvbridge.conformance.schedule.ScheduleExamplesConformanceTest;
 import io.kvbridge.nixl.testing.RequiresNixl;
+import io.kvbridge.tck.schedule.ScheduleExamplesConformanceTest;
 import io.kvbridge.transfer.Transport;
 import org.junit.jupiter.api.extension.ExtendWith;
 

@@ -2,9 +2,9 @@ package io.kvbridge.nixl;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.kvbridge.conformance.TransportConformanceTest;
 import io.kvbridge.nixl.memory.CudaRuntime;
 import io.kvbridge.nixl.testing.RequiresNixl;
+import io.kvbridge.tck.TransportConformanceTest;
 import io.kvbridge.transfer.Transport;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;

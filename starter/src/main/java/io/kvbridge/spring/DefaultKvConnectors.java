@@ -1,13 +1,13 @@
 package io.kvbridge.spring;
 
 import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.Availability;
-import io.kvbridge.spi.ConnectorProvider;
-import io.kvbridge.spi.ConnectorRegistry;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorUnavailableException;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.spi.UnknownConnectorTypeException;
 import io.kvbridge.time.MonotonicClock;
 import java.util.ArrayList;
@@ -43,7 +43,8 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   private static final Log logger = LogFactory.getLog(DefaultKvConnectors.class);
 
   private final KvBridgeProperties properties;
-  private final ConnectorProvider provider;
+  private final ConnectorRegistry registry;
+  private final TransportProvider provider;
   private final MonotonicClock clock;
   private final ObjectProvider<ConnectorObserverFactory> observerFactories;
   private final List<TrackedKvConnector> live = new CopyOnWriteArrayList<>();
@@ -65,6 +66,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
     if (NIXL_TYPE.equals(properties.connector().type())) {
       exportNativeLocations(properties.nixl());
     }
+    this.registry = registry;
     this.provider = select(registry, properties.connector().type());
     this.clock = clock;
     this.observerFactories = observerFactories;
@@ -83,10 +85,9 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
     }
   }
 
-  private static ConnectorProvider select(ConnectorRegistry registry, String type) {
-    ConnectorProvider selected;
+  private static TransportProvider select(ConnectorRegistry registry, String type) {
     try {
-      selected = registry.provider(type);
+      return registry.require(type);
     } catch (UnknownConnectorTypeException e) {
       throw new InvalidKvBridgePropertyException(
           "kvbridge.connector.type",
@@ -96,8 +97,8 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
               + knownTypes(registry)
               + " (a type is known when its connector's jar is on the class path)",
           e);
-    }
-    if (selected.availability() instanceof Availability.Unavailable why) {
+    } catch (ConnectorUnavailableException e) {
+      Availability.Unavailable why = e.why();
       throw new ConnectorUnavailableException(
           type,
           new Availability.Unavailable(
@@ -108,7 +109,6 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
                   + ")",
               why.cause()));
     }
-    return selected;
   }
 
   private static String knownTypes(ConnectorRegistry registry) {
@@ -116,7 +116,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   }
 
   @Override
-  public ConnectorProvider provider() {
+  public TransportProvider provider() {
     return provider;
   }
 
@@ -155,7 +155,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       observerFactories.orderedStream().forEach(f -> observers.add(f.observerFor(base)));
       ConnectorSettings settings = base.withObserver(CompositeConnectorObserver.of(observers));
       TrackedKvConnector connector =
-          new TrackedKvConnector(provider.create(settings), live::remove);
+          new TrackedKvConnector(registry.create(settings), live::remove);
       live.add(connector);
       logger.info(
           "Created a "

@@ -1,6 +1,6 @@
 package io.kvbridge.spring;
 
-import io.kvbridge.spi.ConnectorRegistry;
+import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.time.MonotonicClock;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

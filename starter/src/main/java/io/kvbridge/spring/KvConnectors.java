@@ -1,8 +1,8 @@
 package io.kvbridge.spring;
 
-import io.kvbridge.spi.ConnectorProvider;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TransportProvider;
 import java.util.List;
 
 /**
@@ -17,7 +17,7 @@ import java.util.List;
 public interface KvConnectors {
 
   /** The provider selected by {@code kvbridge.connector.type}. */
-  ConnectorProvider provider();
+  TransportProvider provider();
 
   /** Creates the connector for {@code kvbridge.engine-id} and {@code kvbridge.role}. */
   KvConnector create();

@@ -90,7 +90,13 @@ class KvBridgePropertiesTest {
             "kvbridge.properties.ucx.tls=rc")
         .run(
             context ->
-                assertThat(context.getBean(KvConnectors.class).create().settings().properties())
+                assertThat(
+                        context
+                            .getBean(KvConnectors.class)
+                            .create()
+                            .settings()
+                            .properties()
+                            .asMap())
                     .containsExactlyInAnyOrderEntriesOf(
                         Map.of(
                             "nixl.backends", "UCX,GDS",
@@ -105,7 +111,7 @@ class KvBridgePropertiesTest {
   void unsetNixlDirectoriesAreLeftOutOfConnectorProperties() {
     runner.run(
         context ->
-            assertThat(context.getBean(KvConnectors.class).create().settings().properties())
+            assertThat(context.getBean(KvConnectors.class).create().settings().properties().asMap())
                 .containsOnlyKeys("nixl.backends", "nixl.memory"));
   }
 

@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.Lease;
 import io.kvbridge.observe.ConnectorObserver;
-import io.kvbridge.spi.ConnectorRegistry;
+import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.ConnectorUnavailableException;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
@@ -172,7 +172,7 @@ class KvConnectorsTest {
                 assertThat(causeOfType(context, ConnectorUnavailableException.class))
                     .hasMessage(
                         "connector 'unavailable' cannot run here: "
-                            + UnavailableConnectorProvider.REASON
+                            + UnavailableTransportProvider.REASON
                             + "; make it available on this machine or set kvbridge.connector.type"
                             + " to another type (known types: fake, unavailable)")
                     .hasCauseInstanceOf(UnsatisfiedLinkError.class));
@@ -183,7 +183,7 @@ class KvConnectorsTest {
     runner
         .withBean(
             ConnectorRegistry.class,
-            () -> ConnectorRegistry.of(List.of(new UnavailableConnectorProvider())))
+            () -> ConnectorRegistry.of(List.of(new UnavailableTransportProvider())))
         .run(
             context ->
                 assertThat(StartupFailures.invalidProperty(context))
@@ -192,7 +192,7 @@ class KvConnectorsTest {
 
   @Test
   void applicationKvConnectorsReplacesTheDefault() {
-    KvConnectors own = new StubKvConnectors(new UnavailableConnectorProvider());
+    KvConnectors own = new StubKvConnectors(new UnavailableTransportProvider());
     runner
         .withBean(KvConnectors.class, () -> own)
         .run(context -> assertThat(context.getBean(KvConnectors.class)).isSameAs(own));

@@ -58,7 +58,7 @@ class StartupFailureReportTest {
     assertThat(output)
         .contains(
             "connector 'unavailable' cannot run here: "
-                + UnavailableConnectorProvider.REASON
+                + UnavailableTransportProvider.REASON
                 + "; make it available on this machine or set kvbridge.connector.type to another"
                 + " type (known types: fake, unavailable)",
             "set kvbridge.connector.type to a connector that can run here.");

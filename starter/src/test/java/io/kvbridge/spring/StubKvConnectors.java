@@ -1,15 +1,15 @@
 package io.kvbridge.spring;
 
-import io.kvbridge.spi.ConnectorProvider;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TransportProvider;
 import java.util.List;
 
 /** An application's own {@link KvConnectors}: a provider and a fixed list of connectors. */
-public record StubKvConnectors(ConnectorProvider provider, List<KvConnector> all)
+public record StubKvConnectors(TransportProvider provider, List<KvConnector> all)
     implements KvConnectors {
 
-  public StubKvConnectors(ConnectorProvider provider) {
+  public StubKvConnectors(TransportProvider provider) {
     this(provider, List.of());
   }
 

@@ -1,22 +1,24 @@
 package io.kvbridge.benchmarks.e2e;
 
-import io.kvbridge.fake.FakeConnectorProvider;
+import io.kvbridge.fake.FakeTransportProvider;
 import io.kvbridge.nixl.MemoryMode;
-import io.kvbridge.nixl.NixlConnectorProvider;
 import io.kvbridge.nixl.NixlOptions;
+import io.kvbridge.nixl.NixlTransportProvider;
+import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.sample.engine.Engine;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineRequest;
 import io.kvbridge.sample.engine.Generation;
 import io.kvbridge.sample.engine.ToyModel;
-import io.kvbridge.spi.ConnectorProvider;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransferParams;
+import io.kvbridge.spi.TransportProvider;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -124,15 +126,15 @@ public class PdPathBenchmark {
   }
 
   private KvConnector connector(String deployment, String engine, Role role) {
-    ConnectorProvider provider;
+    TransportProvider provider;
     Map<String, String> properties;
     switch (connector) {
-      case FakeConnectorProvider.TYPE -> {
-        provider = new FakeConnectorProvider();
-        properties = Map.of(FakeConnectorProvider.FABRIC, deployment);
+      case FakeTransportProvider.TYPE -> {
+        provider = new FakeTransportProvider();
+        properties = Map.of(FakeTransportProvider.FABRIC, deployment);
       }
-      case NixlConnectorProvider.TYPE -> {
-        provider = new NixlConnectorProvider();
+      case NixlTransportProvider.TYPE -> {
+        provider = new NixlTransportProvider();
         properties = Map.of(NixlOptions.MEMORY, MemoryMode.DRAM.toString());
       }
       default ->
@@ -144,7 +146,7 @@ public class PdPathBenchmark {
             .role(role)
             .properties(properties)
             .build();
-    return provider.create(settings);
+    return ConnectorRegistry.of(List.of(provider)).create(settings);
   }
 
   private static Generation await(java.util.concurrent.CompletableFuture<Generation> pending)

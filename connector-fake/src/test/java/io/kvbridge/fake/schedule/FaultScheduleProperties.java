@@ -1,8 +1,8 @@
 package io.kvbridge.fake.schedule;
 
-import io.kvbridge.conformance.schedule.FaultScheduleConformance;
-import io.kvbridge.conformance.schedule.Op;
 import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.tck.schedule.FaultScheduleConformance;
+import io.kvbridge.tck.schedule.Op;
 import io.kvbridge.transfer.Transport;
 import java.util.List;
 import net.jqwik.api.ForAll;

@@ -1,7 +1,7 @@
 package io.kvbridge.fake.schedule;
 
-import io.kvbridge.conformance.schedule.ScheduleExamplesConformanceTest;
 import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.tck.schedule.ScheduleExamplesConformanceTest;
 import io.kvbridge.transfer.Transport;
 
 /** The hand-written fault schedules over fake agents on one fabric with synchronous copies. */

@@ -1,8 +1,9 @@
 package io.kvbridge.sample.engine;
 
-import io.kvbridge.fake.FakeConnectorProvider;
 import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.fake.FakeTransportProvider;
 import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
@@ -10,6 +11,7 @@ import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import io.kvbridge.time.ManualClock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -37,14 +39,15 @@ final class EnginePair implements AutoCloseable {
 
   private Engine start(String fabricName, String kind, Role role, LoadFailurePolicy policy) {
     ConnectorSettings settings =
-        ConnectorSettings.builder(FakeConnectorProvider.TYPE, fabricName + "-" + kind)
+        ConnectorSettings.builder(FakeTransportProvider.TYPE, fabricName + "-" + kind)
             .role(role)
             .clock(clock)
             .leaseTerms(new LeaseTerms(LEASE, Duration.ofMinutes(1)))
             .safetyMargin(SAFETY_MARGIN)
-            .properties(Map.of(FakeConnectorProvider.FABRIC, fabricName))
+            .properties(Map.of(FakeTransportProvider.FABRIC, fabricName))
             .build();
-    KvConnector connector = new FakeConnectorProvider().create(settings);
+    KvConnector connector =
+        ConnectorRegistry.of(List.of(new FakeTransportProvider())).create(settings);
     return new EngineFactory(LAYOUT, policy, Duration.ofMillis(1)).start(connector);
   }
 

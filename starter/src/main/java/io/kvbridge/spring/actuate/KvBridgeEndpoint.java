@@ -3,9 +3,9 @@ package io.kvbridge.spring.actuate;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.Availability;
-import io.kvbridge.spi.ConnectorProvider;
 import io.kvbridge.spi.ConnectorStatus;
 import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.spring.KvConnectors;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -34,7 +34,7 @@ public class KvBridgeEndpoint {
   /** The current state of kvbridge in this application. */
   @ReadOperation
   public KvBridgeDescriptor kvbridge() {
-    ConnectorProvider provider = connectors.provider();
+    TransportProvider provider = connectors.provider();
     ProviderAvailability availability =
         provider.availability() instanceof Availability.Unavailable why
             ? new ProviderAvailability(false, why.reason())

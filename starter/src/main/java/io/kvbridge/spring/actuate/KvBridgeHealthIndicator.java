@@ -1,9 +1,9 @@
 package io.kvbridge.spring.actuate;
 
 import io.kvbridge.spi.Availability;
-import io.kvbridge.spi.ConnectorProvider;
 import io.kvbridge.spi.ConnectorStatus;
 import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.spring.KvConnectors;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -27,7 +27,7 @@ public class KvBridgeHealthIndicator extends AbstractHealthIndicator {
 
   @Override
   protected void doHealthCheck(Health.Builder builder) {
-    ConnectorProvider provider = connectors.provider();
+    TransportProvider provider = connectors.provider();
     builder.withDetail("type", provider.type());
     if (provider.availability() instanceof Availability.Unavailable why) {
       builder.down().withDetail("reason", why.reason());

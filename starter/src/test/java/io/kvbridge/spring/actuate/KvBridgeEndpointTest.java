@@ -10,7 +10,7 @@ import io.kvbridge.spring.KvBridgeAutoConfiguration;
 import io.kvbridge.spring.KvConnectors;
 import io.kvbridge.spring.Leases;
 import io.kvbridge.spring.StubKvConnectors;
-import io.kvbridge.spring.UnavailableConnectorProvider;
+import io.kvbridge.spring.UnavailableTransportProvider;
 import io.kvbridge.spring.actuate.KvBridgeEndpoint.ConnectorDescriptor;
 import io.kvbridge.spring.actuate.KvBridgeEndpoint.KvBridgeDescriptor;
 import io.kvbridge.time.ManualClock;
@@ -136,14 +136,14 @@ class KvBridgeEndpointTest {
   void endpointReportsAProviderThatCannotRun() {
     exposed
         .withBean(
-            KvConnectors.class, () -> new StubKvConnectors(new UnavailableConnectorProvider()))
+            KvConnectors.class, () -> new StubKvConnectors(new UnavailableTransportProvider()))
         .run(
             context -> {
               KvBridgeDescriptor descriptor = context.getBean(KvBridgeEndpoint.class).kvbridge();
               assertThat(descriptor.connectorType()).isEqualTo("unavailable");
               assertThat(descriptor.availability().available()).isFalse();
               assertThat(descriptor.availability().reason())
-                  .isEqualTo(UnavailableConnectorProvider.REASON);
+                  .isEqualTo(UnavailableTransportProvider.REASON);
               assertThat(descriptor.connectors()).isEqualTo(List.of());
             });
   }

@@ -8,7 +8,7 @@ import io.kvbridge.spring.KvBridgeAutoConfiguration;
 import io.kvbridge.spring.KvConnectors;
 import io.kvbridge.spring.Leases;
 import io.kvbridge.spring.StubKvConnectors;
-import io.kvbridge.spring.UnavailableConnectorProvider;
+import io.kvbridge.spring.UnavailableTransportProvider;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -67,14 +67,14 @@ class KvBridgeHealthIndicatorTest {
   void healthIsDownWithTheReasonWhenTheProviderCannotRun() {
     runner
         .withBean(
-            KvConnectors.class, () -> new StubKvConnectors(new UnavailableConnectorProvider()))
+            KvConnectors.class, () -> new StubKvConnectors(new UnavailableTransportProvider()))
         .run(
             context -> {
               Health health = context.getBean(KvBridgeHealthIndicator.class).health();
               assertThat(health.getStatus()).isEqualTo(Status.DOWN);
               assertThat(health.getDetails())
                   .containsEntry("type", "unavailable")
-                  .containsEntry("reason", UnavailableConnectorProvider.REASON);
+                  .containsEntry("reason", UnavailableTransportProvider.REASON);
             });
   }
 
@@ -100,7 +100,7 @@ class KvBridgeHealthIndicatorTest {
   @Test
   void applicationHealthIndicatorReplacesOurs() {
     KvBridgeHealthIndicator own =
-        new KvBridgeHealthIndicator(new StubKvConnectors(new UnavailableConnectorProvider()));
+        new KvBridgeHealthIndicator(new StubKvConnectors(new UnavailableTransportProvider()));
     runner
         .withBean("kvbridgeHealthIndicator", KvBridgeHealthIndicator.class, () -> own)
         .run(context -> assertThat(context.getBean(KvBridgeHealthIndicator.class)).isSameAs(own));

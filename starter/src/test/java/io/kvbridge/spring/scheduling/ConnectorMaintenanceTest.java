@@ -10,7 +10,7 @@ import io.kvbridge.spring.KvBridgeAutoConfiguration;
 import io.kvbridge.spring.KvConnectors;
 import io.kvbridge.spring.Leases;
 import io.kvbridge.spring.StubKvConnectors;
-import io.kvbridge.spring.UnavailableConnectorProvider;
+import io.kvbridge.spring.UnavailableTransportProvider;
 import io.kvbridge.time.ManualClock;
 import java.time.Duration;
 import java.util.List;
@@ -168,7 +168,7 @@ class ConnectorMaintenanceTest {
   }
 
   private static KvConnectors stub(KvConnector... connectors) {
-    return new StubKvConnectors(new UnavailableConnectorProvider(), List.of(connectors));
+    return new StubKvConnectors(new UnavailableTransportProvider(), List.of(connectors));
   }
 
   private static ConnectorMaintenance maintenance(KvConnector... connectors) {

@@ -1,9 +1,0 @@
-package io.kvbridge.protocol;
-
-/**
- * Names a lease on P as a consumer knows it.
- *
- * @param requestId the request's id on P
- * @param token the lease's secret
- */
-public record LeaseRef(String requestId, String token) {}

@@ -1,0 +1,28 @@
+package io.kvbridge.runtime;
+
+import io.kvbridge.transfer.MemoryKind;
+
+/**
+ * A producer this consumer completed a handshake with: how to reach its KV region and how its clock
+ * relates to ours.
+ *
+ * @param engineId the producer's engine id
+ * @param address where it answered the handshake
+ * @param agentName its transport agent name
+ * @param blockCount the size of its pool; its block ids are below this
+ * @param blockBytes the size of one block
+ * @param regionAddress the base address of its KV region
+ * @param deviceId the device of its KV region
+ * @param memoryKind host or device memory
+ * @param clockOffset its clock relative to ours
+ */
+record ProducerPeer(
+    String engineId,
+    String address,
+    String agentName,
+    int blockCount,
+    int blockBytes,
+    long regionAddress,
+    int deviceId,
+    MemoryKind memoryKind,
+    ClockOffset clockOffset) {}

@@ -1,0 +1,363 @@
+package io.kvbridge.runtime;
+
+import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.ConnectorStatus;
+import io.kvbridge.spi.FinishDecision;
+import io.kvbridge.spi.FinishedRequest;
+import io.kvbridge.spi.FinishedTransfers;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.LoadFailure;
+import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.LoadSpec;
+import io.kvbridge.spi.SchedulerSide;
+import io.kvbridge.spi.StepMetadata;
+import io.kvbridge.spi.TokenIds;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.spi.WorkerSide;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Notification;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.wire.MalformedMessageException;
+import io.kvbridge.wire.ProtocolMessage;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The pull protocol every connector shares, over any {@link Transport}: P grants a lease in {@code
+ * requestFinished} and hands out transfer parameters; D handshakes, checks the lease against its
+ * safety margin, reads, and sends a completion with the lease token; P answers ACK (lease live: it
+ * ends as READ) or NACK; D reports the request received only after ACK. Expired leases end on every
+ * {@code getFinished} and on every scheduled {@code sweep}.
+ *
+ * <p>A connector type is a {@link Transport} plus a provider that builds this class around it.
+ *
+ * <p>Threads: one lock guards the protocol state; the lease table and the handshake server are
+ * thread-safe on their own. Handshake round trips run outside the lock.
+ */
+public final class PullConnector implements KvConnector {
+
+  private final ConnectorSettings settings;
+  private final Transport transport;
+  private final ConnectorCounters counters;
+  private final Producer producer;
+  private final Consumer consumer;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Scheduler scheduler = new Scheduler();
+  private final Worker worker = new Worker();
+  private volatile KvMemory registered;
+  private volatile boolean closed;
+
+  /**
+   * Builds a connector over {@code transport}, which it owns from now on and closes on {@link
+   * #close()}.
+   */
+  public PullConnector(ConnectorSettings settings, Transport transport) {
+    this.settings = settings;
+    this.transport = transport;
+    this.counters = new ConnectorCounters(settings.observer());
+    this.producer = new Producer(settings, transport, counters);
+    this.consumer = new Consumer(settings, transport, counters);
+  }
+
+  @Override
+  public ConnectorSettings settings() {
+    return settings;
+  }
+
+  @Override
+  public SchedulerSide scheduler() {
+    return scheduler;
+  }
+
+  @Override
+  public WorkerSide worker() {
+    return worker;
+  }
+
+  /** The transport this connector drives. */
+  public Transport transport() {
+    return transport;
+  }
+
+  @Override
+  public ConnectorStatus status() {
+    long now = settings.clock().nanoTime();
+    Optional<Duration> soonest =
+        producer.leases().soonestDeadline().map(d -> Duration.ofNanos(Math.max(0, d - now)));
+    Set<String> peers = new TreeSet<>(producer.knownConsumers());
+    peers.addAll(consumer.knownProducers());
+    int inFlight;
+    lock.lock();
+    try {
+      inFlight = consumer.inFlight();
+    } finally {
+      lock.unlock();
+    }
+    return new ConnectorStatus(
+        settings.type(),
+        settings.engineId(),
+        settings.role(),
+        producer.handshakeAddress(),
+        producer.leases().size(),
+        soonest,
+        counters.granted(),
+        counters.ended(),
+        counters.rejected(),
+        List.copyOf(peers),
+        inFlight,
+        counters.readsCompleted(),
+        counters.bytesRead(),
+        counters.loadsFailed(),
+        counters.heartbeatsRenewed(),
+        counters.heartbeatsIgnored(),
+        counters.renewalsConfirmed());
+  }
+
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      producer.close();
+      consumer.close();
+      KvMemory memory = registered;
+      if (memory != null) {
+        transport.deregister(memory);
+      }
+      transport.close();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Drains the transport's notifications and routes each protocol message to its side. */
+  private void handleNotifications() {
+    for (Notification n : transport.drainNotifications()) {
+      ProtocolMessage message;
+      try {
+        message = ProtocolMessage.decode(n.payload());
+      } catch (MalformedMessageException e) {
+        counters.rejected(
+            RejectedInput.MALFORMED_MESSAGE, "from agent " + n.fromAgent() + ": " + e.getMessage());
+        continue;
+      }
+      if (message instanceof ProtocolMessage.Completion c && settings.role().produces()) {
+        producer.onCompletion(n.fromAgent(), c);
+      } else if (message instanceof ProtocolMessage.Heartbeat h && settings.role().produces()) {
+        producer.onHeartbeat(n.fromAgent(), h);
+      } else if (message instanceof ProtocolMessage.Renewed r && settings.role().consumes()) {
+        consumer.onRenewed(n.fromAgent(), r);
+      } else if ((message instanceof ProtocolMessage.Ack || message instanceof ProtocolMessage.Nack)
+          && settings.role().consumes()) {
+        consumer.onReply(n.fromAgent(), message);
+      } else {
+        counters.rejected(
+            RejectedInput.UNEXPECTED_REPLY,
+            message.getClass().getSimpleName() + " is not for a " + settings.role() + " engine");
+      }
+    }
+  }
+
+  private void requireOpen() {
+    if (closed) {
+      throw new IllegalStateException("connector of engine " + settings.engineId() + " is closed");
+    }
+  }
+
+  private void requireConsumer() {
+    if (!settings.role().consumes()) {
+      throw new IllegalStateException(
+          "engine "
+              + settings.engineId()
+              + " is a "
+              + settings.role()
+              + "; it does not load remote KV");
+    }
+  }
+
+  private final class Scheduler implements SchedulerSide {
+    @Override
+    public LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params) {
+      requireConsumer();
+      lock.lock();
+      try {
+        requireOpen();
+        return consumer.matchRemote(requestId, prompt, params);
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void afterAllocate(String requestId, List<Integer> localBlockIds) {
+      requireConsumer();
+      lock.lock();
+      try {
+        requireOpen();
+        consumer.afterAllocate(requestId, localBlockIds);
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public StepMetadata buildStepMetadata() {
+      if (!settings.role().consumes()) {
+        return new StepMetadata(List.of());
+      }
+      lock.lock();
+      try {
+        return new StepMetadata(consumer.drainToStart());
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public FinishDecision requestFinished(FinishedRequest request) {
+      if (!settings.role().produces() || closed) {
+        return FinishDecision.freeNow();
+      }
+      return producer.requestFinished(request);
+    }
+
+    @Override
+    public boolean revoke(String requestId, String why) {
+      return producer.revoke(requestId, why);
+    }
+  }
+
+  private final class Worker implements WorkerSide {
+    @Override
+    public KvMemory allocateKvCache(KvLayout layout) {
+      requireOpen();
+      return transport.allocate(layout.totalBytes());
+    }
+
+    @Override
+    public void registerKvCache(KvMemory memory, KvLayout layout) {
+      if (memory.sizeBytes() < layout.totalBytes()) {
+        throw new IllegalArgumentException(
+            "KV memory of "
+                + memory.sizeBytes()
+                + " bytes cannot hold "
+                + layout.blockCount()
+                + " blocks of "
+                + layout.blockBytes());
+      }
+      lock.lock();
+      try {
+        requireOpen();
+        if (registered != null) {
+          throw new IllegalStateException("a KV cache is already registered");
+        }
+        transport.register(memory);
+        registered = memory;
+        consumer.start(memory, layout);
+        if (settings.role().produces()) {
+          producer.start(memory, layout);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(
+            "cannot answer handshakes at " + settings.handshakeAddress() + ": " + e.getMessage(),
+            e);
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void startLoad(StepMetadata metadata) {
+      if (metadata.loadsToStart().isEmpty()) {
+        return;
+      }
+      requireConsumer();
+      List<LoadFailure> failed = new ArrayList<>();
+      List<LoadSpec> pending = new ArrayList<>();
+      List<LoadSpec> ready = new ArrayList<>();
+      List<ProducerPeer> readyPeers = new ArrayList<>();
+      for (LoadSpec spec : metadata.loadsToStart()) {
+        consumer
+            .peerFor(spec, failed, pending)
+            .ifPresent(
+                peer -> {
+                  ready.add(spec);
+                  readyPeers.add(peer);
+                });
+      }
+      lock.lock();
+      try {
+        requireOpen();
+        // Renewals confirmed since the last step move deadlines the safety check reads.
+        handleNotifications();
+        consumer.addFailures(failed);
+        consumer.awaitPeers(pending);
+        for (int i = 0; i < ready.size(); i++) {
+          consumer.post(ready.get(i), readyPeers.get(i));
+        }
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public FinishedTransfers getFinished(Set<String> finishedRequestIds) {
+      lock.lock();
+      try {
+        if (closed) {
+          return FinishedTransfers.NONE;
+        }
+        progressLocked();
+        return new FinishedTransfers(
+            producer.drainEnded(), consumer.drainReceived(), consumer.drainFailures());
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void sweep() {
+      lock.lock();
+      try {
+        if (!closed) {
+          progressLocked();
+        }
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
+    public void sendHeartbeats() {
+      if (!settings.role().consumes()) {
+        return;
+      }
+      lock.lock();
+      try {
+        if (!closed) {
+          consumer.sendHeartbeats();
+        }
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    private void progressLocked() {
+      handleNotifications();
+      consumer.progress();
+      producer.expire();
+    }
+  }
+}

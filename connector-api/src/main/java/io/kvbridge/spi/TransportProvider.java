@@ -1,0 +1,31 @@
+package io.kvbridge.spi;
+
+import io.kvbridge.transfer.Transport;
+
+/**
+ * A kind of connector: what moves its bytes. Discovered with {@link java.util.ServiceLoader} under
+ * {@code META-INF/services/io.kvbridge.spi.TransportProvider} and chosen by its {@link #type()};
+ * connector-api builds the connector around the transport it creates ({@code
+ * io.kvbridge.runtime.ConnectorRegistry}), so every connector speaks the same protocol, grants the
+ * same leases and reports the same status.
+ *
+ * <p>Providers are small: creating one must not load native libraries or allocate resources; {@link
+ * #availability()} does the probing (once, cached) and {@link #create} the work.
+ */
+public interface TransportProvider {
+
+  /** The name configuration selects this connector by, e.g. {@code fake} or {@code nixl}. */
+  String type();
+
+  /** Whether this connector can run on this machine; probes once and remembers the answer. */
+  Availability availability();
+
+  /**
+   * Creates the transport agent of one engine, named after {@code settings.engineId()} and
+   * configured by {@code settings.properties()}. Called only when {@link #availability()} says the
+   * connector can run here; the caller owns the transport and closes it.
+   *
+   * @throws InvalidConnectorPropertyException if a connector-specific property is invalid
+   */
+  Transport create(ConnectorSettings settings);
+}

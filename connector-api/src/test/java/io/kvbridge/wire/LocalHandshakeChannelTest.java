@@ -1,0 +1,79 @@
+package io.kvbridge.wire;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.ConnectException;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class LocalHandshakeChannelTest {
+
+  private final HandshakeChannel channel = HandshakeChannel.forAddress("local");
+
+  @Test
+  void localChannelCarriesTheSameConversation() throws Exception {
+    AtomicReference<byte[]> greetingSeen = new AtomicReference<>();
+    TestResponder responder =
+        new TestResponder(
+            new byte[] {7, 7}, (greeting, request) -> TestResponder.concat(greeting, request));
+    try (HandshakeChannel.Server server = channel.serve("local", engineId(), responder)) {
+      byte[] answer =
+          channel.exchange(
+              server.address(),
+              greeting -> {
+                greetingSeen.set(greeting);
+                return new byte[] {1, 2};
+              },
+              Duration.ofSeconds(1));
+
+      assertThat(greetingSeen.get()).containsExactly(7, 7);
+      assertThat(answer).containsExactly(7, 7, 1, 2);
+    }
+  }
+
+  @Test
+  void framesCrossTheLocalChannelAsCopies() throws Exception {
+    byte[] request = {1, 2};
+    AtomicReference<byte[]> requestSeen = new AtomicReference<>();
+    AtomicReference<byte[]> greetingAnswered = new AtomicReference<>();
+    TestResponder responder =
+        new TestResponder(
+            new byte[] {7},
+            (greeting, received) -> {
+              greetingAnswered.set(greeting);
+              requestSeen.set(received);
+              return received;
+            });
+    try (HandshakeChannel.Server server = channel.serve("local", engineId(), responder)) {
+      byte[] answer =
+          channel.exchange(
+              server.address(),
+              greeting -> {
+                greeting[0] = 0;
+                return request;
+              },
+              Duration.ofSeconds(1));
+      request[0] = 9;
+      answer[1] = 9;
+
+      assertThat(greetingAnswered.get()).containsExactly(7);
+      assertThat(requestSeen.get()).containsExactly(1, 2);
+    }
+  }
+
+  @Test
+  void localChannelRefusesAnAddressNobodyServes() {
+    assertThatThrownBy(
+            () ->
+                channel.exchange("local://nobody", greeting -> new byte[1], Duration.ofSeconds(1)))
+        .isInstanceOf(ConnectException.class)
+        .hasMessageContaining("local://nobody");
+  }
+
+  private static String engineId() {
+    return "local-test-" + UUID.randomUUID();
+  }
+}

@@ -1,0 +1,77 @@
+package io.kvbridge.fake;
+
+import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.InvalidConnectorPropertyException;
+import io.kvbridge.spi.TransportProvider;
+import io.kvbridge.transfer.Transport;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The {@code fake} connector: a {@link FakeTransport} per engine. Always available; it needs
+ * nothing but the JVM.
+ *
+ * <p>Properties ({@link ConnectorSettings#properties()}):
+ *
+ * <ul>
+ *   <li>{@value #FABRIC}: the name of the {@link FakeFabric} the agent joins (default {@value
+ *       FakeFabric#DEFAULT_NAME}); engines reach each other only on one fabric, so tests isolate
+ *       themselves by naming their own.
+ *   <li>{@value #SHARED_DIR}: a directory through which engines in separate processes on one
+ *       machine reach each other ({@link FakeFabric#sharedDirectory}); excludes {@value #FABRIC}.
+ * </ul>
+ *
+ * <p>The agent is named after the engine id, with a suffix if an agent of that name already lives
+ * on the fabric.
+ */
+public final class FakeTransportProvider implements TransportProvider {
+
+  /** The connector type. */
+  public static final String TYPE = "fake";
+
+  /** The property naming the fabric. */
+  public static final String FABRIC = "fake.fabric";
+
+  /** The property naming the shared directory of a cross-process fabric. */
+  public static final String SHARED_DIR = "fake.shared-dir";
+
+  /** Creates the provider; {@link java.util.ServiceLoader} calls this. */
+  public FakeTransportProvider() {}
+
+  @Override
+  public String type() {
+    return TYPE;
+  }
+
+  @Override
+  public Availability availability() {
+    return Availability.available();
+  }
+
+  @Override
+  public Transport create(ConnectorSettings settings) {
+    return fabric(settings.properties()).joinUnique(settings.engineId());
+  }
+
+  private static FakeFabric fabric(ConnectorProperties properties) {
+    properties.requireOnlyKnown(TYPE + ".", List.of(FABRIC, SHARED_DIR));
+    Path dir = properties.path(SHARED_DIR).orElse(null);
+    if (dir == null) {
+      return FakeFabric.named(properties.string(FABRIC, FakeFabric.DEFAULT_NAME));
+    }
+    if (properties.string(FABRIC).isPresent()) {
+      throw new InvalidConnectorPropertyException(
+          FABRIC,
+          "set either " + FABRIC + " or " + SHARED_DIR + " for the fake connector, not both");
+    }
+    try {
+      return FakeFabric.sharedDirectory(dir);
+    } catch (UncheckedIOException e) {
+      throw new InvalidConnectorPropertyException(
+          SHARED_DIR, SHARED_DIR + "=" + dir + " is not a usable directory: " + e.getMessage());
+    }
+  }
+}

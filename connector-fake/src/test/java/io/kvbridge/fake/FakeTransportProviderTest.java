@@ -1,0 +1,153 @@
+package io.kvbridge.fake;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvbridge.runtime.ConnectorRegistry;
+import io.kvbridge.runtime.PullConnector;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.transfer.Transport;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FakeTransportProviderTest {
+
+  private final String fabricName = "provider-" + UUID.randomUUID();
+
+  @Test
+  void serviceLoaderFindsTheFakeProvider() {
+    ConnectorRegistry registry = ConnectorRegistry.load(getClass().getClassLoader());
+
+    assertThat(registry.types()).contains("fake");
+    assertThat(registry.require("fake")).isInstanceOf(FakeTransportProvider.class);
+  }
+
+  @Test
+  void fakeIsAlwaysAvailable() {
+    assertThat(new FakeTransportProvider().availability().isAvailable()).isTrue();
+  }
+
+  @Test
+  void registryCreatesAPullConnectorOverAFakeTransport() {
+    try (KvConnector connector =
+        ConnectorRegistry.load(getClass().getClassLoader()).create(settings("engine-a"))) {
+      assertThat(connector).isInstanceOf(PullConnector.class);
+      assertThat(((PullConnector) connector).transport()).isInstanceOf(FakeTransport.class);
+    }
+  }
+
+  @Test
+  void agentIsNamedAfterTheEngineOnTheNamedFabric() {
+    try (Transport transport = new FakeTransportProvider().create(settings("engine-a"))) {
+      assertThat(transport.agentName()).isEqualTo("engine-a");
+      assertThat(((FakeTransport) transport).fabric()).isSameAs(FakeFabric.named(fabricName));
+      assertThat(FakeFabric.named(fabricName).agentNames()).containsExactly("engine-a");
+    }
+  }
+
+  @Test
+  void aSecondConnectorOfTheSameEngineIdGetsAUniqueAgentName() {
+    FakeTransportProvider provider = new FakeTransportProvider();
+    try (Transport first = provider.create(settings("engine-a"));
+        Transport second = provider.create(settings("engine-a"))) {
+      assertThat(first.agentName()).isEqualTo("engine-a");
+      assertThat(second.agentName()).isEqualTo("engine-a-2");
+    }
+  }
+
+  @Test
+  void withoutAFabricPropertyTheSharedFabricIsUsed() {
+    String engine = "shared-" + UUID.randomUUID();
+    try (Transport transport =
+        new FakeTransportProvider().create(ConnectorSettings.builder("fake", engine).build())) {
+      assertThat(((FakeTransport) transport).fabric()).isSameAs(FakeFabric.shared());
+    }
+  }
+
+  @Test
+  void closingTheConnectorTakesItsAgentOffTheFabric() {
+    ConnectorRegistry.of(List.of(new FakeTransportProvider())).create(settings("engine-a")).close();
+
+    assertThat(FakeFabric.named(fabricName).agentNames()).isEmpty();
+  }
+
+  @Test
+  void unknownFakePropertyIsRefusedListingTheKnownOnes() {
+    ConnectorSettings settings =
+        ConnectorSettings.builder("fake", "engine-a")
+            .properties(Map.of("fake.fabrik", "x"))
+            .build();
+
+    assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'fake.fabrik'")
+        .hasMessageContaining("fake.fabric");
+  }
+
+  @Test
+  void propertiesOfOtherConnectorsAreIgnored() {
+    ConnectorSettings settings =
+        ConnectorSettings.builder("fake", "engine-a")
+            .properties(Map.of(FakeTransportProvider.FABRIC, fabricName, "nixl.memory", "vram"))
+            .build();
+
+    try (Transport transport = new FakeTransportProvider().create(settings)) {
+      assertThat(transport.agentName()).isEqualTo("engine-a");
+    }
+  }
+
+  @Test
+  void sharedDirPropertyPutsTheAgentOnThatDirectorysFabric(@TempDir Path dir) {
+    ConnectorSettings settings =
+        ConnectorSettings.builder("fake", "engine-a")
+            .properties(Map.of(FakeTransportProvider.SHARED_DIR, dir.toString()))
+            .build();
+
+    try (Transport transport = new FakeTransportProvider().create(settings)) {
+      assertThat(((FakeTransport) transport).fabric()).isSameAs(FakeFabric.sharedDirectory(dir));
+      assertThat(dir.resolve("agents").resolve("engine-a")).isDirectory();
+    }
+  }
+
+  @Test
+  void fabricAndSharedDirTogetherAreRefused(@TempDir Path dir) {
+    ConnectorSettings settings =
+        ConnectorSettings.builder("fake", "engine-a")
+            .properties(
+                Map.of(
+                    FakeTransportProvider.SHARED_DIR,
+                    dir.toString(),
+                    FakeTransportProvider.FABRIC,
+                    fabricName))
+            .build();
+
+    assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not both");
+  }
+
+  @Test
+  void sharedDirThatCannotBeADirectoryIsRefusedNamingIt(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("plain-file"), "x");
+    ConnectorSettings settings =
+        ConnectorSettings.builder("fake", "engine-a")
+            .properties(Map.of(FakeTransportProvider.SHARED_DIR, file.toString()))
+            .build();
+
+    assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("fake.shared-dir=" + file);
+  }
+
+  private ConnectorSettings settings(String engineId) {
+    return ConnectorSettings.builder("fake", engineId)
+        .properties(Map.of(FakeTransportProvider.FABRIC, fabricName))
+        .build();
+  }
+}

@@ -1,0 +1,43 @@
+package io.kvbridge.nixl;
+
+import io.kvbridge.nixl.capi.NixlLibrary;
+import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.TransportProvider;
+import io.kvbridge.transfer.Transport;
+
+/**
+ * The {@code nixl} connector: one {@link NixlTransport} (a NIXL agent) per engine, named after the
+ * engine id. Properties are described in {@link NixlOptions}.
+ *
+ * <p>Available where NIXL's C API and the JNI glue load (see {@link NixlLibrary} for where they are
+ * looked for); the reason it is not, with how to install NIXL, is what {@link #availability()}
+ * reports.
+ */
+public final class NixlTransportProvider implements TransportProvider {
+
+  /** The connector type. */
+  public static final String TYPE = "nixl";
+
+  /** Creates the provider; {@link java.util.ServiceLoader} calls this. Loads nothing. */
+  public NixlTransportProvider() {}
+
+  @Override
+  public String type() {
+    return TYPE;
+  }
+
+  @Override
+  public Availability availability() {
+    if (NixlLibrary.probe() instanceof NixlLibrary.Failed failed) {
+      return Availability.unavailable(failed.reason(), failed.cause().orElse(null));
+    }
+    return Availability.available();
+  }
+
+  @Override
+  public Transport create(ConnectorSettings settings) {
+    return NixlTransport.create(
+        settings.engineId(), NixlOptions.fromProperties(settings.properties().asMap()));
+  }
+}

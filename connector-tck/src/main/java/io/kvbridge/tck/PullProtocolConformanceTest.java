@@ -1,0 +1,811 @@
+package io.kvbridge.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.lease.EndReason;
+import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.runtime.ConnectorRegistry;
+import io.kvbridge.runtime.PullConnector;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.FinishDecision;
+import io.kvbridge.spi.FinishedRequest;
+import io.kvbridge.spi.FinishedTransfers;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.LoadFailure;
+import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.spi.TransportProvider;
+import io.kvbridge.time.ManualClock;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeChannel;
+import io.kvbridge.wire.LeaseRef;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The pull protocol's behaviour over a connector's transport: what every connector must do,
+ * whatever moves its bytes. A connector module extends this class and says how to create its
+ * connector; the suite drives a producer and a consumer engine through the SPI exactly as an engine
+ * would, with an injected clock.
+ *
+ * <p>Tests that forge protocol messages reach the transport through {@link
+ * PullConnector#transport()}, so the connectors under test are {@link PullConnector}s.
+ */
+public abstract class PullProtocolConformanceTest {
+
+  /** The producer's layout: 32 blocks of 1 KiB, 4 tokens each. */
+  protected static final KvLayout PRODUCER_LAYOUT = new KvLayout(32, 1024, 4, "conformance/fp16");
+
+  /** The consumer's pool is larger; block size and content type match. */
+  protected static final KvLayout CONSUMER_LAYOUT = new KvLayout(64, 1024, 4, "conformance/fp16");
+
+  protected static final Duration LEASE = Duration.ofSeconds(30);
+  protected static final Duration MAX_LIFETIME = Duration.ofSeconds(120);
+  protected static final Duration SAFETY_MARGIN = Duration.ofSeconds(2);
+  protected static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(3);
+
+  protected final ManualClock clock = new ManualClock();
+  private final Random random = new Random(42);
+  private final List<Node> nodes = new ArrayList<>();
+  protected Node producer;
+  protected Node consumer;
+
+  /** The provider of the connector type under test. */
+  protected abstract TransportProvider provider();
+
+  /** Creates this connector type's connector for {@code settings}, as engines get it. */
+  protected KvConnector newConnector(ConnectorSettings settings) {
+    return ConnectorRegistry.of(List.of(provider())).create(settings);
+  }
+
+  /** Where engines answer handshakes; {@code local} unless the transport spans processes. */
+  protected String handshakeAddress() {
+    return "local";
+  }
+
+  /** Connector-specific properties for an engine. */
+  protected Map<String, String> connectorProperties() {
+    return Map.of();
+  }
+
+  /** How long to wait for asynchronous progress before failing a test. */
+  protected Duration patience() {
+    return Duration.ofSeconds(20);
+  }
+
+  @BeforeEach
+  void startEngines() {
+    producer = node("prefill", Role.PRODUCER, PRODUCER_LAYOUT);
+    consumer = node("decode", Role.CONSUMER, CONSUMER_LAYOUT);
+  }
+
+  @AfterEach
+  void stopEngines() {
+    for (Node node : nodes) {
+      node.connector.close();
+      node.memory.close();
+    }
+  }
+
+  /** Starts an engine with its own KV cache; closed after the test. */
+  protected Node node(String name, Role role, KvLayout layout) {
+    ConnectorSettings settings =
+        ConnectorSettings.builder(
+                provider().type(), name + "-" + UUID.randomUUID().toString().substring(0, 8))
+            .role(role)
+            .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
+            .safetyMargin(SAFETY_MARGIN)
+            .heartbeatInterval(Duration.ofSeconds(5))
+            .replyTimeout(Duration.ofSeconds(5))
+            .handshakeTimeout(HANDSHAKE_TIMEOUT)
+            .handshakeAddress(handshakeAddress())
+            .clock(clock)
+            .properties(connectorProperties())
+            .build();
+    KvConnector connector = newConnector(settings);
+    KvMemory memory = connector.worker().allocateKvCache(layout);
+    connector.worker().registerKvCache(memory, layout);
+    Node node = new Node(connector, memory, layout);
+    nodes.add(node);
+    return node;
+  }
+
+  // ---------------------------------------------------------------- the normal path
+
+  @Test
+  void consumerReceivesProducerBlocksByteExactAndLeaseEndsAsRead() {
+    List<Integer> producerBlocks = List.of(3, 17, 5);
+    Map<Integer, byte[]> written = producer.fill(producerBlocks);
+    TransferParams params = prefill("p-1", producerBlocks);
+
+    List<Integer> consumerBlocks = List.of(40, 2, 63);
+    load("d-1", params, consumerBlocks);
+    settle("d-1");
+
+    assertThat(consumer.received).contains("d-1");
+    for (int i = 0; i < producerBlocks.size(); i++) {
+      assertThat(consumer.block(consumerBlocks.get(i)))
+          .as("block %d", i)
+          .isEqualTo(written.get(producerBlocks.get(i)));
+    }
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.connector.status().liveLeases()).isZero();
+    assertThat(consumer.connector.status().readsCompleted()).isEqualTo(1);
+    assertThat(consumer.connector.status().bytesRead()).isEqualTo(3L * 1024);
+  }
+
+  @Test
+  void requestIsReportedDoneSendingExactlyOnce() {
+    TransferParams params = prefill("p-1", List.of(1));
+    load("d-1", params, List.of(1));
+    settle("d-1");
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+
+    clock.advance(MAX_LIFETIME);
+    producer.drain();
+
+    assertThat(producer.sentCount.get("p-1")).isEqualTo(1);
+  }
+
+  @Test
+  void abortedRequestIsFreedAtOnce() {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest("p-1", List.of(1, 2), Prompts.of("p-1", 8), 8, true, true));
+
+    assertThat(decision.delayFree()).isFalse();
+    assertThat(decision.params()).isEmpty();
+    assertThat(producer.connector.status().liveLeases()).isZero();
+  }
+
+  @Test
+  void requestWithoutAFullBlockIsFreedAtOnce() {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest("p-1", List.of(1), Prompts.of("p-1", 3), 3, false, true));
+
+    assertThat(decision.delayFree()).isFalse();
+  }
+
+  @Test
+  void requestNobodyWillReadIsFreedAtOnce() {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest("p-1", List.of(1, 2), Prompts.of("p-1", 8), 8, false, false));
+
+    assertThat(decision.delayFree()).isFalse();
+  }
+
+  @Test
+  void onlyFullBlocksAreLeased() {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest(
+                    "p-1", List.of(4, 5, 6), Prompts.of("p-1", 10), 10, false, true));
+
+    assertThat(decision.delayFree()).isTrue();
+    assertThat(decision.params().orElseThrow().blockIds()).containsExactly(4, 5);
+    assertThat(decision.params().orElseThrow().tokens()).isEqualTo(8);
+  }
+
+  // ---------------------------------------------------------------- expiry and revocation
+
+  @Test
+  void leaseExpiresWhenTheConsumerNeverReads() {
+    prefill("p-1", List.of(1, 2));
+
+    clock.advance(LEASE);
+
+    assertThat(producer.drain().sent).contains("p-1");
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.EXPIRED, 1L);
+  }
+
+  @Test
+  void scheduledSweepEndsAnExpiredLeaseWithoutAnEngineStep() {
+    prefill("p-1", List.of(1));
+    clock.advance(LEASE);
+
+    producer.connector.worker().sweep();
+
+    assertThat(producer.connector.status().liveLeases()).isZero();
+    assertThat(producer.drain().sent).containsExactly("p-1");
+  }
+
+  @Test
+  void revokedLeaseIsReportedDoneSending() {
+    prefill("p-1", List.of(1));
+
+    assertThat(producer.connector.scheduler().revoke("p-1", "client went away")).isTrue();
+
+    assertThat(producer.drain().sent).containsExactly("p-1");
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
+  }
+
+  @Test
+  void closingTheProducerRevokesEveryLiveLease() {
+    prefill("p-1", List.of(1));
+    prefill("p-2", List.of(2));
+
+    producer.connector.close();
+
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 2L);
+  }
+
+  // ---------------------------------------------------------------- never decode from freed blocks
+
+  @Test
+  void consumerDoesNotStartAReadWhoseLeaseEndsInsideTheSafetyMargin() {
+    TransferParams params = prefill("p-1", List.of(1));
+    clock.advance(LEASE.minus(SAFETY_MARGIN.dividedBy(2)));
+
+    load("d-1", params, List.of(1));
+    settle("d-1");
+
+    assertThat(consumer.failed).containsKey("d-1");
+    assertThat(consumer.failed.get("d-1").reason()).contains("safety margin");
+    assertThat(consumer.connector.status().readsCompleted()).isZero();
+  }
+
+  @Test
+  void readFinishedAfterTheLeaseExpiredIsRefusedAndNeverReportedReceived() {
+    TransferParams params = prefill("p-1", List.of(1, 2));
+    load("d-1", params, List.of(1, 2));
+    // The lease expires on P while the read is in flight or awaiting validation.
+    clock.advance(LEASE);
+    producer.connector.worker().sweep();
+
+    settle("d-1");
+
+    assertThat(consumer.received).doesNotContain("d-1");
+    assertThat(consumer.failed).containsKey("d-1");
+    assertThat(producer.connector.status().leasesEnded())
+        .containsEntry(EndReason.EXPIRED, 1L)
+        .containsEntry(EndReason.READ, 0L);
+  }
+
+  @Test
+  void heartbeatKeepsAnUnreadLeaseAlivePastItsFirstDeadline() {
+    establishPeer();
+    TransferParams params = prefill("p-2", List.of(2));
+    consumer
+        .connector
+        .scheduler()
+        .matchRemote("d-2", Prompts.of(params.requestId(), params.tokens()), params);
+    consumer.connector.scheduler().afterAllocate("d-2", List.of(2));
+
+    clock.advance(Duration.ofSeconds(20));
+    consumer.connector.worker().sendHeartbeats();
+    awaitTrue(
+        () -> {
+          producer.drain();
+          return producer.connector.status().heartbeatsRenewed() >= 1;
+        });
+    awaitTrue(
+        () -> {
+          consumer.drain();
+          return consumer.connector.status().renewalsConfirmed() >= 1;
+        });
+    clock.advance(Duration.ofSeconds(20));
+    producer.connector.worker().sweep();
+
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    settle("d-2");
+    assertThat(consumer.received).contains("d-2");
+  }
+
+  // ---------------------------------------------------------------- untrusted input
+
+  @Test
+  void completionWithAWrongTokenFreesNothingAndIsCounted() {
+    establishPeer();
+    prefill("p-2", List.of(2));
+
+    sendFromConsumer(new LeaseRef("p-2", LeaseToken.random().value()));
+
+    awaitRejected(producer, RejectedInput.WRONG_TOKEN);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.drain().sent).doesNotContain("p-2");
+  }
+
+  @Test
+  void completionForAnUnknownLeaseFreesNothingAndIsCounted() {
+    establishPeer();
+    prefill("p-2", List.of(2));
+
+    sendFromConsumer(new LeaseRef("ghost", LeaseToken.random().value()));
+
+    awaitRejected(producer, RejectedInput.UNKNOWN_LEASE);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void duplicateCompletionIsCountedAndEndsNothingTwice() {
+    TransferParams params = establishPeer();
+
+    sendFromConsumer(new LeaseRef(params.requestId(), params.leaseToken()));
+
+    awaitRejected(producer, RejectedInput.LATE_OR_DUPLICATE);
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.sentCount.get(params.requestId())).isEqualTo(1);
+  }
+
+  @Test
+  void malformedNotificationIsCounted() {
+    establishPeer();
+
+    consumerTransport().notify(producerTransport().agentName(), new byte[] {'K', 'V', 'B', 1, 42});
+
+    awaitRejected(producer, RejectedInput.MALFORMED_MESSAGE);
+  }
+
+  @Test
+  void completionFromAnAgentThatNeverHandshookIsCounted() {
+    Node stranger = node("stranger", Role.CONSUMER, CONSUMER_LAYOUT);
+    Transport strangerTransport = ((PullConnector) stranger.connector).transport();
+    String producerAgent =
+        strangerTransport.loadRemoteMetadata(producerTransport().localMetadata());
+    TransferParams params = prefill("p-1", List.of(1));
+
+    strangerTransport.notify(
+        producerAgent,
+        io.kvbridge.tck.Messages.completion(
+            new LeaseRef(params.requestId(), params.leaseToken()), "stranger"));
+
+    awaitRejected(producer, RejectedInput.UNKNOWN_PEER);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void incompatibleLayoutIsRefusedAtTheHandshake() {
+    Node other = node("other", Role.CONSUMER, new KvLayout(64, 1024, 4, "another-model/fp8"));
+    TransferParams params = prefill("p-1", List.of(1));
+
+    other
+        .connector
+        .scheduler()
+        .matchRemote("d-1", Prompts.of(params.requestId(), params.tokens()), params);
+    other.connector.scheduler().afterAllocate("d-1", List.of(1));
+    other.connector.worker().startLoad(other.connector.scheduler().buildStepMetadata());
+    other.drain();
+
+    assertThat(other.failed.get("d-1").reason()).contains("incompatible KV layout");
+    assertThat(producer.connector.status().rejected())
+        .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void blockIdOutsideTheProducersPoolIsRefusedBeforeAnyRead() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    TransferParams forged =
+        altered(honest, "block_ids", List.of(PRODUCER_LAYOUT.blockCount() + 3), "tokens", 4);
+
+    load("d-1", forged, List.of(1));
+    settle("d-1");
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("outside the producer's pool");
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
+  }
+
+  @Test
+  void paramsNamingAnotherProducerThanTheOneAnsweringAreRefused() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    TransferParams forged = altered(honest, "producer_engine_id", "impostor");
+
+    load("d-1", forged, List.of(1));
+    settle("d-1");
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("answers as");
+  }
+
+  @Test
+  void paramsWhoseTokensDoNotFitTheBlocksAreRefusedAtMatch() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    TransferParams forged = altered(honest, "tokens", 7);
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> consumer.connector.scheduler().matchRemote("d-1", Prompts.of("p-1", 100), forged))
+        .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class);
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
+  }
+
+  @Test
+  void blockListLargerThanTheConsumersPoolIsRefusedAtMatch() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    int tooMany = CONSUMER_LAYOUT.blockCount() + 1;
+    TransferParams forged =
+        altered(
+            honest,
+            "block_ids",
+            java.util.Collections.nCopies(tooMany, 1),
+            "block_checksums",
+            "0".repeat(8 * tooMany),
+            "tokens",
+            tooMany * CONSUMER_LAYOUT.tokensPerBlock());
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                consumer
+                    .connector
+                    .scheduler()
+                    .matchRemote("d-1", Prompts.of("p-1", forged.tokens()), forged))
+        .hasMessageContaining("exceed this engine's pool");
+    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+  }
+
+  // ---------------------------------------------------------------- a lease opens only its blocks
+
+  /** Ways a router or an attacker may rewrite the block list of genuine parameters. */
+  enum BlockForgery {
+    ANOTHER_LIVE_LEASES_BLOCKS,
+    FREE_BLOCKS,
+    OWN_BLOCKS_REVERSED,
+    OWN_BLOCKS_SHIFTED_BY_ONE,
+    OWN_BLOCK_REPEATED;
+
+    List<Integer> apply(List<Integer> own, List<Integer> otherLease) {
+      return switch (this) {
+        case ANOTHER_LIVE_LEASES_BLOCKS -> otherLease;
+        case FREE_BLOCKS -> List.of(29, 30, 31);
+        case OWN_BLOCKS_REVERSED -> List.of(own.get(2), own.get(1), own.get(0));
+        case OWN_BLOCKS_SHIFTED_BY_ONE -> own.stream().map(b -> b + 1).toList();
+        case OWN_BLOCK_REPEATED -> List.of(own.get(0), own.get(0), own.get(0));
+      };
+    }
+  }
+
+  /**
+   * The forger also rewrites the checksums to match the blocks it makes D read, so D's content
+   * check passes and only P's read digest stands between the token and the other blocks.
+   */
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(BlockForgery.class)
+  void forgedBlockListIsRefusedByTheProducerAndTheLeaseStaysLive(BlockForgery forgery) {
+    producer.fill(List.of(3, 7, 11, 20, 21, 22, 29, 30, 31, 4, 8, 12));
+    TransferParams honest = prefill("p-1", List.of(3, 7, 11));
+    TransferParams otherLease = prefill("p-2", List.of(20, 21, 22));
+    List<Integer> forgedIds = forgery.apply(honest.blockIds(), otherLease.blockIds());
+    TransferParams forged =
+        altered(honest, "block_ids", forgedIds, "block_checksums", producerChecksumsHex(forgedIds));
+
+    load("d-1", forged, List.of(40, 41, 42));
+    settle("d-1");
+
+    assertThat(consumer.received).doesNotContain("d-1");
+    assertThat(consumer.failed.get("d-1").reason()).contains("WRONG_BLOCKS");
+    awaitRejected(producer, RejectedInput.WRONG_BLOCKS);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(2);
+    assertThat(producer.drain().sent).isEmpty();
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 0L);
+  }
+
+  @Test
+  void genuineParametersStillLoadAfterAForgedBlockListWasRefused() {
+    Map<Integer, byte[]> written = producer.fill(List.of(3, 7, 11));
+    TransferParams honest = prefill("p-1", List.of(3, 7, 11));
+    List<Integer> reversed = List.of(11, 7, 3);
+    load(
+        "d-1",
+        altered(honest, "block_ids", reversed, "block_checksums", producerChecksumsHex(reversed)),
+        List.of(40, 41, 42));
+    settle("d-1");
+
+    load("d-2", honest, List.of(50, 51, 52));
+    settle("d-2");
+
+    assertThat(consumer.received).contains("d-2");
+    assertThat(consumer.block(50)).isEqualTo(written.get(3));
+    assertThat(consumer.block(52)).isEqualTo(written.get(11));
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+  }
+
+  @Test
+  void genuineParametersWithAnotherPromptOfTheSameLengthAreRefusedAtMatch() {
+    TransferParams params = prefill("p-1", List.of(1, 2));
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                consumer
+                    .connector
+                    .scheduler()
+                    .matchRemote("d-1", Prompts.of("another prompt", params.tokens()), params))
+        .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class)
+        .hasMessageContaining("another prompt");
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.PROMPT_MISMATCH, 1L);
+    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void promptDigestRewrittenForAnotherPromptIsRefusedByTheProducer() {
+    TransferParams params = prefill("p-1", List.of(1, 2));
+    var otherPrompt = Prompts.of("another prompt", params.tokens());
+    TransferParams forged = altered(params, "prompt_digest", otherPrompt.digest(params.tokens()));
+
+    consumer.connector.scheduler().matchRemote("d-1", otherPrompt, forged);
+    consumer.connector.scheduler().afterAllocate("d-1", List.of(5, 6));
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    settle("d-1");
+
+    assertThat(consumer.received).doesNotContain("d-1");
+    awaitRejected(producer, RejectedInput.WRONG_BLOCKS);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void blockWhoseContentChangedAfterTheGrantFailsTheLoadBeforeAnyCompletion() {
+    producer.fill(List.of(1, 2));
+    TransferParams params = prefill("p-1", List.of(1, 2));
+    producer.fill(List.of(2)); // overwritten while the lease holds it
+
+    load("d-1", params, List.of(5, 6));
+    settle("d-1");
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("crc32c");
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.CHECKSUM_MISMATCH, 1L);
+    assertThat(consumer.connector.status().readsCompleted()).isZero();
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void ackNobodyWaitsForIsCountedAndServesNothing() {
+    establishPeer();
+
+    producerTransport()
+        .notify(
+            consumerTransport().agentName(),
+            Messages.ack(new LeaseRef("p-9", LeaseToken.random().value())));
+
+    awaitRejected(consumer, RejectedInput.UNEXPECTED_REPLY);
+    assertThat(consumer.received).containsExactly("d-warmup");
+  }
+
+  @Test
+  void renewalNobodyAskedForIsCountedAndMovesNoDeadline() {
+    establishPeer();
+
+    producerTransport()
+        .notify(
+            consumerTransport().agentName(),
+            Messages.renewed(new LeaseRef("p-9", LeaseToken.random().value()), Long.MAX_VALUE));
+
+    awaitRejected(consumer, RejectedInput.UNEXPECTED_REPLY);
+    assertThat(consumer.connector.status().renewalsConfirmed()).isZero();
+  }
+
+  @Test
+  void malformedHandshakeIsRefusedAndCounted() throws Exception {
+    String address = producer.connector.status().handshakeAddress().orElseThrow();
+
+    byte[] answer =
+        HandshakeChannel.forAddress(address)
+            .exchange(address, greeting -> new byte[] {1, 2, 3}, Duration.ofSeconds(5));
+
+    assertThat(Handshake.decodeResponse(answer)).isInstanceOf(Handshake.Refused.class);
+    assertThat(producer.connector.status().rejected())
+        .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
+  }
+
+  @Test
+  void unreachableProducerFailsTheLoad() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    TransferParams elsewhere = altered(honest, "handshake_address", unreachableHandshakeAddress());
+
+    load("d-1", elsewhere, List.of(1));
+    settle("d-1");
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("handshake with");
+  }
+
+  @Test
+  void silentProducerDoesNotStallTheStepAndFailsTheLoadAfterTheHandshakeTimeout() throws Exception {
+    TransferParams honest = prefill("p-1", List.of(1));
+    try (java.net.ServerSocket silent =
+        new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      TransferParams elsewhere =
+          altered(honest, "handshake_address", "tcp://127.0.0.1:" + silent.getLocalPort());
+
+      load("d-1", elsewhere, List.of(1));
+      consumer.drain();
+
+      // The step came back while the handshake still waits for an answer that never comes.
+      assertThat(consumer.failed).doesNotContainKey("d-1");
+      assertThat(consumer.connector.status().loadsInFlight()).isEqualTo(1);
+      settle("d-1");
+      assertThat(consumer.failed.get("d-1").reason()).contains("handshake with");
+    }
+  }
+
+  /** An address of this connector's handshake scheme where nobody answers. */
+  protected String unreachableHandshakeAddress() {
+    return "local://nobody-" + UUID.randomUUID();
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /**
+   * {@code params} with some fields replaced, given as alternating snake_case keys and values, read
+   * back through {@link TransferParams#fromMap} as a consumer reads what the router hands it.
+   */
+  protected static TransferParams altered(TransferParams params, Object... keysAndValues) {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return TransferParams.fromMap(map);
+  }
+
+  /** The checksums P's current memory gives {@code blocks}, in transfer-parameter form. */
+  protected String producerChecksumsHex(List<Integer> blocks) {
+    StringBuilder hex = new StringBuilder();
+    for (int block : blocks) {
+      int crc =
+          ChecksumScheme.CRC32C.checksum(
+              producer.memory,
+              (long) block * PRODUCER_LAYOUT.blockBytes(),
+              PRODUCER_LAYOUT.blockBytes());
+      hex.append(java.util.HexFormat.of().toHexDigits(crc));
+    }
+    return hex.toString();
+  }
+
+  /** Runs one full load so the consumer knows the producer; returns its parameters. */
+  protected TransferParams establishPeer() {
+    TransferParams params = prefill("p-warmup", List.of(0));
+    load("d-warmup", params, List.of(0));
+    settle("d-warmup");
+    assertThat(consumer.received).contains("d-warmup");
+    awaitTrue(() -> producer.drain().sent.contains("p-warmup"));
+    return params;
+  }
+
+  /** Finishes a prefill on the producer and returns the parameters for the consumer. */
+  protected TransferParams prefill(String requestId, List<Integer> blocks) {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest(
+                    requestId,
+                    blocks,
+                    Prompts.of(requestId, blocks.size() * PRODUCER_LAYOUT.tokensPerBlock()),
+                    blocks.size() * PRODUCER_LAYOUT.tokensPerBlock(),
+                    false,
+                    true));
+    assertThat(decision.delayFree()).isTrue();
+    return decision.params().orElseThrow();
+  }
+
+  /** Accepts the parameters on the consumer and starts the load. */
+  protected void load(String requestId, TransferParams params, List<Integer> localBlocks) {
+    consumer
+        .connector
+        .scheduler()
+        .matchRemote(requestId, Prompts.of(params.requestId(), params.tokens()), params);
+    consumer.connector.scheduler().afterAllocate(requestId, localBlocks);
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+  }
+
+  /** Steps both engines until the consumer's request was received or failed. */
+  protected void settle(String consumerRequestId) {
+    awaitTrue(
+        () -> {
+          consumer.drain();
+          producer.drain();
+          return consumer.received.contains(consumerRequestId)
+              || consumer.failed.containsKey(consumerRequestId);
+        });
+  }
+
+  protected void awaitTrue(BooleanSupplier condition) {
+    await().atMost(patience()).pollInterval(Duration.ofMillis(2)).until(condition::getAsBoolean);
+  }
+
+  private void awaitRejected(Node node, RejectedInput kind) {
+    awaitTrue(
+        () -> {
+          node.drain();
+          return node.connector.status().rejected().getOrDefault(kind, 0L) >= 1;
+        });
+  }
+
+  private void sendFromConsumer(LeaseRef lease) {
+    consumerTransport()
+        .notify(
+            producerTransport().agentName(),
+            Messages.completion(lease, consumer.connector.settings().engineId()));
+  }
+
+  protected Transport producerTransport() {
+    return ((PullConnector) producer.connector).transport();
+  }
+
+  protected Transport consumerTransport() {
+    return ((PullConnector) consumer.connector).transport();
+  }
+
+  /** One engine under test: its connector, its KV memory and what its steps reported. */
+  protected final class Node {
+    final KvConnector connector;
+    final KvMemory memory;
+    final KvLayout layout;
+    final Set<String> received = new HashSet<>();
+    final Set<String> sent = new HashSet<>();
+    final Map<String, Integer> sentCount = new HashMap<>();
+    final Map<String, LoadFailure> failed = new HashMap<>();
+
+    Node(KvConnector connector, KvMemory memory, KvLayout layout) {
+      this.connector = connector;
+      this.memory = memory;
+      this.layout = layout;
+    }
+
+    /** One engine step: what getFinished reports is recorded. */
+    Node drain() {
+      FinishedTransfers finished = connector.worker().getFinished(Set.of());
+      received.addAll(finished.doneReceiving());
+      sent.addAll(finished.doneSending());
+      finished.doneSending().forEach(id -> sentCount.merge(id, 1, Integer::sum));
+      finished.failedLoads().forEach(f -> failed.put(f.requestId(), f));
+      return this;
+    }
+
+    Map<Integer, byte[]> fill(List<Integer> blocks) {
+      Map<Integer, byte[]> written = new HashMap<>();
+      for (int block : blocks) {
+        byte[] bytes = new byte[layout.blockBytes()];
+        random.nextBytes(bytes);
+        memory.write((long) block * layout.blockBytes(), ByteBuffer.wrap(bytes));
+        written.put(block, bytes);
+      }
+      return written;
+    }
+
+    byte[] block(int block) {
+      byte[] bytes = new byte[layout.blockBytes()];
+      memory.read((long) block * layout.blockBytes(), ByteBuffer.wrap(bytes));
+      return bytes;
+    }
+  }
+}

@@ -1,0 +1,336 @@
+package io.kvbridge.tck.faults;
+
+import io.kvbridge.transfer.Notification;
+import io.kvbridge.transfer.Transport;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The faults shared by a group of {@link FaultInjectingTransport}s wrapping any {@link Transport}:
+ * lost, held, delayed and duplicated notifications; failed and stalled reads; killed agents.
+ *
+ * <p>Rules: each arming call adds one rule that fires for at most {@code count} events; when an
+ * event matches several rules, the earliest-armed one decides and uses up one of its count.
+ * Notification rules apply where a decorated transport drains notifications, to every notification
+ * its underlying transport delivered (sent with {@code notify} or attached to a transfer), in
+ * arrival order; so they reach only receivers in the group. Read rules apply when a decorated
+ * transport posts a READ, before the underlying transport sees it.
+ *
+ * <p>Everything is deterministic: rules fire on the next events in the order they happen, chance
+ * draws come from a seeded {@link Random}, and held or stalled things move only when a test
+ * releases them.
+ *
+ * <p>The group also knows what is still moving: {@link #quiet()} says whether every notification
+ * sent between live members was drained and every running transfer was seen to end, so a test
+ * driving an asynchronous transport can step its engines until nothing is in flight.
+ *
+ * <p>Threads: safe for use from any thread; one lock guards the whole group's state, and calls into
+ * the underlying transports are made outside it.
+ */
+public final class Faults {
+
+  private final Object lock = new Object();
+  private final Random random;
+  private final Map<String, FaultInjectingTransport> members = new HashMap<>();
+  private final Set<String> killed = new HashSet<>();
+  private final List<Rule> notificationRules = new ArrayList<>();
+  private final List<Rule> readRules = new ArrayList<>();
+  private final List<Held> held = new ArrayList<>();
+  private final Map<InFlight, Integer> inFlight = new HashMap<>();
+  private long dropped;
+
+  /** A group whose chance draws come from {@code new Random(seed)}. */
+  public Faults(long seed) {
+    this.random = new Random(seed);
+  }
+
+  /**
+   * Wraps {@code transport} into this group; the wrapper owns it from now on.
+   *
+   * @throws IllegalArgumentException if a live member already has its agent name
+   */
+  public FaultInjectingTransport decorate(Transport transport) {
+    String name = transport.agentName();
+    synchronized (lock) {
+      if (members.containsKey(name)) {
+        throw new IllegalArgumentException(
+            "agent '" + name + "' is already in this fault group; close it first");
+      }
+      FaultInjectingTransport member = new FaultInjectingTransport(transport, this, lock);
+      members.put(name, member);
+      killed.remove(name); // a new process took the name
+      return member;
+    }
+  }
+
+  // ---- notifications -------------------------------------------------------------------------
+
+  /** The next {@code count} notifications drained in the group vanish. */
+  public void dropNextNotifications(int count) {
+    addRule(notificationRules, count, new Drop(1.0));
+  }
+
+  /**
+   * Every notification drained in the group vanishes with probability {@code share} (0 to 1), drawn
+   * from the seeded random source, until {@link #clear()}.
+   */
+  public void dropShareOfNotifications(double share) {
+    if (!(share >= 0.0 && share <= 1.0)) {
+      throw new IllegalArgumentException("share must be between 0 and 1, got " + share);
+    }
+    addRule(notificationRules, Integer.MAX_VALUE, new Drop(share));
+  }
+
+  /** The next {@code count} notifications are held back until {@link #releaseHeldNotifications}. */
+  public void holdNextNotifications(int count) {
+    addRule(notificationRules, count, new Hold());
+  }
+
+  /**
+   * Delivers every held notification, in arrival order, at its receiver's next drain if the
+   * receiver is still alive (others vanish); no rule applies to them again.
+   *
+   * @return how many were released
+   */
+  public int releaseHeldNotifications() {
+    synchronized (lock) {
+      int count = held.size();
+      for (Held h : held) {
+        FaultInjectingTransport receiver = members.get(h.receiver());
+        if (receiver != null) {
+          receiver.deliverLater(h.notification());
+        }
+      }
+      held.clear();
+      return count;
+    }
+  }
+
+  /**
+   * The next {@code count} notifications reach their receiver late: the drain that would have
+   * returned one and the {@code drains - 1} after it do not, the one after does.
+   */
+  public void delayNextNotifications(int count, int drains) {
+    if (drains < 0) {
+      throw new IllegalArgumentException("drains must be at least 0, got " + drains);
+    }
+    addRule(notificationRules, count, new Delay(drains));
+  }
+
+  /** The next {@code count} notifications are delivered twice. */
+  public void duplicateNextNotifications(int count) {
+    addRule(notificationRules, count, new Duplicate());
+  }
+
+  /** How many notifications the drop rules removed so far. */
+  public long droppedNotifications() {
+    synchronized (lock) {
+      return dropped;
+    }
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------
+
+  /**
+   * The next {@code count} READs posted in the group fail: their status is {@code Failed(reason)},
+   * no byte moves and their notification is never sent.
+   */
+  public void failNextReads(int count, String reason) {
+    addRule(readRules, count, new Fail(Objects.requireNonNull(reason, "reason")));
+  }
+
+  /**
+   * The next {@code count} READs posted in the group stay IN_PROGRESS without reaching the
+   * underlying transport until {@link #unstallReads()}; releasing one meanwhile cancels it.
+   */
+  public void stallNextReads(int count) {
+    addRule(readRules, count, new Stall());
+  }
+
+  /**
+   * Posts every stalled read to its underlying transport; one the transport refuses, or whose agent
+   * or peer died meanwhile, fails instead.
+   *
+   * @return how many stalled reads there were
+   */
+  public int unstallReads() {
+    List<FaultInjectingTransport> live;
+    synchronized (lock) {
+      live = List.copyOf(members.values());
+    }
+    int count = 0;
+    for (FaultInjectingTransport member : live) {
+      count += member.resumeStalled();
+    }
+    return count;
+  }
+
+  // ---- agents --------------------------------------------------------------------------------
+
+  /**
+   * Kills the member named {@code agentName}, as if its process died: its underlying transport is
+   * closed, its held, delayed and stalled things vanish, every later call on it fails, and the
+   * other members' notifications to it vanish and their transfers to it fail.
+   *
+   * @throws IllegalArgumentException if no live member has that name
+   */
+  public void kill(String agentName) {
+    FaultInjectingTransport victim;
+    synchronized (lock) {
+      victim = members.remove(agentName);
+      if (victim == null) {
+        throw new IllegalArgumentException(
+            "no live agent '" + agentName + "' in this fault group; members: " + memberNames());
+      }
+      killed.add(agentName);
+      held.removeIf(h -> h.receiver().equals(agentName));
+      inFlight.keySet().removeIf(f -> f.from().equals(agentName) || f.to().equals(agentName));
+    }
+    victim.die();
+  }
+
+  /** Disarms every rule. Held notifications stay held and stalled reads stay stalled. */
+  public void clear() {
+    synchronized (lock) {
+      notificationRules.clear();
+      readRules.clear();
+    }
+  }
+
+  /**
+   * Whether nothing is moving between live members: every notification one sent to another was
+   * drained, every released notification was handed out, and every transfer that reached an
+   * underlying transport was seen (through {@code status}) to end or was released. Held, delayed
+   * and stalled things do not count: they move only when a test lets them.
+   */
+  public boolean quiet() {
+    synchronized (lock) {
+      for (int count : inFlight.values()) {
+        if (count > 0) {
+          return false;
+        }
+      }
+      for (FaultInjectingTransport member : members.values()) {
+        if (member.busy()) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  // ---- what the members ask, under the lock --------------------------------------------------
+
+  boolean isDead(String agentName) {
+    return killed.contains(agentName);
+  }
+
+  void left(FaultInjectingTransport member) {
+    members.remove(member.agentName(), member);
+  }
+
+  NotificationAction decideNotification() {
+    Object action = pick(notificationRules);
+    if (action instanceof Drop drop
+        && !(drop.share() >= 1.0 || random.nextDouble() < drop.share())) {
+      return null;
+    }
+    if (action instanceof Drop) {
+      dropped++;
+    }
+    return (NotificationAction) action;
+  }
+
+  void hold(String receiver, Notification notification) {
+    held.add(new Held(receiver, notification));
+  }
+
+  ReadAction decideRead() {
+    return (ReadAction) pick(readRules);
+  }
+
+  /**
+   * A notification from {@code from} to {@code to} is on its way (now, or once sent); returns
+   * whether it is counted, which it is only between live members.
+   */
+  boolean sent(String from, String to, byte[] payload) {
+    if (members.containsKey(to) && members.containsKey(from)) {
+      inFlight.merge(new InFlight(from, to, ByteBuffer.wrap(payload.clone())), 1, Integer::sum);
+      return true;
+    }
+    return false;
+  }
+
+  /** A notification reached its receiver's underlying drain (perhaps before it was counted). */
+  void arrived(String to, Notification n) {
+    inFlight.merge(new InFlight(n.fromAgent(), to, ByteBuffer.wrap(n.payload())), -1, Integer::sum);
+    inFlight.values().remove(0);
+  }
+
+  private static Object pick(List<Rule> rules) {
+    if (rules.isEmpty()) {
+      return null;
+    }
+    Rule first = rules.get(0); // every rule matches every event: the earliest-armed one decides
+    if (first.remaining < Integer.MAX_VALUE) {
+      first.remaining--;
+    }
+    if (first.remaining == 0) {
+      rules.remove(0);
+    }
+    return first.action;
+  }
+
+  private void addRule(List<Rule> rules, int count, Object action) {
+    if (count < 1) {
+      throw new IllegalArgumentException("count must be at least 1, got " + count);
+    }
+    synchronized (lock) {
+      rules.add(new Rule(count, action));
+    }
+  }
+
+  private Set<String> memberNames() {
+    return new TreeSet<>(members.keySet());
+  }
+
+  /** What happens to a drained notification. */
+  sealed interface NotificationAction {}
+
+  record Drop(double share) implements NotificationAction {}
+
+  record Hold() implements NotificationAction {}
+
+  record Delay(int drains) implements NotificationAction {}
+
+  record Duplicate() implements NotificationAction {}
+
+  /** What happens to a posted READ. */
+  sealed interface ReadAction {}
+
+  record Fail(String reason) implements ReadAction {}
+
+  record Stall() implements ReadAction {}
+
+  private record Held(String receiver, Notification notification) {}
+
+  private record InFlight(String from, String to, ByteBuffer payload) {}
+
+  private static final class Rule {
+    private int remaining;
+    private final Object action;
+
+    Rule(int remaining, Object action) {
+      this.remaining = remaining;
+      this.action = action;
+    }
+  }
+}

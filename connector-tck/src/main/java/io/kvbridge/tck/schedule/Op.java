@@ -1,0 +1,60 @@
+package io.kvbridge.tck.schedule;
+
+/** One step of a generated fault schedule; its {@code toString} is the reproduction. */
+public sealed interface Op {
+
+  /** P prefills a request of {@code blocks} full blocks; the router then drops or forwards it. */
+  record NewRequest(int blocks, boolean routerDrops, boolean abortedOnP) implements Op {}
+
+  /** Simulated time passes; the scheduled sweeps and heartbeats run on their intervals. */
+  record Advance(int millis) implements Op {}
+
+  /** The next {@code count} notifications vanish. */
+  record DropNotifications(int count) implements Op {}
+
+  /** The next {@code count} notifications are held until {@link ReleaseHeld}. */
+  record HoldNotifications(int count) implements Op {}
+
+  /** Held notifications are delivered, late. */
+  record ReleaseHeld() implements Op {}
+
+  /** The next {@code count} notifications reach their receiver {@code drains} drains late. */
+  record DelayNotifications(int count, int drains) implements Op {}
+
+  /** The next {@code count} notifications are delivered twice. */
+  record DuplicateNotifications(int count) implements Op {}
+
+  /** The next read fails. */
+  record FailNextRead() implements Op {}
+
+  /** The next read stalls until {@link Unstall}. */
+  record StallNextRead() implements Op {}
+
+  /** Stalled reads go on. */
+  record Unstall() implements Op {}
+
+  /** The decode engine dies, whatever it was doing; a fresh one takes its place. */
+  record KillDecoder() implements Op {}
+
+  /** Someone sends P a completion for a live lease with a guessed token. */
+  record ForgeCompletion() implements Op {}
+
+  /** D replays the completion of a request it already finished. */
+  record ReplayCompletion() implements Op {}
+
+  /**
+   * P prefills a request of three blocks; the router hands D its genuine token with a forged block
+   * list (variant 0: another held request's blocks, 1: blocks P does not hold, 2: its own reversed,
+   * 3: shifted by one, 4: its first block three times) and checksums that match those blocks.
+   */
+  record ForgeBlockList(int variant) implements Op {}
+
+  /**
+   * P prefills a request; the router hands its parameters to D with another prompt of the same
+   * length, leaving the prompt digest as P wrote it or rewriting it to the other prompt's.
+   */
+  record RouteToAnotherPrompt(boolean digestRewritten) implements Op {}
+
+  /** A block of a held request is overwritten on P while its lease lives (a bug P must survive). */
+  record CorruptHeldBlock() implements Op {}
+}

@@ -1,0 +1,144 @@
+package io.kvbridge.tck.schedule;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvbridge.tck.schedule.Op.Advance;
+import io.kvbridge.tck.schedule.Op.DropNotifications;
+import io.kvbridge.tck.schedule.Op.DuplicateNotifications;
+import io.kvbridge.tck.schedule.Op.KillDecoder;
+import io.kvbridge.tck.schedule.Op.NewRequest;
+import io.kvbridge.tck.schedule.Op.StallNextRead;
+import io.kvbridge.tck.schedule.Op.Unstall;
+import io.kvbridge.transfer.Transport;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Hand-written schedules for the faults that matter most, each with its expected ending. A
+ * connector module runs them by extending this class with a transport factory.
+ */
+public abstract class ScheduleExamplesConformanceTest {
+
+  private static final NewRequest ROUTED = new NewRequest(2, false, false);
+
+  /** A new agent of the connector under test, named {@code agentName}; the caller closes it. */
+  protected abstract Transport newTransport(String agentName);
+
+  /**
+   * How long the engines may take to settle after one op (see {@link FaultScheduleConformance}).
+   */
+  protected Duration patience() {
+    return Duration.ofSeconds(10);
+  }
+
+  @Test
+  // Heartbeats renew the lease while the read stalls, but never past its maximum lifetime.
+  void readThatStallsPastTheMaximumLifetimeIsNeverServedFromTheFreedBlocks() {
+    Simulation simulation =
+        run(
+            List.of(
+                new StallNextRead(),
+                ROUTED,
+                new Advance(35_000),
+                new Unstall(),
+                new Advance(3_000)));
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  @Test
+  void lostCompletionFailsTheLoadAndTheLeaseStillEnds() {
+    Simulation simulation = run(List.of(new DropNotifications(1), ROUTED, new Advance(3_000)));
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  @Test
+  void duplicatedMessagesServeTheRequestOnce() {
+    Simulation simulation = run(List.of(new DuplicateNotifications(3), ROUTED, new Advance(1_000)));
+
+    assertThat(simulation.served()).isEqualTo(1);
+  }
+
+  @Test
+  void decoderKilledMidReadLeavesNothingHeldOnTheProducer() {
+    Simulation simulation =
+        run(List.of(new StallNextRead(), ROUTED, new KillDecoder(), new Advance(1_000)));
+
+    assertThat(simulation.served()).isZero();
+  }
+
+  @Test
+  void requestTheRouterDropsIsFreedByExpiry() {
+    Simulation simulation = run(List.of(new NewRequest(3, true, false)));
+
+    assertThat(simulation.routed()).isZero();
+  }
+
+  @Test
+  void heartbeatsKeepALoadAliveWhileItWaitsPastTheFirstDeadline() {
+    Simulation simulation =
+        run(
+            List.of(
+                new StallNextRead(),
+                ROUTED,
+                new Advance(14_000),
+                new Unstall(),
+                new Advance(1_000)));
+
+    assertThat(simulation.served()).isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "forgery {0}")
+  @ValueSource(ints = {0, 1, 2, 3, 4})
+  void forgedBlockListIsNeverServedAndEveryBlockIsFreedOnce(int variant) {
+    Simulation simulation =
+        run(List.of(ROUTED, new Op.ForgeBlockList(variant), ROUTED, new Advance(1_000)));
+
+    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "digest rewritten: {0}")
+  @ValueSource(booleans = {false, true})
+  void parametersRoutedWithAnotherPromptAreNeverServed(boolean digestRewritten) {
+    Simulation simulation =
+        run(List.of(new Op.RouteToAnotherPrompt(digestRewritten), ROUTED, new Advance(1_000)));
+
+    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  @Test
+  void blockOverwrittenOnTheProducerWhileLeasedIsNeverServed() {
+    Simulation simulation =
+        run(
+            List.of(
+                new StallNextRead(),
+                ROUTED,
+                new Op.CorruptHeldBlock(),
+                new Unstall(),
+                new Advance(1_000)));
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  /** Runs the schedule, lets every lease end, and checks nothing leaked; returns the outcome. */
+  private Simulation run(List<Op> schedule) {
+    Simulation simulation = new Simulation(0, this::newTransport, patience());
+    try {
+      simulation.run(schedule);
+      simulation.quiesce();
+      simulation.checkEverythingEnded();
+      return simulation;
+    } finally {
+      simulation.close();
+    }
+  }
+}

@@ -1,0 +1,590 @@
+package io.kvbridge.tck.schedule;
+
+import static org.awaitility.Awaitility.await;
+
+import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.runtime.PullConnector;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.FinishDecision;
+import io.kvbridge.spi.FinishedRequest;
+import io.kvbridge.spi.FinishedTransfers;
+import io.kvbridge.spi.InvalidTransferParamsException;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.LoadFailure;
+import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TokenIds;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.tck.Messages;
+import io.kvbridge.tck.Prompts;
+import io.kvbridge.tck.faults.FaultInjectingTransport;
+import io.kvbridge.tck.faults.Faults;
+import io.kvbridge.time.ManualClock;
+import io.kvbridge.time.MonotonicClock;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.wire.LeaseRef;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * A producer engine and a decode engine over transports of the connector under test, each wrapped
+ * in a {@link FaultInjectingTransport} of one {@link Faults} group, driven by a schedule of {@link
+ * Op}s under an injected clock. After every op and every simulated sweep the engines step until the
+ * group is {@linkplain Faults#quiet() quiet} (at once on a synchronous transport; waiting, bounded
+ * by the patience, on an asynchronous one). The engines behave as a real engine would: P frees a
+ * request's blocks when {@code doneSending} names it and immediately overwrites them (as reuse
+ * would); D decodes only what {@code doneReceiving} names, after checking every byte against what P
+ * wrote.
+ */
+final class Simulation implements AutoCloseable {
+
+  static final KvLayout LAYOUT = new KvLayout(48, 256, 4, "schedule/fp8");
+  static final Duration LEASE = Duration.ofSeconds(10);
+  static final Duration MAX_LIFETIME = Duration.ofSeconds(30);
+  static final Duration HEARTBEAT = Duration.ofSeconds(3);
+  static final Duration SWEEP = Duration.ofMillis(500);
+  static final Duration SAFETY_MARGIN = Duration.ofSeconds(1);
+  static final Duration REPLY_TIMEOUT = Duration.ofSeconds(2);
+  private static final int IMMEDIATE_STEPS = 4;
+
+  private final ManualClock clock = new ManualClock();
+  private final MonotonicClock decoderClock;
+  private final Function<String, Transport> transports;
+  private final Duration patience;
+  private final Faults faults;
+  private final Random random;
+  private final ProducerEngine producer;
+  private final List<DecoderEngine> deadDecoders = new ArrayList<>();
+  private DecoderEngine decoder;
+  private int nextRequest;
+  private int requests;
+  private int routed;
+  private int served;
+  private int failed;
+  private long sinceHeartbeat;
+
+  /**
+   * @param transports creates an agent's raw transport from its name
+   * @param patience how long the engines may take to settle after one op on an asynchronous
+   *     transport
+   */
+  Simulation(int clockSkewMillis, Function<String, Transport> transports, Duration patience) {
+    long skewNanos = Duration.ofMillis(clockSkewMillis).toNanos();
+    this.decoderClock = () -> clock.nanoTime() + skewNanos;
+    long seed = 31L * clockSkewMillis + 7;
+    this.transports = transports;
+    this.patience = patience;
+    this.faults = new Faults(seed);
+    this.random = new Random(seed);
+    this.producer = new ProducerEngine();
+    this.decoder = new DecoderEngine(0);
+  }
+
+  int requests() {
+    return requests;
+  }
+
+  int routed() {
+    return routed;
+  }
+
+  int served() {
+    return served;
+  }
+
+  int failed() {
+    return failed;
+  }
+
+  void run(List<Op> schedule) {
+    for (Op op : schedule) {
+      apply(op);
+      if (!(op instanceof Op.Advance)) {
+        settle();
+      }
+    }
+  }
+
+  /** Lifts every fault and lets simulated time run until every lease must have ended. */
+  void quiesce() {
+    faults.clear();
+    faults.releaseHeldNotifications();
+    faults.unstallReads();
+    advance(MAX_LIFETIME.plus(LEASE).plusSeconds(5).toMillis());
+  }
+
+  void checkEverythingEnded() {
+    if (!producer.held.isEmpty()) {
+      throw new AssertionError("P still holds blocks of " + producer.held.keySet());
+    }
+    if (producer.free.size() != LAYOUT.blockCount()) {
+      throw new AssertionError(
+          "P leaked " + (LAYOUT.blockCount() - producer.free.size()) + " blocks");
+    }
+    if (producer.connector.status().liveLeases() != 0) {
+      throw new AssertionError("P has live leases: " + producer.connector.status().liveLeases());
+    }
+    if (!decoder.pending.isEmpty()) {
+      throw new AssertionError("requests never ended on D: " + decoder.pending.keySet());
+    }
+    if (decoder.free.size() != LAYOUT.blockCount()) {
+      throw new AssertionError(
+          "D leaked " + (LAYOUT.blockCount() - decoder.free.size()) + " blocks");
+    }
+  }
+
+  @Override
+  public void close() {
+    producer.close();
+    decoder.close();
+    deadDecoders.forEach(DecoderEngine::close);
+  }
+
+  private void apply(Op op) {
+    if (op instanceof Op.NewRequest r) {
+      newRequest(r);
+    } else if (op instanceof Op.Advance a) {
+      advance(a.millis());
+    } else if (op instanceof Op.DropNotifications d) {
+      faults.dropNextNotifications(d.count());
+    } else if (op instanceof Op.HoldNotifications h) {
+      faults.holdNextNotifications(h.count());
+    } else if (op instanceof Op.ReleaseHeld) {
+      faults.releaseHeldNotifications();
+    } else if (op instanceof Op.DelayNotifications d) {
+      faults.delayNextNotifications(d.count(), d.drains());
+    } else if (op instanceof Op.DuplicateNotifications d) {
+      faults.duplicateNextNotifications(d.count());
+    } else if (op instanceof Op.FailNextRead) {
+      faults.failNextReads(1, "injected read failure");
+    } else if (op instanceof Op.StallNextRead) {
+      faults.stallNextReads(1);
+    } else if (op instanceof Op.Unstall) {
+      faults.unstallReads();
+    } else if (op instanceof Op.KillDecoder) {
+      killDecoder();
+    } else if (op instanceof Op.ForgeCompletion) {
+      forgeCompletion();
+    } else if (op instanceof Op.ReplayCompletion) {
+      replayCompletion();
+    } else if (op instanceof Op.ForgeBlockList f) {
+      forgeBlockList(f.variant());
+    } else if (op instanceof Op.RouteToAnotherPrompt a) {
+      routeToAnotherPrompt(a.digestRewritten());
+    } else if (op instanceof Op.CorruptHeldBlock) {
+      corruptHeldBlock();
+    } else {
+      throw new IllegalArgumentException("unknown op " + op);
+    }
+  }
+
+  private void forgeBlockList(int variant) {
+    String id = "r" + nextRequest++;
+    requests++;
+    producer
+        .prefill(id, 3, false)
+        .ifPresent(
+            params -> {
+              routed++;
+              List<Integer> own = params.blockIds();
+              List<Integer> forged =
+                  switch (variant) {
+                    case 0 ->
+                        producer.held.entrySet().stream()
+                            .filter(e -> !e.getKey().equals(id))
+                            .map(e -> e.getValue().blocks)
+                            .filter(blocks -> blocks.size() == own.size())
+                            .findFirst()
+                            .orElse(List.of(own.get(1), own.get(2), own.get(0)));
+                    case 1 ->
+                        List.copyOf(producer.free).subList(0, Math.min(3, producer.free.size()));
+                    case 2 -> List.of(own.get(2), own.get(1), own.get(0));
+                    case 3 -> own.stream().map(b -> (b + 1) % LAYOUT.blockCount()).toList();
+                    default -> List.of(own.get(0), own.get(0), own.get(0));
+                  };
+              if (forged.size() != own.size()) {
+                forged = List.of(own.get(0), own.get(0), own.get(0));
+              }
+              decoder.acceptNeverToBeServed(
+                  id,
+                  altered(
+                      params,
+                      "block_ids",
+                      forged,
+                      "block_checksums",
+                      producer.checksumsHex(forged)),
+                  Prompts.of(id, params.tokens() + 1));
+            });
+  }
+
+  private void routeToAnotherPrompt(boolean digestRewritten) {
+    String id = "r" + nextRequest++;
+    requests++;
+    producer
+        .prefill(id, 1 + random.nextInt(3), false)
+        .ifPresent(
+            params -> {
+              routed++;
+              TokenIds other = Prompts.of(id + "/another", params.tokens() + 1);
+              TransferParams routed =
+                  digestRewritten
+                      ? altered(params, "prompt_digest", other.digest(params.tokens()))
+                      : params;
+              decoder.acceptNeverToBeServed(id, routed, other);
+            });
+  }
+
+  private void corruptHeldBlock() {
+    List<Held> held = new ArrayList<>(producer.held.values());
+    if (held.isEmpty()) {
+      return;
+    }
+    List<Integer> blocks = held.get(random.nextInt(held.size())).blocks;
+    byte[] junk = new byte[LAYOUT.blockBytes()];
+    random.nextBytes(junk);
+    writeBlock(producer.memory, blocks.get(random.nextInt(blocks.size())), junk);
+  }
+
+  private static TransferParams altered(TransferParams params, Object... keysAndValues) {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return TransferParams.fromMap(map);
+  }
+
+  private void newRequest(Op.NewRequest r) {
+    String id = "r" + nextRequest++;
+    requests++;
+    producer
+        .prefill(id, r.blocks(), r.abortedOnP())
+        .ifPresent(
+            params -> {
+              if (!r.routerDrops()) {
+                routed++;
+                decoder.accept(id, params);
+              }
+            });
+  }
+
+  /** Time passes in sweep-sized steps, with the starter's sweeps and heartbeats on schedule. */
+  private void advance(long millis) {
+    long left = millis;
+    while (left > 0) {
+      long chunk = Math.min(left, SWEEP.toMillis());
+      clock.advance(Duration.ofMillis(chunk));
+      left -= chunk;
+      sinceHeartbeat += chunk;
+      producer.connector.worker().sweep();
+      decoder.connector.worker().sweep();
+      if (sinceHeartbeat >= HEARTBEAT.toMillis()) {
+        sinceHeartbeat = 0;
+        decoder.connector.worker().sendHeartbeats();
+      }
+      settle();
+      producer.checkNothingHeldTooLong();
+    }
+  }
+
+  /**
+   * Steps both engines until nothing is in flight between them. A synchronous transport settles
+   * within a few steps; an asynchronous one is polled, within the patience, as its progress thread
+   * moves bytes and messages.
+   */
+  private void settle() {
+    for (int i = 0; i < IMMEDIATE_STEPS; i++) {
+      step();
+      if (faults.quiet()) {
+        return;
+      }
+    }
+    await("engines settle")
+        .atMost(patience)
+        .pollInSameThread()
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(1))
+        .until(
+            () -> {
+              step();
+              return faults.quiet();
+            });
+  }
+
+  private void step() {
+    producer.step();
+    decoder.step();
+  }
+
+  private void killDecoder() {
+    faults.kill(decoder.transport.agentName());
+    // The process is gone: its requests end with it, its memory is simply lost.
+    failed += decoder.pending.size();
+    decoder.pending.clear();
+    decoder.free.clear();
+    for (int b = 0; b < LAYOUT.blockCount(); b++) {
+      decoder.free.add(b);
+    }
+    deadDecoders.add(decoder);
+    decoder = new DecoderEngine(deadDecoders.size());
+  }
+
+  private void forgeCompletion() {
+    List<String> live = new ArrayList<>(producer.held.keySet());
+    if (live.isEmpty()) {
+      return;
+    }
+    String victim = live.get(random.nextInt(live.size()));
+    decoder.sendCompletion(new LeaseRef(victim, LeaseToken.random().value()));
+  }
+
+  private void replayCompletion() {
+    if (decoder.finishedParams.isEmpty()) {
+      return;
+    }
+    TransferParams params =
+        decoder.finishedParams.get(random.nextInt(decoder.finishedParams.size()));
+    decoder.sendCompletion(new LeaseRef(params.requestId(), params.leaseToken()));
+  }
+
+  private ConnectorSettings settings(String engineId, Role role, MonotonicClock engineClock) {
+    return ConnectorSettings.builder("schedule", engineId)
+        .role(role)
+        .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
+        .heartbeatInterval(HEARTBEAT)
+        .safetyMargin(SAFETY_MARGIN)
+        .replyTimeout(REPLY_TIMEOUT)
+        .clock(engineClock)
+        .build();
+  }
+
+  private static byte[] readBlock(KvMemory memory, int block) {
+    byte[] bytes = new byte[LAYOUT.blockBytes()];
+    memory.read((long) block * LAYOUT.blockBytes(), ByteBuffer.wrap(bytes));
+    return bytes;
+  }
+
+  private static void writeBlock(KvMemory memory, int block, byte[] bytes) {
+    memory.write((long) block * LAYOUT.blockBytes(), ByteBuffer.wrap(bytes));
+  }
+
+  /** The prefill engine: a block pool, the KV it wrote, and when each held request was granted. */
+  private final class ProducerEngine {
+    final FaultInjectingTransport transport = faults.decorate(transports.apply("prefill"));
+    final PullConnector connector =
+        new PullConnector(settings("prefill", Role.PRODUCER, clock), transport);
+    final KvMemory memory = connector.worker().allocateKvCache(LAYOUT);
+    final Deque<Integer> free = new ArrayDeque<>();
+    final Map<String, Held> held = new LinkedHashMap<>();
+    final Map<String, byte[][]> written = new HashMap<>();
+
+    ProducerEngine() {
+      connector.worker().registerKvCache(memory, LAYOUT);
+      for (int b = 0; b < LAYOUT.blockCount(); b++) {
+        free.add(b);
+      }
+    }
+
+    java.util.Optional<TransferParams> prefill(String id, int blocks, boolean aborted) {
+      if (free.size() < blocks) {
+        failed++; // P refuses the request: it ends at once with an error.
+        return java.util.Optional.empty();
+      }
+      List<Integer> ids = new ArrayList<>();
+      byte[][] kv = new byte[blocks][LAYOUT.blockBytes()];
+      for (int i = 0; i < blocks; i++) {
+        int block = free.poll();
+        ids.add(block);
+        random.nextBytes(kv[i]);
+        writeBlock(memory, block, kv[i]);
+      }
+      written.put(id, kv);
+      FinishDecision decision =
+          connector
+              .scheduler()
+              .requestFinished(
+                  new FinishedRequest(
+                      id,
+                      ids,
+                      Prompts.of(id, blocks * LAYOUT.tokensPerBlock() + 1),
+                      blocks * LAYOUT.tokensPerBlock() + 1,
+                      false,
+                      true));
+      if (!decision.delayFree()) {
+        throw new AssertionError("a finished request with full blocks must be held for D: " + id);
+      }
+      held.put(id, new Held(ids, clock.nanoTime()));
+      if (aborted) {
+        connector.scheduler().revoke(id, "client aborted");
+      }
+      return decision.params();
+    }
+
+    void step() {
+      FinishedTransfers finished = connector.worker().getFinished(Set.of());
+      for (String id : finished.doneSending()) {
+        Held h = held.remove(id);
+        if (h == null) {
+          throw new AssertionError(
+              "doneSending named " + id + ", which holds no blocks: a double free");
+        }
+        for (int block : h.blocks) {
+          if (free.contains(block)) {
+            throw new AssertionError("block " + block + " of " + id + " freed twice");
+          }
+          free.add(block);
+          byte[] junk = new byte[LAYOUT.blockBytes()];
+          random.nextBytes(junk);
+          writeBlock(memory, block, junk); // as the next request reusing the block would
+        }
+      }
+    }
+
+    /** The checksums P's memory gives {@code blocks} now, in transfer-parameter form. */
+    String checksumsHex(List<Integer> blocks) {
+      StringBuilder hex = new StringBuilder();
+      for (int block : blocks) {
+        int crc =
+            ChecksumScheme.CRC32C.checksum(
+                memory, (long) block * LAYOUT.blockBytes(), LAYOUT.blockBytes());
+        hex.append(java.util.HexFormat.of().toHexDigits(crc));
+      }
+      return hex.toString();
+    }
+
+    void checkNothingHeldTooLong() {
+      long limit = MAX_LIFETIME.plus(SWEEP).toNanos();
+      for (Map.Entry<String, Held> e : held.entrySet()) {
+        if (clock.nanoTime() - e.getValue().since > limit) {
+          throw new AssertionError("P holds " + e.getKey() + " past max lifetime plus one sweep");
+        }
+      }
+    }
+
+    void close() {
+      connector.close();
+      memory.close();
+    }
+  }
+
+  /** The decode engine: a block pool and the loads it waits for. */
+  private final class DecoderEngine {
+    final FaultInjectingTransport transport;
+    final PullConnector connector;
+    final KvMemory memory;
+    final Deque<Integer> free = new ArrayDeque<>();
+    final Map<String, List<Integer>> pending = new LinkedHashMap<>();
+    final Map<String, TransferParams> paramsOf = new HashMap<>();
+    final List<TransferParams> finishedParams = new ArrayList<>();
+    final Set<String> mustNotBeServed = new HashSet<>();
+
+    DecoderEngine(int generation) {
+      String engineId = "decode-" + generation;
+      transport = faults.decorate(transports.apply(engineId));
+      connector = new PullConnector(settings(engineId, Role.CONSUMER, decoderClock), transport);
+      memory = connector.worker().allocateKvCache(LAYOUT);
+      connector.worker().registerKvCache(memory, LAYOUT);
+      for (int b = 0; b < LAYOUT.blockCount(); b++) {
+        free.add(b);
+      }
+    }
+
+    void accept(String id, TransferParams params) {
+      accept(id, params, Prompts.of(id, params.tokens() + 1));
+    }
+
+    /** Accepts parameters that do not belong to this request's prompt or blocks: never served. */
+    void acceptNeverToBeServed(String id, TransferParams params, TokenIds prompt) {
+      mustNotBeServed.add(id);
+      accept(id, params, prompt);
+    }
+
+    private void accept(String id, TransferParams params, TokenIds prompt) {
+      try {
+        connector.scheduler().matchRemote(id, prompt, params);
+      } catch (InvalidTransferParamsException e) {
+        failed++;
+        return;
+      }
+      List<Integer> blocks = new ArrayList<>();
+      while (blocks.size() < params.blockIds().size() && !free.isEmpty()) {
+        blocks.add(free.poll());
+      }
+      pending.put(id, blocks);
+      paramsOf.put(id, params);
+      connector.scheduler().afterAllocate(id, blocks);
+    }
+
+    void step() {
+      connector.worker().startLoad(connector.scheduler().buildStepMetadata());
+      FinishedTransfers finished = connector.worker().getFinished(Set.of());
+      for (String id : finished.doneReceiving()) {
+        if (mustNotBeServed.contains(id)) {
+          throw new AssertionError(
+              "request " + id + " was served from a forged block list or another prompt's KV");
+        }
+        List<Integer> blocks = end(id);
+        byte[][] expected = producer.written.get(id);
+        for (int i = 0; i < blocks.size(); i++) {
+          if (!Arrays.equals(readBlock(memory, blocks.get(i)), expected[i])) {
+            throw new AssertionError(
+                "request " + id + " was reported received with corrupted block " + i);
+          }
+        }
+        served++;
+      }
+      for (LoadFailure failure : finished.failedLoads()) {
+        end(failure.requestId());
+        failed++;
+      }
+    }
+
+    private List<Integer> end(String id) {
+      List<Integer> blocks = pending.remove(id);
+      if (blocks == null) {
+        throw new AssertionError("D was told twice that " + id + " ended");
+      }
+      free.addAll(blocks);
+      finishedParams.add(paramsOf.remove(id));
+      Set<Integer> distinct = new HashSet<>(free);
+      if (distinct.size() != free.size()) {
+        throw new AssertionError("D freed a block twice ending " + id);
+      }
+      return blocks;
+    }
+
+    void sendCompletion(LeaseRef lease) {
+      try {
+        transport.notify(
+            producer.transport.agentName(),
+            Messages.completion(lease, connector.settings().engineId()));
+      } catch (RuntimeException unreachable) {
+        // D never handshook with P yet: the forged message cannot even be addressed.
+      }
+    }
+
+    void close() {
+      try {
+        connector.close();
+      } catch (RuntimeException deadAgent) {
+        // A killed engine's transport is already gone.
+      }
+      memory.close();
+    }
+  }
+
+  private record Held(List<Integer> blocks, long since) {}
+}
