@@ -2,6 +2,7 @@ package io.kvbridge.integrity;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 
@@ -9,12 +10,14 @@ import java.util.List;
  * The digest of exactly what a consumer reads under a lease: the producer's request id, the prompt
  * digest the consumer checked against its own prompt, the block size and the producer block ids in
  * the order the consumer derived its descriptors from. P computes it when it grants the lease; D
- * computes it from the parameters it verified and sends it with its completion; P answers NACK,
- * ending nothing, when the two differ. So one lease's token opens only that lease's blocks, in
- * order, and only for the prompt they were computed for.
+ * computes it from the parameters it verified and presents it when it asks P to confirm the lease
+ * and with its completion; P answers NACK, ending nothing, when the two differ. So one lease's
+ * token opens only that lease's blocks, in order, and only for the prompt they were computed for.
  *
  * <p>{@code SHA-256("kvbridge/read/1" || u16 len || request id (UTF-8) || prompt digest (32 bytes)
  * || u32 block bytes || u32 n || n × u32 block id)}, integers big-endian; 32 bytes.
+ *
+ * <p>Immutable.
  */
 public final class ReadDigest {
 
@@ -23,7 +26,11 @@ public final class ReadDigest {
 
   private static final byte[] DOMAIN = "kvbridge/read/1".getBytes(StandardCharsets.US_ASCII);
 
-  private ReadDigest() {}
+  private final byte[] bytes;
+
+  private ReadDigest(byte[] bytes) {
+    this.bytes = bytes;
+  }
 
   /**
    * The digest of a read.
@@ -33,7 +40,7 @@ public final class ReadDigest {
    * @param blockBytes the size of one block on P
    * @param producerBlockIds P's block ids, in the order they are read
    */
-  public static byte[] of(
+  public static ReadDigest of(
       String producerRequestId,
       String promptDigest,
       int blockBytes,
@@ -50,6 +57,45 @@ public final class ReadDigest {
     for (int block : producerBlockIds) {
       Sha256.putInt(sha, block);
     }
-    return sha.digest();
+    return new ReadDigest(sha.digest());
+  }
+
+  /**
+   * A digest received from a peer.
+   *
+   * @throws IllegalArgumentException unless {@code bytes} is {@value #BYTES} bytes long
+   */
+  public static ReadDigest fromBytes(byte[] bytes) {
+    if (bytes.length != BYTES) {
+      throw new IllegalArgumentException(
+          "a read digest is " + BYTES + " bytes, got " + bytes.length);
+    }
+    return new ReadDigest(bytes.clone());
+  }
+
+  /** The digest's bytes, copied. */
+  public byte[] toBytes() {
+    return bytes.clone();
+  }
+
+  /** Compares with a digest from a peer in time independent of where they differ. */
+  public boolean matches(ReadDigest other) {
+    return MessageDigest.isEqual(bytes, other.bytes);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof ReadDigest other && Arrays.equals(bytes, other.bytes);
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(bytes);
+  }
+
+  /** The first bytes in hex, enough to tell digests apart in a log. */
+  @Override
+  public String toString() {
+    return "ReadDigest[" + HexFormat.of().formatHex(bytes, 0, 6) + "…]";
   }
 }

@@ -7,5 +7,10 @@ public enum EndReason {
   /** The deadline passed before the consumer acknowledged a read. */
   EXPIRED,
   /** The producer took the blocks back: the request was aborted, the peer died, or shutdown. */
-  REVOKED
+  REVOKED,
+  /**
+   * The consumer gave the blocks back without reading them: the request was aborted or finished on
+   * D first, or D already held the KV.
+   */
+  RELEASED
 }

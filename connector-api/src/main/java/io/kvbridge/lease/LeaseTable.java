@@ -154,25 +154,64 @@ public final class LeaseTable {
    */
   public RenewOutcome renew(String requestId, String token) {
     synchronized (lock) {
+      return renewLocked(byRequest.get(requestId), requestId, token);
+    }
+  }
+
+  /**
+   * Confirms, before a consumer commits any block to reading it, that the lease of {@code
+   * requestId} is live and was granted for exactly what {@code readDigest} describes; renews it as
+   * {@link #renew} does. A wrong digest is refused as {@link Rejection#WRONG_BLOCKS} and changes
+   * nothing.
+   */
+  public RenewOutcome confirm(String requestId, String token, byte[] readDigest) {
+    synchronized (lock) {
+      LiveLease live = byRequest.get(requestId);
+      if (live != null
+          && live.token.matches(token)
+          && !MessageDigest.isEqual(live.readDigest, readDigest)) {
+        return new RenewOutcome.Ignored(Rejection.WRONG_BLOCKS);
+      }
+      return renewLocked(live, requestId, token);
+    }
+  }
+
+  /**
+   * Ends the lease of {@code requestId} as RELEASED: its consumer, presenting the token, gives the
+   * blocks back without reading them.
+   *
+   * @return the end, or why nothing ended
+   */
+  public ReleaseOutcome release(String requestId, String token, String detail) {
+    synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
       Optional<Rejection> refused = checkConsumer(live, requestId, token);
       if (refused.isPresent()) {
-        return new RenewOutcome.Ignored(refused.get());
+        return new ReleaseOutcome.Refused(refused.get());
       }
-      long now = clock.nanoTime();
-      if (now >= live.deadline) {
-        endLocked(live, EndReason.EXPIRED, now, "deadline passed before the renewal arrived");
-        return new RenewOutcome.Ignored(Rejection.EXPIRED);
-      }
-      long wanted = Math.min(now + terms.duration().toNanos(), live.maxDeadline);
-      if (wanted > live.deadline) {
-        byDeadline.remove(live);
-        live.deadline = wanted;
-        byDeadline.add(live);
-        listener.renewed(live.snapshot());
-      }
-      return new RenewOutcome.Renewed(live.snapshot());
+      return new ReleaseOutcome.Released(
+          endLocked(live, EndReason.RELEASED, clock.nanoTime(), detail));
     }
+  }
+
+  private RenewOutcome renewLocked(LiveLease live, String requestId, String token) {
+    Optional<Rejection> refused = checkConsumer(live, requestId, token);
+    if (refused.isPresent()) {
+      return new RenewOutcome.Ignored(refused.get());
+    }
+    long now = clock.nanoTime();
+    if (now >= live.deadline) {
+      endLocked(live, EndReason.EXPIRED, now, "deadline passed before the renewal arrived");
+      return new RenewOutcome.Ignored(Rejection.EXPIRED);
+    }
+    long wanted = Math.min(now + terms.duration().toNanos(), live.maxDeadline);
+    if (wanted > live.deadline) {
+      byDeadline.remove(live);
+      live.deadline = wanted;
+      byDeadline.add(live);
+      listener.renewed(live.snapshot());
+    }
+    return new RenewOutcome.Renewed(live.snapshot());
   }
 
   /** Ends the lease of {@code requestId} as REVOKED, if it is live. */

@@ -31,5 +31,9 @@ public enum RejectedInput {
   /** Transfer parameters that are missing fields, out of range or inconsistent. */
   MALFORMED_TRANSFER_PARAMS,
   /** A handshake that failed or was refused (incompatible layout, bad payload). */
-  HANDSHAKE_REFUSED
+  HANDSHAKE_REFUSED,
+  /** A handshake that did not prove the deployment's secret. */
+  HANDSHAKE_UNAUTHENTICATED,
+  /** A load refused because its producer already had as many loads as one producer may. */
+  OVER_PRODUCER_LIMIT
 }

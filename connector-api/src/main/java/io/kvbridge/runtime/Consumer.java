@@ -10,64 +10,53 @@ import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.transfer.Descriptor;
-import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
-import io.kvbridge.wire.Handshake;
-import io.kvbridge.wire.HandshakeChannel;
-import io.kvbridge.wire.LeaseRef;
-import io.kvbridge.wire.MalformedMessageException;
-import io.kvbridge.wire.ProtocolMessage;
-import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 /**
- * D's half of the pull protocol: accepts transfer parameters, handshakes with producers, checks
- * each lease against the safety margin, posts reads, sends completions, and reports a load as
- * received only after P's ACK.
+ * D's half of the pull protocol: takes a request's transfer parameters through the {@linkplain Load
+ * load state machine}: confirms the lease with the producer before any block is committed, posts
+ * the read when the engine lent its blocks, checks what arrived, and reports the request received
+ * only after P's ACK. Replies from producers are handled by {@link ConsumerReplies}; heartbeats by
+ * {@link Heartbeats}.
  *
- * <p>Threads: state is guarded by the connector's lock, which callers hold for every method but
- * {@link #peerFor}, which runs unlocked (peers and handshakes in flight are concurrent maps); a
- * handshake across the network runs on this consumer's own daemon threads.
+ * <p>Threads: every method runs under the connector's lock; handshakes run on the {@link
+ * HandshakeClient}'s threads.
  */
 final class Consumer {
 
   private static final System.Logger LOG = System.getLogger(Consumer.class.getName());
 
+  /** How many refusals of loads still in confirmation are kept for the engine's next ask. */
+  private static final int MAX_REFUSALS_KEPT = 65_536;
+
   private final ConnectorSettings settings;
   private final Transport transport;
   private final ConnectorCounters counters;
-  private final Map<String, ProducerPeer> peers = new ConcurrentHashMap<>();
-  private final Map<String, TransferParams> awaitingAllocation = new LinkedHashMap<>();
-  private final List<LoadSpec> toStart = new ArrayList<>();
-  private final Map<String, Load> loads = new LinkedHashMap<>();
-  private final Map<String, Load> awaitingReply = new HashMap<>();
+  private final LoadTable loads = new LoadTable();
+  private final HandshakeClient handshakes;
+  private final Heartbeats heartbeats;
   private final Set<String> received = new HashSet<>();
   private final List<LoadFailure> failures = new ArrayList<>();
-  private final Map<String, String> heartbeated = new HashMap<>();
-  private final Map<String, Long> renewedDeadlines = new HashMap<>();
-  private final Map<String, CompletableFuture<ProducerPeer>> handshakesInFlight =
-      new ConcurrentHashMap<>();
-  private final List<LoadSpec> awaitingPeer = new ArrayList<>();
-  private final ExecutorService handshakeThreads;
+  private final Map<String, String> refusals =
+      new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+          return size() > MAX_REFUSALS_KEPT;
+        }
+      };
   private volatile KvMemory memory;
   private volatile KvLayout layout;
 
@@ -75,13 +64,8 @@ final class Consumer {
     this.settings = settings;
     this.transport = transport;
     this.counters = counters;
-    this.handshakeThreads =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "kvbridge-handshake-client-" + settings.engineId());
-              t.setDaemon(true);
-              return t;
-            });
+    this.handshakes = new HandshakeClient(settings, transport, counters, this::requireLayout);
+    this.heartbeats = new Heartbeats(settings, transport, loads);
   }
 
   void start(KvMemory kvMemory, KvLayout kvLayout) {
@@ -89,7 +73,284 @@ final class Consumer {
     this.layout = kvLayout;
   }
 
+  LoadTable loads() {
+    return loads;
+  }
+
+  HandshakeClient handshakes() {
+    return handshakes;
+  }
+
+  Heartbeats heartbeats() {
+    return heartbeats;
+  }
+
   LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params) {
+    Optional<Load> existing = loads.get(requestId);
+    if (existing.isPresent()) {
+      Load load = existing.get();
+      if (!load.params.equals(params)) {
+        throw new InvalidTransferParamsException(
+            "request " + requestId + " is already loading other transfer parameters");
+      }
+      return switch (load.state()) {
+        case CONFIRMING -> LoadMatch.PENDING;
+        case AWAITING_ALLOCATION -> new LoadMatch.Ready(params.tokens());
+        default ->
+            throw new IllegalStateException(
+                "request " + requestId + " already has its blocks; matchRemote comes before that");
+      };
+    }
+    String refusal = refusals.remove(requestId);
+    if (refusal != null) {
+      return new LoadMatch.Unavailable(refusal);
+    }
+    check(requestId, prompt, params);
+    if (loads.from(params.producerEngineId()) >= settings.maxLoadsPerProducer()) {
+      String why =
+          "producer "
+              + params.producerEngineId()
+              + " already has "
+              + settings.maxLoadsPerProducer()
+              + " loads on engine "
+              + settings.engineId()
+              + " (kvbridge.consumer.max-loads-per-producer)";
+      counters.rejected(RejectedInput.OVER_PRODUCER_LIMIT, why);
+      return new LoadMatch.Unavailable(why);
+    }
+    long now = settings.clock().nanoTime();
+    // The digest is derived from what this consumer verified: the block ids P checks against the
+    // lease, and the prompt digest just compared with this request's own prompt.
+    ReadDigest digest =
+        ReadDigest.of(
+            params.requestId(),
+            params.promptDigest(),
+            requireLayout().blockBytes(),
+            params.blockIds());
+    Load load =
+        new Load(
+            requestId,
+            params,
+            digest,
+            now + settings.handshakeTimeout().toNanos() + settings.replyTimeout().toNanos());
+    loads.add(load);
+    confirm(load, now);
+    return LoadMatch.PENDING;
+  }
+
+  void afterAllocate(String requestId, List<Integer> localBlockIds) {
+    Load load =
+        loads
+            .get(requestId)
+            .filter(l -> l.state() == Load.State.AWAITING_ALLOCATION)
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "afterAllocate for "
+                            + requestId
+                            + " without a matchRemote that answered Ready"));
+    int needed = load.params.blockIds().size();
+    if (localBlockIds.size() < needed) {
+      fail(
+          load,
+          localBlockIds,
+          "engine allocated " + localBlockIds.size() + " blocks, the load needs " + needed);
+      return;
+    }
+    load.localBlocks = List.copyOf(localBlockIds.subList(0, needed));
+    load.moveTo(Load.State.READY, Long.MAX_VALUE);
+  }
+
+  /** The loads whose blocks the engine lent since the last call, for {@code startLoad}. */
+  List<LoadSpec> drainReady() {
+    List<LoadSpec> ready = new ArrayList<>();
+    for (Load load : loads.all()) {
+      if (load.state() == Load.State.READY && load.handle == null) {
+        ready.add(new LoadSpec(load.requestId, load.params, load.localBlocks));
+      }
+    }
+    return ready;
+  }
+
+  /**
+   * Checks the lease against the safety margin and posts the read; a load that cannot is failed.
+   */
+  void post(LoadSpec spec) {
+    Optional<Load> found = loads.get(spec.requestId()).filter(l -> l.state() == Load.State.READY);
+    if (found.isEmpty()) {
+      return; // cancelled or failed since the step's metadata was built
+    }
+    Load load = found.get();
+    long now = settings.clock().nanoTime();
+    long left = load.localLeaseDeadline() - now;
+    if (left < settings.safetyMargin().toNanos()) {
+      fail(
+          load,
+          "lease ends in "
+              + Math.max(0, left / 1_000_000)
+              + " ms, inside the safety margin of "
+              + settings.safetyMargin().toMillis()
+              + " ms; not reading");
+      return;
+    }
+    ReadPlanner.Plan plan =
+        ReadPlanner.plan(memory, layout, load.localBlocks, load.peer, load.params.blockIds());
+    try {
+      load.handle =
+          transport.post(
+              TransferOp.READ,
+              plan.local(),
+              load.peer.agentName(),
+              plan.remote(),
+              Optional.empty());
+    } catch (TransportException | IllegalArgumentException e) {
+      handshakes.suspect(load.peer.engineId());
+      fail(load, "read could not be posted: " + e.getMessage());
+      return;
+    }
+    load.readStartedAt = now;
+    load.moveTo(Load.State.READING, load.localLeaseDeadline());
+  }
+
+  /**
+   * Moves every load as far as it can go now: confirmations after handshakes, reads that finished,
+   * timeouts; then sends the heartbeats that are due.
+   */
+  void progress() {
+    long now = settings.clock().nanoTime();
+    for (Load load : loads.all()) {
+      Optional<String> restarted = restartOf(load);
+      switch (load.state()) {
+        case CONFIRMING -> {
+          if (now >= load.stateDeadline()) {
+            handshakes.suspect(load.params.producerEngineId());
+            refuse(
+                load,
+                "producer "
+                    + load.params.producerEngineId()
+                    + " did not confirm the lease within "
+                    + (settings.handshakeTimeout().toMillis() + settings.replyTimeout().toMillis())
+                    + " ms");
+          } else {
+            confirm(load, now);
+          }
+        }
+        case READY -> restarted.ifPresent(why -> fail(load, why));
+        case READING -> {
+          if (restarted.isPresent()) {
+            fail(load, restarted.get());
+          } else {
+            pollRead(load, now);
+          }
+        }
+        case AWAITING_REPLY -> {
+          if (now >= load.stateDeadline()) {
+            handshakes.suspect(load.peer.engineId());
+            fail(
+                load,
+                "no ACK from producer "
+                    + load.peer.engineId()
+                    + " within "
+                    + settings.replyTimeout().toMillis()
+                    + " ms");
+          }
+        }
+        case AWAITING_ALLOCATION -> {
+          // The engine allocates in the step that saw Ready; a restart is reported then.
+        }
+      }
+    }
+    handshakes.endRound();
+    heartbeats.sendIfDue(now);
+  }
+
+  /**
+   * Cancels a load the engine gave up on: it leaves every queue, its read is released (no byte
+   * lands after this returns), and its producer is told to release the lease.
+   */
+  boolean cancel(String requestId, String why) {
+    if (refusals.remove(requestId) != null) {
+      return true;
+    }
+    Optional<Load> found = loads.get(requestId);
+    if (found.isEmpty()) {
+      return false;
+    }
+    Load load = found.get();
+    loads.remove(load);
+    releaseRead(load);
+    if (load.peer != null && load.state() != Load.State.AWAITING_REPLY) {
+      ConsumerReplies.sendRelease(transport, settings.engineId(), load, "cancelled on D: " + why);
+    }
+    LOG.log(Level.INFO, "load of {0} cancelled: {1}", requestId, why);
+    return true;
+  }
+
+  Set<String> drainReceived() {
+    Set<String> out = Set.copyOf(received);
+    received.clear();
+    return out;
+  }
+
+  List<LoadFailure> drainFailures() {
+    List<LoadFailure> out = List.copyOf(failures);
+    failures.clear();
+    return out;
+  }
+
+  int inFlight() {
+    return loads.size();
+  }
+
+  void close() {
+    for (Load load : loads.all()) {
+      if (load.state() == Load.State.CONFIRMING || load.state() == Load.State.AWAITING_ALLOCATION) {
+        loads.remove(load);
+      } else {
+        fail(load, "connector closed");
+      }
+    }
+    handshakes.close();
+  }
+
+  /** The load was confirmed by its producer: the engine may allocate. */
+  void confirmed(Load load, long producerDeadline) {
+    load.producerDeadline = Math.max(load.producerDeadline, producerDeadline);
+    load.moveTo(Load.State.AWAITING_ALLOCATION, Long.MAX_VALUE);
+  }
+
+  /** The read was validated by P: the request is received. */
+  void receivedAfterAck(Load load) {
+    loads.remove(load);
+    received.add(load.requestId);
+    counters.transferCompleted(
+        load.requestId,
+        (long) load.localBlocks.size() * layout.blockBytes(),
+        settings.clock().nanoTime() - load.readStartedAt);
+  }
+
+  /** Ends a load that still confirms: the engine learns it at its next {@code matchRemote}. */
+  void refuse(Load load, String reason) {
+    loads.remove(load);
+    refusals.put(load.requestId, reason);
+    counters.transferFailed(load.requestId, reason);
+    LOG.log(Level.WARNING, "load of {0} refused before allocation: {1}", load.requestId, reason);
+  }
+
+  /** Ends a load whose blocks the engine lent, releasing its read if one is posted. */
+  void fail(Load load, String reason) {
+    releaseRead(load);
+    fail(load, load.localBlocks, reason);
+  }
+
+  private void fail(Load load, List<Integer> blocks, String reason) {
+    loads.remove(load);
+    LOG.log(Level.WARNING, "load of {0} failed: {1}", load.requestId, reason);
+    counters.transferFailed(load.requestId, reason);
+    failures.add(new LoadFailure(load.requestId, blocks, reason));
+  }
+
+  private void check(String requestId, TokenIds prompt, TransferParams params) {
     KvLayout kv = requireLayout();
     String problem = null;
     if (params.tokens() > prompt.size()) {
@@ -105,8 +366,8 @@ final class Consumer {
     } else if (params.blockIds().size() > kv.blockCount()) {
       problem =
           params.blockIds().size() + " blocks exceed this engine's pool of " + kv.blockCount();
-    } else if (awaitingAllocation.containsKey(requestId) || loads.containsKey(requestId)) {
-      problem = "request " + requestId + " is already loading";
+    } else if (loads.reads(new Load.LeaseKey(params.producerEngineId(), params.requestId()))) {
+      problem = "the lease of " + params.requestId() + " is already being loaded on this engine";
     }
     if (problem != null) {
       counters.rejected(RejectedInput.MALFORMED_TRANSFER_PARAMS, problem);
@@ -120,401 +381,77 @@ final class Consumer {
       counters.rejected(RejectedInput.PROMPT_MISMATCH, requestId + ": " + why);
       throw new InvalidTransferParamsException(why);
     }
-    awaitingAllocation.put(requestId, params);
-    return new LoadMatch(params.tokens(), true);
   }
 
-  void afterAllocate(String requestId, List<Integer> localBlockIds) {
-    TransferParams params = awaitingAllocation.remove(requestId);
-    if (params == null) {
-      throw new IllegalStateException(
-          "afterAllocate for " + requestId + " without an accepted matchRemote");
-    }
-    int needed = params.blockIds().size();
-    if (localBlockIds.size() < needed) {
-      forget(params);
-      fail(
-          requestId,
-          localBlockIds,
-          "engine allocated " + localBlockIds.size() + " blocks, the load needs " + needed);
+  /** Sends the load's Confirm once its producer is handshaken; refuses it if that failed. */
+  private void confirm(Load load, long now) {
+    if (load.confirmSentAt != Long.MIN_VALUE) {
       return;
     }
-    toStart.add(new LoadSpec(requestId, params, localBlockIds.subList(0, needed)));
-  }
-
-  List<LoadSpec> drainToStart() {
-    List<LoadSpec> out = List.copyOf(toStart);
-    toStart.clear();
-    return out;
-  }
-
-  /**
-   * The producer named by {@code spec}'s parameters, if it is ready now. Runs without the connector
-   * lock. A producer in this JVM is handshaken at once; one across the network is handshaken on a
-   * background thread, so a slow or silent producer never stalls the engine's step: the spec goes
-   * to {@code pending}, and a later {@link #progress} posts or fails it.
-   */
-  Optional<ProducerPeer> peerFor(LoadSpec spec, List<LoadFailure> failed, List<LoadSpec> pending) {
-    TransferParams params = spec.params();
-    ProducerPeer known = peers.get(params.producerEngineId());
-    if (known != null && known.address().equals(params.handshakeAddress())) {
-      return Optional.of(known);
-    }
-    HandshakeChannel channel;
-    try {
-      channel = HandshakeChannel.forAddress(params.handshakeAddress());
-    } catch (IllegalArgumentException e) {
-      counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
-      failed.add(new LoadFailure(spec.requestId(), spec.localBlockIds(), e.getMessage()));
-      return Optional.empty();
-    }
-    if (channel.mayBlock()) {
-      handshakesInFlight.computeIfAbsent(
-          peerKey(params),
-          k ->
-              CompletableFuture.supplyAsync(
-                  () -> handshakeOrThrow(params.producerEngineId(), params.handshakeAddress()),
-                  handshakeThreads));
-      pending.add(spec);
-      return Optional.empty();
-    }
-    try {
-      return Optional.of(
-          handshakeAndRemember(params.producerEngineId(), params.handshakeAddress()));
-    } catch (HandshakeFailedException e) {
-      failed.add(new LoadFailure(spec.requestId(), spec.localBlockIds(), e.getMessage()));
-      return Optional.empty();
-    }
-  }
-
-  /** Loads whose producer is being handshaken; {@link #progress} resolves them. */
-  void awaitPeers(List<LoadSpec> pending) {
-    awaitingPeer.addAll(pending);
-  }
-
-  /** Checks the lease and posts the read; a load that cannot start is failed. */
-  void post(LoadSpec spec, ProducerPeer peer) {
-    TransferParams params = spec.params();
-    for (int id : params.blockIds()) {
-      if (id >= peer.blockCount()) {
-        counters.rejected(
-            RejectedInput.MALFORMED_TRANSFER_PARAMS,
-            "block "
-                + id
-                + " is outside producer "
-                + peer.engineId()
-                + "'s pool of "
-                + peer.blockCount());
-        fail(
-            spec,
-            "block id "
-                + id
-                + " is outside the producer's pool of "
-                + peer.blockCount()
-                + " blocks");
-        return;
-      }
-    }
-    long now = settings.clock().nanoTime();
-    long producerDeadline =
-        Math.max(
-            params.deadlineNanos(),
-            renewedDeadlines.getOrDefault(leaseKey(params), Long.MIN_VALUE));
-    long localDeadline = peer.clockOffset().deadlineToLocal(producerDeadline);
-    long left = localDeadline - now;
-    if (left < settings.safetyMargin().toNanos()) {
-      fail(
-          spec,
-          "lease ends in "
-              + Math.max(0, left / 1_000_000)
-              + " ms, inside the safety margin of "
-              + settings.safetyMargin().toMillis()
-              + " ms; not reading");
-      return;
-    }
-    KvLayout kv = layout;
-    KvMemory local = memory;
-    // Derived only from what this consumer verified: the block ids P will check against the
-    // lease, and the prompt digest matchRemote compared with this request's own prompt.
-    byte[] readDigest =
-        ReadDigest.of(
-            params.requestId(), params.promptDigest(), peer.blockBytes(), params.blockIds());
-    List<Descriptor> localPieces = new ArrayList<>(params.blockIds().size());
-    List<Descriptor> remotePieces = new ArrayList<>(params.blockIds().size());
-    for (int i = 0; i < params.blockIds().size(); i++) {
-      localPieces.add(
-          new Descriptor(
-              local.address() + (long) spec.localBlockIds().get(i) * kv.blockBytes(),
-              kv.blockBytes(),
-              local.deviceId()));
-      remotePieces.add(
-          new Descriptor(
-              peer.regionAddress() + (long) params.blockIds().get(i) * peer.blockBytes(),
-              peer.blockBytes(),
-              peer.deviceId()));
-    }
-    try {
-      TransferHandle handle =
-          transport.post(
-              TransferOp.READ,
-              new DescriptorList(local.kind(), localPieces),
-              peer.agentName(),
-              new DescriptorList(peer.memoryKind(), remotePieces),
-              Optional.empty());
-      loads.put(spec.requestId(), new Load(spec, peer, handle, readDigest, now, localDeadline));
-    } catch (TransportException | IllegalArgumentException e) {
-      fail(spec, "read could not be posted: " + e.getMessage());
-    }
-  }
-
-  /** Polls reads, sends completions, and fails loads whose read or reply is overdue. */
-  void progress() {
-    resolveAwaitingPeers();
-    long now = settings.clock().nanoTime();
-    for (Load load : List.copyOf(loads.values())) {
-      if (load.awaitingReply) {
-        if (now - load.completionSentAt >= settings.replyTimeout().toNanos()) {
-          finish(load);
-          fail(
-              load.spec,
-              "no ACK from producer "
-                  + load.peer.engineId()
-                  + " within "
-                  + settings.replyTimeout().toMillis()
-                  + " ms");
-        }
-        continue;
-      }
-      TransferStatus status;
-      try {
-        status = transport.status(load.handle);
-      } catch (TransportException e) {
-        status = new TransferStatus.Failed(e.getMessage());
-      }
-      if (status instanceof TransferStatus.Done) {
-        Optional<String> corrupt = checkContent(load);
-        if (corrupt.isPresent()) {
-          finish(load);
-          counters.rejected(
-              RejectedInput.CHECKSUM_MISMATCH, load.spec.requestId() + ": " + corrupt.get());
-          fail(load.spec, corrupt.get() + "; not using the read");
-        } else {
-          sendCompletion(load, now);
-        }
-      } else if (status instanceof TransferStatus.Failed failed) {
-        finish(load);
-        fail(load.spec, "read failed: " + failed.reason());
-      } else if (now >= load.localDeadline) {
-        finish(load);
-        fail(load.spec, "read did not finish before the lease deadline; its bytes are not trusted");
-      }
-    }
-  }
-
-  void onReply(String fromAgent, ProtocolMessage reply) {
-    LeaseRef ref =
-        reply instanceof ProtocolMessage.Ack a ? a.lease() : ((ProtocolMessage.Nack) reply).lease();
-    Load load = awaitingReply.get(replyKey(fromAgent, ref.requestId()));
-    if (load == null || !load.spec.params().leaseToken().equals(ref.token())) {
-      counters.rejected(
-          RejectedInput.UNEXPECTED_REPLY,
-          reply.getClass().getSimpleName()
-              + " for "
-              + ref.requestId()
-              + " from agent "
-              + fromAgent);
-      return;
-    }
-    finish(load);
-    if (reply instanceof ProtocolMessage.Nack nack) {
-      fail(
-          load.spec,
-          "producer "
-              + load.peer.engineId()
-              + " refused the read ("
-              + nack.reason()
-              + "); the blocks may have been freed");
-      return;
-    }
-    received.add(load.spec.requestId());
-    counters.transferCompleted(
-        load.spec.requestId(), load.handle.bytes(), settings.clock().nanoTime() - load.startedAt);
-  }
-
-  /** Records the deadlines P confirmed for leases this consumer renewed. */
-  void onRenewed(String fromAgent, ProtocolMessage.Renewed renewed) {
-    Optional<ProducerPeer> peer =
-        peers.values().stream().filter(p -> p.agentName().equals(fromAgent)).findFirst();
-    for (ProtocolMessage.Renewal renewal : renewed.renewals()) {
-      LeaseRef ref = renewal.lease();
-      String key = peer.map(p -> leaseKey(p.engineId(), ref.requestId())).orElse("");
-      String asked = heartbeated.get(key);
-      if (asked == null || !asked.equals(ref.token())) {
-        counters.rejected(
-            RejectedInput.UNEXPECTED_REPLY,
-            "renewal of " + ref.requestId() + " from agent " + fromAgent);
-        continue;
-      }
-      renewedDeadlines.merge(key, renewal.deadlineNanos(), Math::max);
-      counters.renewalConfirmed();
-      for (Load load : loads.values()) {
-        if (load.peer.agentName().equals(fromAgent)
-            && load.spec.params().requestId().equals(ref.requestId())) {
-          load.localDeadline =
-              Math.max(
-                  load.localDeadline,
-                  load.peer.clockOffset().deadlineToLocal(renewal.deadlineNanos()));
+    TransferParams p = load.params;
+    HandshakeClient.Resolution resolution =
+        handshakes.resolve(p.producerEngineId(), p.handshakeAddress(), p.producerIncarnation());
+    if (resolution instanceof HandshakeClient.Resolution.Failed failed) {
+      refuse(load, failed.reason());
+    } else if (resolution instanceof HandshakeClient.Resolution.Ready ready) {
+      ProducerPeer peer = ready.peer();
+      for (int id : p.blockIds()) {
+        if (id >= peer.blockCount()) {
+          String why =
+              "block id "
+                  + id
+                  + " is outside the producer's pool of "
+                  + peer.blockCount()
+                  + " blocks";
+          counters.rejected(RejectedInput.MALFORMED_TRANSFER_PARAMS, load.requestId + ": " + why);
+          refuse(load, why);
+          return;
         }
       }
-    }
-  }
-
-  /** Renews every lease this consumer still means to read, one message per producer. */
-  void sendHeartbeats() {
-    Map<String, List<LeaseRef>> byProducer = new HashMap<>();
-    for (TransferParams p : awaitingAllocation.values()) {
-      add(byProducer, p);
-    }
-    for (LoadSpec spec : toStart) {
-      add(byProducer, spec.params());
-    }
-    for (Load load : loads.values()) {
-      if (!load.awaitingReply) {
-        add(byProducer, load.spec.params());
+      load.peer = peer;
+      load.confirmSentAt = now;
+      if (!ConsumerReplies.sendConfirm(transport, settings.engineId(), load, now)) {
+        handshakes.suspect(peer.engineId());
+        refuse(load, "could not send the confirmation to " + peer.engineId());
       }
     }
-    byProducer.forEach(
-        (engine, refs) -> {
-          ProducerPeer peer = peers.get(engine);
-          if (peer == null) {
-            return;
-          }
-          refs.forEach(ref -> heartbeated.put(leaseKey(engine, ref.requestId()), ref.token()));
-          for (int from = 0; from < refs.size(); from += ProtocolMessage.MAX_HEARTBEAT_LEASES) {
-            List<LeaseRef> chunk =
-                refs.subList(
-                    from, Math.min(refs.size(), from + ProtocolMessage.MAX_HEARTBEAT_LEASES));
-            try {
-              transport.notify(
-                  peer.agentName(),
-                  ProtocolMessage.encode(
-                      new ProtocolMessage.Heartbeat(settings.engineId(), chunk)));
-            } catch (TransportException e) {
-              LOG.log(Level.WARNING, "heartbeat to " + engine + " failed: " + e.getMessage());
-            }
-          }
-        });
   }
 
-  Set<String> drainReceived() {
-    Set<String> out = Set.copyOf(received);
-    received.clear();
-    return out;
-  }
-
-  List<LoadFailure> drainFailures() {
-    List<LoadFailure> out = List.copyOf(failures);
-    failures.clear();
-    return out;
-  }
-
-  void addFailures(List<LoadFailure> failed) {
-    for (LoadFailure f : failed) {
-      counters.transferFailed(f.requestId(), f.reason());
-      failures.add(f);
+  private void pollRead(Load load, long now) {
+    TransferStatus status;
+    try {
+      status = transport.status(load.handle);
+    } catch (TransportException e) {
+      status = new TransferStatus.Failed(e.getMessage());
     }
-  }
-
-  int inFlight() {
-    return loads.size() + awaitingPeer.size();
-  }
-
-  Set<String> knownProducers() {
-    return Set.copyOf(peers.keySet());
-  }
-
-  void close() {
-    for (Load load : List.copyOf(loads.values())) {
-      finish(load);
-      fail(load.spec, "connector closed");
-    }
-    for (LoadSpec spec : List.copyOf(awaitingPeer)) {
-      fail(spec, "connector closed");
-    }
-    awaitingPeer.clear();
-    handshakeThreads.shutdownNow();
-  }
-
-  /** Posts or fails the loads whose producer's handshake has finished. */
-  private void resolveAwaitingPeers() {
-    if (awaitingPeer.isEmpty()) {
-      return;
-    }
-    for (LoadSpec spec : List.copyOf(awaitingPeer)) {
-      CompletableFuture<ProducerPeer> handshake = handshakesInFlight.get(peerKey(spec.params()));
-      if (handshake != null && !handshake.isDone()) {
-        continue;
-      }
-      awaitingPeer.remove(spec);
-      ProducerPeer peer =
-          handshake == null || handshake.isCompletedExceptionally() ? null : handshake.join();
-      if (peer == null) {
-        // The handshake failed (its reason was counted and logged) or was dropped: a later one
-        // for the same producer starts afresh.
-        fail(spec, failureOf(handshake));
+    if (status instanceof TransferStatus.Done) {
+      releaseRead(load);
+      Optional<String> corrupt = checkContent(load);
+      if (corrupt.isPresent()) {
+        counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId + ": " + corrupt.get());
+        fail(load, corrupt.get() + "; not using the read");
+      } else if (ConsumerReplies.sendCompletion(transport, settings.engineId(), load)) {
+        load.moveTo(Load.State.AWAITING_REPLY, now + settings.replyTimeout().toNanos());
       } else {
-        post(spec, peer);
+        handshakes.suspect(load.peer.engineId());
+        fail(load, "could not send the completion to " + load.peer.engineId());
       }
+    } else if (status instanceof TransferStatus.Failed failed) {
+      handshakes.suspect(load.peer.engineId());
+      fail(load, "read failed: " + failed.reason());
+    } else if (now >= load.stateDeadline()) {
+      fail(load, "read did not finish before the lease deadline; its bytes are not trusted");
     }
-    handshakesInFlight.values().removeIf(CompletableFuture::isDone);
-  }
-
-  private static String failureOf(CompletableFuture<ProducerPeer> handshake) {
-    if (handshake == null) {
-      return "handshake with the producer was abandoned";
-    }
-    try {
-      handshake.join();
-      return "handshake with the producer produced no peer";
-    } catch (CompletionException | java.util.concurrent.CancellationException e) {
-      Throwable cause = e.getCause() == null ? e : e.getCause();
-      return cause.getMessage();
-    }
-  }
-
-  private ProducerPeer handshakeOrThrow(String engineId, String address) {
-    try {
-      return handshakeAndRemember(engineId, address);
-    } catch (HandshakeFailedException e) {
-      throw new CompletionException(e);
-    }
-  }
-
-  private ProducerPeer handshakeAndRemember(String engineId, String address)
-      throws HandshakeFailedException {
-    try {
-      ProducerPeer peer = handshake(engineId, address);
-      peers.put(peer.engineId(), peer);
-      return peer;
-    } catch (HandshakeFailedException e) {
-      counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
-      throw e;
-    }
-  }
-
-  private static String peerKey(TransferParams params) {
-    return params.producerEngineId() + '\u0000' + params.handshakeAddress();
   }
 
   /** Compares each block read with the checksum P recorded at grant; names the first mismatch. */
   private Optional<String> checkContent(Load load) {
-    TransferParams p = load.spec.params();
-    KvMemory local = memory;
+    TransferParams p = load.params;
     int blockBytes = layout.blockBytes();
     for (int i = 0; i < p.blockIds().size(); i++) {
       int actual =
           p.checksumScheme()
-              .checksum(local, (long) load.spec.localBlockIds().get(i) * blockBytes, blockBytes);
+              .checksum(memory, (long) load.localBlocks.get(i) * blockBytes, blockBytes);
       int expected = p.blockChecksums().get(i);
       if (actual != expected) {
         return Optional.of(
@@ -533,141 +470,34 @@ final class Consumer {
     return Optional.empty();
   }
 
-  private void sendCompletion(Load load, long now) {
-    try {
-      transport.release(load.handle);
-    } catch (TransportException e) {
-      LOG.log(Level.DEBUG, "releasing a finished read: " + e.getMessage());
+  /** Why a load can no longer trust its producer: it restarted after the load chose it. */
+  private Optional<String> restartOf(Load load) {
+    if (load.peer == null) {
+      return Optional.empty();
     }
-    TransferParams p = load.spec.params();
-    LeaseRef ref = new LeaseRef(p.requestId(), p.leaseToken());
-    try {
-      transport.notify(
-          load.peer.agentName(),
-          ProtocolMessage.encode(
-              new ProtocolMessage.Completion(ref, settings.engineId(), load.readDigest)));
-    } catch (TransportException e) {
-      loads.remove(load.spec.requestId());
-      fail(
-          load.spec,
-          "could not send the completion to " + load.peer.engineId() + ": " + e.getMessage());
+    return handshakes
+        .current(load.peer.engineId())
+        .filter(now -> now.incarnation() != load.peer.incarnation())
+        .map(
+            now ->
+                "producer "
+                    + now.engineId()
+                    + " restarted (incarnation "
+                    + Long.toHexString(load.peer.incarnation())
+                    + " is gone); its lease ended with it");
+  }
+
+  private void releaseRead(Load load) {
+    TransferHandle handle = load.handle;
+    if (handle == null) {
       return;
     }
-    load.awaitingReply = true;
-    load.completionSentAt = now;
-    awaitingReply.put(replyKey(load.peer.agentName(), p.requestId()), load);
-  }
-
-  /** Removes a load from every index and releases its transfer if still posted. */
-  private void finish(Load load) {
-    loads.remove(load.spec.requestId());
-    forget(load.spec.params());
-    if (load.awaitingReply) {
-      awaitingReply.remove(replyKey(load.peer.agentName(), load.spec.params().requestId()));
-      return;
-    }
+    load.handle = null;
     try {
-      transport.release(load.handle);
+      transport.release(handle);
     } catch (TransportException e) {
-      LOG.log(
-          Level.WARNING, "releasing the read of " + load.spec.requestId() + ": " + e.getMessage());
+      LOG.log(Level.WARNING, "releasing the read of " + load.requestId + ": " + e.getMessage());
     }
-  }
-
-  private void fail(LoadSpec spec, String reason) {
-    forget(spec.params());
-    fail(spec.requestId(), spec.localBlockIds(), reason);
-  }
-
-  private void forget(TransferParams params) {
-    String key = leaseKey(params);
-    heartbeated.remove(key);
-    renewedDeadlines.remove(key);
-  }
-
-  private static String leaseKey(TransferParams params) {
-    return leaseKey(params.producerEngineId(), params.requestId());
-  }
-
-  private static String leaseKey(String producerEngineId, String producerRequestId) {
-    return producerEngineId + '\u0000' + producerRequestId;
-  }
-
-  private void fail(String requestId, List<Integer> blocks, String reason) {
-    LOG.log(Level.WARNING, "load of {0} failed: {1}", requestId, reason);
-    addFailures(List.of(new LoadFailure(requestId, blocks, reason)));
-  }
-
-  private ProducerPeer handshake(String engineId, String address) throws HandshakeFailedException {
-    KvLayout kv = requireLayout();
-    byte[] request =
-        Handshake.encode(
-            new Handshake.Request(
-                settings.engineId(), kv.fingerprint(), transport.localMetadata()));
-    long sent = settings.clock().nanoTime();
-    Handshake.Response response;
-    try {
-      HandshakeChannel channel = HandshakeChannel.forAddress(address);
-      response =
-          Handshake.decodeResponse(
-              channel.exchange(address, greeting -> request, settings.handshakeTimeout()));
-    } catch (IOException | IllegalArgumentException e) {
-      throw new HandshakeFailedException(
-          "handshake with " + engineId + " at " + address + " failed: " + e.getMessage());
-    } catch (MalformedMessageException e) {
-      throw new HandshakeFailedException(
-          "producer at " + address + " answered a malformed handshake: " + e.getMessage());
-    }
-    long receivedAt = settings.clock().nanoTime();
-    if (response instanceof Handshake.Refused refused) {
-      throw new HandshakeFailedException(
-          "producer " + engineId + " refused the handshake: " + refused.reason());
-    }
-    Handshake.Accepted accepted = (Handshake.Accepted) response;
-    if (!accepted.producerEngineId().equals(engineId)) {
-      throw new HandshakeFailedException(
-          "transfer params name producer "
-              + engineId
-              + " but "
-              + address
-              + " answers as "
-              + accepted.producerEngineId());
-    }
-    if (accepted.blockBytes() != kv.blockBytes()) {
-      throw new HandshakeFailedException(
-          "producer "
-              + engineId
-              + " has blocks of "
-              + accepted.blockBytes()
-              + " bytes, this engine "
-              + kv.blockBytes());
-    }
-    String agent;
-    try {
-      agent = transport.loadRemoteMetadata(accepted.producerMetadata());
-    } catch (TransportException e) {
-      throw new HandshakeFailedException(
-          "producer " + engineId + " metadata rejected: " + e.getMessage());
-    }
-    ClockOffset offset = ClockOffset.estimate(sent, accepted.clockSampleNanos(), receivedAt);
-    LOG.log(
-        Level.INFO,
-        "handshake with {0} at {1}: agent {2}, clock offset {3} ns (±{4} ns)",
-        engineId,
-        address,
-        agent,
-        offset.offsetNanos(),
-        offset.uncertaintyNanos());
-    return new ProducerPeer(
-        engineId,
-        address,
-        agent,
-        accepted.blockCount(),
-        accepted.blockBytes(),
-        accepted.regionAddress(),
-        accepted.deviceId(),
-        accepted.memoryKind(),
-        offset);
   }
 
   private KvLayout requireLayout() {
@@ -676,51 +506,5 @@ final class Consumer {
       throw new IllegalStateException("registerKvCache must be called before loading");
     }
     return kv;
-  }
-
-  private static void add(Map<String, List<LeaseRef>> byProducer, TransferParams p) {
-    byProducer
-        .computeIfAbsent(p.producerEngineId(), k -> new ArrayList<>())
-        .add(new LeaseRef(p.requestId(), p.leaseToken()));
-  }
-
-  private static String replyKey(String agent, String producerRequestId) {
-    return agent + '\u0000' + producerRequestId;
-  }
-
-  /** A read in flight or awaiting P's answer. */
-  private static final class Load {
-    final LoadSpec spec;
-    final ProducerPeer peer;
-    final TransferHandle handle;
-    final byte[] readDigest;
-    final long startedAt;
-    long localDeadline;
-    boolean awaitingReply;
-    long completionSentAt;
-
-    Load(
-        LoadSpec spec,
-        ProducerPeer peer,
-        TransferHandle handle,
-        byte[] readDigest,
-        long startedAt,
-        long localDeadline) {
-      this.spec = spec;
-      this.peer = peer;
-      this.handle = handle;
-      this.readDigest = readDigest;
-      this.startedAt = startedAt;
-      this.localDeadline = localDeadline;
-    }
-  }
-
-  /** A handshake that did not produce a usable peer. */
-  private static final class HandshakeFailedException extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    HandshakeFailedException(String message) {
-      super(message);
-    }
   }
 }

@@ -8,6 +8,7 @@ import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.lease.LeaseListener;
 import io.kvbridge.lease.LeaseTable;
 import io.kvbridge.lease.Rejection;
+import io.kvbridge.lease.ReleaseOutcome;
 import io.kvbridge.lease.RenewOutcome;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
@@ -18,29 +19,25 @@ import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
-import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
-import io.kvbridge.wire.MalformedMessageException;
 import io.kvbridge.wire.ProtocolMessage;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * P's half of the pull protocol: grants leases, answers handshakes, validates completions
- * (ACK/NACK), renews on heartbeats and collects ended leases for {@code doneSending}.
+ * P's half of the pull protocol: grants leases, answers handshakes ({@link HandshakeResponder}),
+ * confirms leases before a consumer commits blocks to them, validates completions (ACK/NACK),
+ * renews on heartbeats, takes releases, and collects ended leases for {@code doneSending}.
  *
- * <p>Threads: the lease table and the maps here are thread-safe; the handshake server calls {@link
- * #answerHandshake} on its own threads, everything else runs on the engine thread or the scheduled
- * sweep.
+ * <p>Threads: the lease table is thread-safe; the handshake server calls the responder on its own
+ * threads; everything else runs on the engine thread or the scheduled sweep.
  */
 final class Producer {
 
@@ -51,9 +48,9 @@ final class Producer {
   private final ConnectorCounters counters;
   private final LeaseTable leases;
   private final ConcurrentLinkedQueue<String> ended = new ConcurrentLinkedQueue<>();
-  private final Map<String, String> consumersByAgent = new ConcurrentHashMap<>();
   private volatile KvMemory memory;
   private volatile KvLayout layout;
+  private volatile HandshakeResponder responder;
   private volatile HandshakeChannel.Server server;
 
   Producer(ConnectorSettings settings, Transport transport, ConnectorCounters counters) {
@@ -67,27 +64,17 @@ final class Producer {
   void start(KvMemory kvMemory, KvLayout kvLayout) throws IOException {
     this.memory = kvMemory;
     this.layout = kvLayout;
+    this.responder = new HandshakeResponder(settings, transport, counters, kvMemory, kvLayout);
     this.server =
         HandshakeChannel.forAddress(settings.handshakeAddress())
-            .serve(
-                settings.handshakeAddress(),
-                settings.engineId(),
-                new HandshakeChannel.Responder() {
-                  @Override
-                  public byte[] greet() {
-                    return new byte[0];
-                  }
-
-                  @Override
-                  public byte[] answer(byte[] greeting, byte[] request) {
-                    return answerHandshake(request);
-                  }
-                });
+            .serve(settings.handshakeAddress(), settings.engineId(), responder);
     LOG.log(
         Level.INFO,
-        "engine {0} answers handshakes at {1} ({2} blocks of {3} bytes in {4})",
+        "engine {0} (incarnation {1}) answers handshakes at {2}{3} ({4} blocks of {5} bytes in {6})",
         settings.engineId(),
+        Long.toHexString(settings.incarnation()),
         server.address(),
+        settings.handshakeSecret().isPresent() ? ", authenticated" : "",
         kvLayout.blockCount(),
         kvLayout.blockBytes(),
         kvMemory.kind());
@@ -119,15 +106,13 @@ final class Producer {
     for (int block : blocks) {
       checksums.add(scheme.checksum(kvMemory, (long) block * kv.blockBytes(), kv.blockBytes()));
     }
+    ReadDigest digest = ReadDigest.of(request.requestId(), promptDigest, kv.blockBytes(), blocks);
     Lease lease =
-        leases.grant(
-            request.requestId(),
-            blocks,
-            settings.acksRequired(),
-            ReadDigest.of(request.requestId(), promptDigest, kv.blockBytes(), blocks));
+        leases.grant(request.requestId(), blocks, settings.acksRequired(), digest.toBytes());
     return FinishDecision.holdFor(
         new TransferParams(
             settings.engineId(),
+            settings.incarnation(),
             request.requestId(),
             blocks,
             tokens,
@@ -143,58 +128,24 @@ final class Producer {
     return leases.revoke(requestId, why).isPresent();
   }
 
-  void onCompletion(String fromAgent, ProtocolMessage.Completion completion) {
-    String consumer = consumersByAgent.get(fromAgent);
-    if (consumer == null) {
-      counters.rejected(RejectedInput.UNKNOWN_PEER, "completion from agent " + fromAgent);
-      return;
-    }
-    LeaseRef ref = completion.lease();
-    AckOutcome outcome =
-        leases.acknowledge(ref.requestId(), ref.token(), consumer, completion.readDigest());
-    ProtocolMessage reply;
-    if (outcome instanceof AckOutcome.Refused refused) {
+  /** Routes one consumer message; messages from agents that never handshook are counted. */
+  void onMessage(String fromAgent, ProtocolMessage message) {
+    Optional<String> consumer =
+        Optional.ofNullable(responder).flatMap(r -> r.consumerOf(fromAgent));
+    if (consumer.isEmpty()) {
       counters.rejected(
-          toInput(refused.reason()), "completion of " + ref.requestId() + " from " + consumer);
-      reply = new ProtocolMessage.Nack(ref, refused.reason().name());
-    } else {
-      reply = new ProtocolMessage.Ack(ref);
-    }
-    try {
-      transport.notify(fromAgent, ProtocolMessage.encode(reply));
-    } catch (TransportException e) {
-      // The consumer times out waiting and fails the load; the lease outcome stands.
-      LOG.log(
-          Level.WARNING,
-          "could not answer " + consumer + " for " + ref.requestId() + ": " + e.getMessage());
-    }
-  }
-
-  void onHeartbeat(String fromAgent, ProtocolMessage.Heartbeat heartbeat) {
-    String consumer = consumersByAgent.get(fromAgent);
-    if (consumer == null) {
-      counters.rejected(RejectedInput.UNKNOWN_PEER, "heartbeat from agent " + fromAgent);
+          RejectedInput.UNKNOWN_PEER,
+          message.getClass().getSimpleName() + " from agent " + fromAgent);
       return;
     }
-    List<ProtocolMessage.Renewal> renewals = new ArrayList<>(heartbeat.leases().size());
-    for (LeaseRef ref : heartbeat.leases()) {
-      RenewOutcome outcome = leases.renew(ref.requestId(), ref.token());
-      counters.heartbeatReceived(outcome instanceof RenewOutcome.Renewed);
-      if (outcome instanceof RenewOutcome.Renewed renewed) {
-        renewals.add(new ProtocolMessage.Renewal(ref, renewed.lease().deadlineNanos()));
-      } else if (outcome instanceof RenewOutcome.Ignored ignored) {
-        counters.rejected(
-            toInput(ignored.reason()), "heartbeat for " + ref.requestId() + " from " + consumer);
-      }
-    }
-    if (renewals.isEmpty()) {
-      return;
-    }
-    // The consumer checks its safety margin against the renewed deadlines.
-    try {
-      transport.notify(fromAgent, ProtocolMessage.encode(new ProtocolMessage.Renewed(renewals)));
-    } catch (TransportException e) {
-      LOG.log(Level.WARNING, "could not confirm renewals to " + consumer + ": " + e.getMessage());
+    if (message instanceof ProtocolMessage.Completion c) {
+      onCompletion(fromAgent, consumer.get(), c);
+    } else if (message instanceof ProtocolMessage.Heartbeat h) {
+      onHeartbeat(fromAgent, consumer.get(), h);
+    } else if (message instanceof ProtocolMessage.Confirm c) {
+      onConfirm(fromAgent, consumer.get(), c);
+    } else if (message instanceof ProtocolMessage.Release r) {
+      onRelease(consumer.get(), r);
     }
   }
 
@@ -215,7 +166,8 @@ final class Producer {
   }
 
   Set<String> knownConsumers() {
-    return Set.copyOf(consumersByAgent.values());
+    HandshakeResponder r = responder;
+    return r == null ? Set.of() : r.consumers();
   }
 
   void close() {
@@ -226,48 +178,82 @@ final class Producer {
     leases.revokeAll("connector closed");
   }
 
-  byte[] answerHandshake(byte[] frame) {
-    Handshake.Response response;
-    try {
-      response = accept(Handshake.decodeRequest(frame));
-    } catch (MalformedMessageException e) {
-      response = new Handshake.Refused("malformed handshake: " + e.getMessage());
+  private void onCompletion(String fromAgent, String consumer, ProtocolMessage.Completion c) {
+    LeaseRef ref = c.lease();
+    AckOutcome outcome =
+        leases.acknowledge(ref.requestId(), ref.token(), consumer, c.readDigest().toBytes());
+    if (outcome instanceof AckOutcome.Refused refused) {
+      counters.rejected(
+          toInput(refused.reason()), "completion of " + ref.requestId() + " from " + consumer);
+      answer(fromAgent, consumer, new ProtocolMessage.Nack(ref, refused.reason().name()));
+    } else {
+      answer(fromAgent, consumer, new ProtocolMessage.Ack(ref));
     }
-    if (response instanceof Handshake.Refused refused) {
-      counters.rejected(RejectedInput.HANDSHAKE_REFUSED, refused.reason());
-      LOG.log(Level.WARNING, "handshake refused: {0}", refused.reason());
-    }
-    return Handshake.encode(response);
   }
 
-  private Handshake.Response accept(Handshake.Request request) {
-    KvLayout kv = layout;
-    if (!request.fingerprint().equals(kv.fingerprint())) {
-      return new Handshake.Refused(
-          "incompatible KV layout: consumer "
-              + request.consumerEngineId()
-              + " has fingerprint "
-              + request.fingerprint()
-              + ", this producer has "
-              + kv.fingerprint());
+  private void onConfirm(String fromAgent, String consumer, ProtocolMessage.Confirm c) {
+    LeaseRef ref = c.lease();
+    RenewOutcome outcome = leases.confirm(ref.requestId(), ref.token(), c.readDigest().toBytes());
+    if (outcome instanceof RenewOutcome.Renewed renewed) {
+      answer(
+          fromAgent,
+          consumer,
+          new ProtocolMessage.Confirmed(
+              ref, renewed.lease().deadlineNanos(), c.sentAtNanos(), settings.clock().nanoTime()));
+    } else if (outcome instanceof RenewOutcome.Ignored ignored) {
+      counters.rejected(
+          toInput(ignored.reason()), "confirmation of " + ref.requestId() + " from " + consumer);
+      answer(fromAgent, consumer, new ProtocolMessage.Nack(ref, ignored.reason().name()));
     }
-    String agent;
+  }
+
+  private void onHeartbeat(String fromAgent, String consumer, ProtocolMessage.Heartbeat heartbeat) {
+    List<ProtocolMessage.Renewal> renewals = new ArrayList<>(heartbeat.leases().size());
+    for (LeaseRef ref : heartbeat.leases()) {
+      RenewOutcome outcome = leases.renew(ref.requestId(), ref.token());
+      counters.heartbeatReceived(outcome instanceof RenewOutcome.Renewed);
+      if (outcome instanceof RenewOutcome.Renewed renewed) {
+        renewals.add(new ProtocolMessage.Renewal(ref, renewed.lease().deadlineNanos()));
+      } else if (outcome instanceof RenewOutcome.Ignored ignored) {
+        counters.rejected(
+            toInput(ignored.reason()), "heartbeat for " + ref.requestId() + " from " + consumer);
+      }
+    }
+    if (!renewals.isEmpty()) {
+      // The consumer checks its safety margin against the renewed deadlines.
+      answer(
+          fromAgent,
+          consumer,
+          new ProtocolMessage.Renewed(
+              heartbeat.sentAtNanos(), settings.clock().nanoTime(), renewals));
+    }
+  }
+
+  private void onRelease(String consumer, ProtocolMessage.Release release) {
+    LeaseRef ref = release.lease();
+    ReleaseOutcome outcome =
+        leases.release(
+            ref.requestId(), ref.token(), "released by " + consumer + ": " + release.reason());
+    if (outcome instanceof ReleaseOutcome.Refused refused) {
+      counters.rejected(
+          toInput(refused.reason()), "release of " + ref.requestId() + " from " + consumer);
+    }
+  }
+
+  private void answer(String toAgent, String consumer, ProtocolMessage reply) {
     try {
-      agent = transport.loadRemoteMetadata(request.consumerMetadata());
+      transport.notify(toAgent, ProtocolMessage.encode(reply));
     } catch (TransportException e) {
-      return new Handshake.Refused("consumer metadata rejected: " + e.getMessage());
+      // The consumer times out waiting and fails the load; the lease outcome stands.
+      LOG.log(
+          Level.WARNING,
+          "could not answer "
+              + consumer
+              + " with "
+              + reply.getClass().getSimpleName()
+              + ": "
+              + e.getMessage());
     }
-    consumersByAgent.put(agent, request.consumerEngineId());
-    KvMemory kvMemory = memory;
-    return new Handshake.Accepted(
-        settings.engineId(),
-        transport.localMetadata(),
-        kv.blockCount(),
-        kv.blockBytes(),
-        kvMemory.address(),
-        kvMemory.deviceId(),
-        kvMemory.kind(),
-        settings.clock().nanoTime());
   }
 
   private static RejectedInput toInput(Rejection rejection) {
@@ -299,7 +285,7 @@ final class Producer {
       Level level =
           switch (end.reason()) {
             case READ -> Level.DEBUG;
-            case REVOKED -> Level.INFO;
+            case REVOKED, RELEASED -> Level.INFO;
             case EXPIRED -> Level.WARNING;
           };
       LOG.log(

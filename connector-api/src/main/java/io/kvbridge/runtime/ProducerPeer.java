@@ -8,21 +8,23 @@ import io.kvbridge.transfer.MemoryKind;
  *
  * @param engineId the producer's engine id
  * @param address where it answered the handshake
+ * @param incarnation which start of the producer answered
  * @param agentName its transport agent name
  * @param blockCount the size of its pool; its block ids are below this
  * @param blockBytes the size of one block
  * @param regionAddress the base address of its KV region
  * @param deviceId the device of its KV region
  * @param memoryKind host or device memory
- * @param clockOffset its clock relative to ours
+ * @param clock its clock relative to ours, healed by later exchanges
  */
 record ProducerPeer(
     String engineId,
     String address,
+    long incarnation,
     String agentName,
     int blockCount,
     int blockBytes,
     long regionAddress,
     int deviceId,
     MemoryKind memoryKind,
-    ClockOffset clockOffset) {}
+    ClockSync clock) {}

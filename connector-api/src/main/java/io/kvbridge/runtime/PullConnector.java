@@ -8,7 +8,6 @@ import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
-import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.SchedulerSide;
@@ -24,7 +23,6 @@ import io.kvbridge.wire.ProtocolMessage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -50,6 +48,7 @@ public final class PullConnector implements KvConnector {
   private final ConnectorCounters counters;
   private final Producer producer;
   private final Consumer consumer;
+  private final ConsumerReplies replies;
   private final ReentrantLock lock = new ReentrantLock();
   private final Scheduler scheduler = new Scheduler();
   private final Worker worker = new Worker();
@@ -66,6 +65,7 @@ public final class PullConnector implements KvConnector {
     this.counters = new ConnectorCounters(settings.observer());
     this.producer = new Producer(settings, transport, counters);
     this.consumer = new Consumer(settings, transport, counters);
+    this.replies = new ConsumerReplies(consumer, settings, counters);
   }
 
   @Override
@@ -94,7 +94,7 @@ public final class PullConnector implements KvConnector {
     Optional<Duration> soonest =
         producer.leases().soonestDeadline().map(d -> Duration.ofNanos(Math.max(0, d - now)));
     Set<String> peers = new TreeSet<>(producer.knownConsumers());
-    peers.addAll(consumer.knownProducers());
+    peers.addAll(consumer.handshakes().peers().keySet());
     int inFlight;
     lock.lock();
     try {
@@ -153,15 +153,15 @@ public final class PullConnector implements KvConnector {
             RejectedInput.MALFORMED_MESSAGE, "from agent " + n.fromAgent() + ": " + e.getMessage());
         continue;
       }
-      if (message instanceof ProtocolMessage.Completion c && settings.role().produces()) {
-        producer.onCompletion(n.fromAgent(), c);
-      } else if (message instanceof ProtocolMessage.Heartbeat h && settings.role().produces()) {
-        producer.onHeartbeat(n.fromAgent(), h);
-      } else if (message instanceof ProtocolMessage.Renewed r && settings.role().consumes()) {
-        consumer.onRenewed(n.fromAgent(), r);
-      } else if ((message instanceof ProtocolMessage.Ack || message instanceof ProtocolMessage.Nack)
-          && settings.role().consumes()) {
-        consumer.onReply(n.fromAgent(), message);
+      boolean forProducer =
+          message instanceof ProtocolMessage.Completion
+              || message instanceof ProtocolMessage.Heartbeat
+              || message instanceof ProtocolMessage.Confirm
+              || message instanceof ProtocolMessage.Release;
+      if (forProducer && settings.role().produces()) {
+        producer.onMessage(n.fromAgent(), message);
+      } else if (!forProducer && settings.role().consumes()) {
+        replies.onMessage(n.fromAgent(), message);
       } else {
         counters.rejected(
             RejectedInput.UNEXPECTED_REPLY,
@@ -219,7 +219,7 @@ public final class PullConnector implements KvConnector {
       }
       lock.lock();
       try {
-        return new StepMetadata(consumer.drainToStart());
+        return new StepMetadata(consumer.drainReady());
       } finally {
         lock.unlock();
       }
@@ -231,6 +231,19 @@ public final class PullConnector implements KvConnector {
         return FinishDecision.freeNow();
       }
       return producer.requestFinished(request);
+    }
+
+    @Override
+    public boolean cancelLoad(String requestId, String why) {
+      if (!settings.role().consumes()) {
+        return false;
+      }
+      lock.lock();
+      try {
+        return !closed && consumer.cancel(requestId, why);
+      } finally {
+        lock.unlock();
+      }
     }
 
     @Override
@@ -284,28 +297,13 @@ public final class PullConnector implements KvConnector {
         return;
       }
       requireConsumer();
-      List<LoadFailure> failed = new ArrayList<>();
-      List<LoadSpec> pending = new ArrayList<>();
-      List<LoadSpec> ready = new ArrayList<>();
-      List<ProducerPeer> readyPeers = new ArrayList<>();
-      for (LoadSpec spec : metadata.loadsToStart()) {
-        consumer
-            .peerFor(spec, failed, pending)
-            .ifPresent(
-                peer -> {
-                  ready.add(spec);
-                  readyPeers.add(peer);
-                });
-      }
       lock.lock();
       try {
         requireOpen();
         // Renewals confirmed since the last step move deadlines the safety check reads.
         handleNotifications();
-        consumer.addFailures(failed);
-        consumer.awaitPeers(pending);
-        for (int i = 0; i < ready.size(); i++) {
-          consumer.post(ready.get(i), readyPeers.get(i));
+        for (LoadSpec spec : metadata.loadsToStart()) {
+          consumer.post(spec);
         }
       } finally {
         lock.unlock();
@@ -333,21 +331,6 @@ public final class PullConnector implements KvConnector {
       try {
         if (!closed) {
           progressLocked();
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public void sendHeartbeats() {
-      if (!settings.role().consumes()) {
-        return;
-      }
-      lock.lock();
-      try {
-        if (!closed) {
-          consumer.sendHeartbeats();
         }
       } finally {
         lock.unlock();

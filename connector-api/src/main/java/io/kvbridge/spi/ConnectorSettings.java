@@ -3,9 +3,12 @@ package io.kvbridge.spi;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.time.MonotonicClock;
+import io.kvbridge.wire.HandshakeSecret;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Everything a provider needs to create a connector for one engine.
@@ -21,6 +24,12 @@ import java.util.Objects;
  * @param handshakeAddress where this engine answers handshakes: {@code local} (same JVM) or {@code
  *     tcp://host:port} (port 0 picks a free one)
  * @param acksRequired how many distinct consumers must acknowledge a lease (producer)
+ * @param maxLoadsPerProducer how many loads from one producer a consumer holds at once; more are
+ *     refused at once, so one slow or hostile producer cannot take every block of the consumer
+ * @param handshakeSecret the deployment's shared secret: when present, both ends of every handshake
+ *     prove they know it before anything else is exchanged; never logged
+ * @param incarnation drawn afresh at every start of the engine, so peers tell a restarted engine
+ *     from its former self
  * @param clock the monotonic clock leases and timeouts use
  * @param observer receives events for metrics
  * @param properties connector-specific settings, e.g. {@code nixl.memory}, read by the type's
@@ -37,6 +46,9 @@ public record ConnectorSettings(
     Duration handshakeTimeout,
     String handshakeAddress,
     int acksRequired,
+    int maxLoadsPerProducer,
+    Optional<HandshakeSecret> handshakeSecret,
+    long incarnation,
     MonotonicClock clock,
     ConnectorObserver observer,
     ConnectorProperties properties) {
@@ -64,7 +76,14 @@ public record ConnectorSettings(
     if (acksRequired < 1) {
       throw new IllegalArgumentException("acksRequired must be at least 1, got " + acksRequired);
     }
+    if (maxLoadsPerProducer < 1) {
+      throw new IllegalArgumentException(
+          "maxLoadsPerProducer must be at least 1, got " + maxLoadsPerProducer);
+    }
+    Objects.requireNonNull(handshakeSecret, "handshakeSecret");
   }
+
+  private static final SecureRandom RANDOM = new SecureRandom();
 
   /** Starts a builder with the defaults for {@code engineId}. */
   public static Builder builder(String type, String engineId) {
@@ -84,6 +103,9 @@ public record ConnectorSettings(
         handshakeTimeout,
         handshakeAddress,
         acksRequired,
+        maxLoadsPerProducer,
+        handshakeSecret,
+        incarnation,
         clock,
         newObserver,
         properties);
@@ -108,6 +130,9 @@ public record ConnectorSettings(
     private Duration handshakeTimeout = Duration.ofSeconds(5);
     private String handshakeAddress = "local";
     private int acksRequired = 1;
+    private int maxLoadsPerProducer = 1024;
+    private Optional<HandshakeSecret> handshakeSecret = Optional.empty();
+    private long incarnation = RANDOM.nextLong();
     private MonotonicClock clock = MonotonicClock.SYSTEM;
     private ConnectorObserver observer = ConnectorObserver.NONE;
     private ConnectorProperties properties = ConnectorProperties.EMPTY;
@@ -165,6 +190,24 @@ public record ConnectorSettings(
       return this;
     }
 
+    /** Sets how many loads from one producer a consumer holds at once. */
+    public Builder maxLoadsPerProducer(int value) {
+      this.maxLoadsPerProducer = value;
+      return this;
+    }
+
+    /** Sets the deployment's handshake secret; {@code null} or empty for none. */
+    public Builder handshakeSecret(HandshakeSecret value) {
+      this.handshakeSecret = Optional.ofNullable(value);
+      return this;
+    }
+
+    /** Sets the incarnation (a random one is drawn otherwise: set it only in tests). */
+    public Builder incarnation(long value) {
+      this.incarnation = value;
+      return this;
+    }
+
     /** Sets the clock. */
     public Builder clock(MonotonicClock value) {
       this.clock = value;
@@ -196,6 +239,9 @@ public record ConnectorSettings(
           handshakeTimeout,
           handshakeAddress,
           acksRequired,
+          maxLoadsPerProducer,
+          handshakeSecret,
+          incarnation,
           clock,
           observer,
           properties);

@@ -1,13 +1,36 @@
 package io.kvbridge.spi;
 
 /**
- * How much of a new request's prompt a consumer can load from a producer.
- *
- * @param externalTokens prompt tokens whose KV will be loaded (0: compute everything locally)
- * @param async whether the load completes in a later step (always, for remote loads)
+ * What a consumer's connector answers when asked how much of a new request's prompt it will load
+ * from a producer ({@link SchedulerSide#matchRemote}).
  */
-public record LoadMatch(int externalTokens, boolean async) {
+public sealed interface LoadMatch {
 
-  /** Nothing to load. */
-  public static final LoadMatch NONE = new LoadMatch(0, false);
+  /** The lease is not confirmed yet. */
+  LoadMatch PENDING = new Pending();
+
+  /**
+   * The producer confirmed the lease: allocate blocks for the whole prompt, then call {@link
+   * SchedulerSide#afterAllocate}; the KV of the first {@code externalTokens} tokens is loaded, the
+   * rest is computed locally.
+   *
+   * @param externalTokens prompt tokens whose KV will be loaded
+   */
+  record Ready(int externalTokens) implements LoadMatch {}
+
+  /**
+   * The connector is still confirming the lease with the producer (handshake, then a confirmation
+   * that the lease exists for exactly these blocks and this prompt). Allocate nothing; ask again on
+   * a later step. Bounded: within the handshake timeout plus the reply timeout the answer is {@link
+   * Ready} or {@link Unavailable}.
+   */
+  record Pending() implements LoadMatch {}
+
+  /**
+   * The KV cannot be loaded; nothing was allocated or borrowed. The engine applies its {@link
+   * LoadFailurePolicy}.
+   *
+   * @param reason why, for the error the client sees and for logs
+   */
+  record Unavailable(String reason) implements LoadMatch {}
 }

@@ -12,15 +12,19 @@ import java.util.List;
 public interface SchedulerSide {
 
   /**
-   * Called by a consumer's scheduler when a new request arrives with a producer's transfer
-   * parameters, before it allocates blocks for the request.
+   * Called by a consumer's scheduler for a new request that arrived with a producer's transfer
+   * parameters, before it allocates blocks for it, and again on later steps while the answer is
+   * {@link LoadMatch#PENDING}. The first call checks the parameters and starts confirming the lease
+   * with the producer; no block is committed to the load until the producer confirmed the lease
+   * exists for exactly these blocks and this prompt.
    *
    * @param requestId the request's id on this engine
    * @param prompt the request's prompt; the parameters must carry the digest of its first {@code
    *     params.tokens()} tokens, so KV computed for another prompt is never loaded for this one
-   * @param params the producer's parameters (untrusted: they came through the router)
-   * @return how many prompt tokens will be loaded instead of computed; the engine allocates blocks
-   *     for the whole prompt and computes the rest locally
+   * @param params the producer's parameters (untrusted: they came through the router); later calls
+   *     for the same request must pass the same parameters
+   * @return {@link LoadMatch.Ready} (allocate, then {@link #afterAllocate}), {@link
+   *     LoadMatch.Pending} (ask again later) or {@link LoadMatch.Unavailable} (apply the policy)
    * @throws InvalidTransferParamsException if {@code params} cannot describe this request; the
    *     rejection is counted and nothing is allocated
    */
@@ -28,8 +32,9 @@ public interface SchedulerSide {
 
   /**
    * Called by a consumer's scheduler after it allocated blocks for a request that {@link
-   * #matchRemote} accepted. The connector borrows the first {@code params.blockIds().size()} blocks
-   * until the load finishes or fails; the engine keeps owning them.
+   * #matchRemote} answered {@link LoadMatch.Ready} for. The connector borrows the first {@code
+   * params.blockIds().size()} blocks until the load finishes or fails; the engine keeps owning
+   * them.
    *
    * @param requestId the request's id on this engine
    * @param localBlockIds the request's blocks, in token order
@@ -51,6 +56,17 @@ public interface SchedulerSide {
    * request, one with no full block, or one nobody will read is freed at once.
    */
   FinishDecision requestFinished(FinishedRequest request);
+
+  /**
+   * Called by a consumer's scheduler when a request it asked {@link #matchRemote} about is aborted
+   * or finished before its load was reported received or failed (e.g. the client went away). The
+   * load leaves every queue and its heartbeats stop; a read in flight is released, and when this
+   * method returns no further byte lands in the request's blocks, which the engine may free at
+   * once; the producer is told to release the lease, which ends there as RELEASED.
+   *
+   * @return whether the connector knew the request (it reports nothing about it afterwards)
+   */
+  boolean cancelLoad(String requestId, String why);
 
   /**
    * Called by a producer's scheduler when a request whose blocks are held for a consumer is aborted

@@ -16,6 +16,8 @@ import java.util.Objects;
  * #fromMap(Map)}), so every value read back is untrusted and checked.
  *
  * @param producerEngineId P's engine id
+ * @param producerIncarnation the incarnation of P that granted the lease; a lease dies with its
+ *     incarnation
  * @param requestId the request's id on P
  * @param blockIds P's blocks, in token order
  * @param tokens how many prompt tokens the blocks hold
@@ -30,6 +32,7 @@ import java.util.Objects;
  */
 public record TransferParams(
     String producerEngineId,
+    long producerIncarnation,
     String requestId,
     List<Integer> blockIds,
     int tokens,
@@ -90,6 +93,7 @@ public record TransferParams(
   public Map<String, Object> toMap() {
     Map<String, Object> map = new LinkedHashMap<>();
     map.put("producer_engine_id", producerEngineId);
+    map.put("producer_incarnation", HexFormat.of().toHexDigits(producerIncarnation));
     map.put("request_id", requestId);
     map.put("block_ids", blockIds);
     map.put("tokens", tokens);
@@ -113,6 +117,7 @@ public record TransferParams(
     }
     return new TransferParams(
         text(map, "producer_engine_id"),
+        incarnation(text(map, "producer_incarnation")),
         text(map, "request_id"),
         blockIds(map.get("block_ids")),
         (int) integer(map, "tokens", Integer.MIN_VALUE, Integer.MAX_VALUE),
@@ -149,6 +154,15 @@ public record TransferParams(
       checksums.add(HexFormat.fromHexDigits(digits));
     }
     return checksums;
+  }
+
+  private static long incarnation(String hex) {
+    if (hex.length() != 16
+        || !hex.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      throw new InvalidTransferParamsException(
+          "producer_incarnation must be 16 lowercase hex digits");
+    }
+    return HexFormat.fromHexDigitsToLong(hex);
   }
 
   private static ChecksumScheme scheme(String name) {

@@ -8,8 +8,8 @@ import java.util.Set;
  * transport and reports what finished.
  *
  * <p>Threads: {@link #registerKvCache}, {@link #startLoad} and {@link #getFinished} are called from
- * the engine's worker thread; {@link #sweep} and {@link #sendHeartbeats} from a scheduled task (the
- * starter's) as well. Implementations synchronize internally.
+ * the engine's worker thread; {@link #sweep} from a scheduled task (the starter's) as well.
+ * Implementations synchronize internally.
  */
 public interface WorkerSide {
 
@@ -35,21 +35,21 @@ public interface WorkerSide {
   void startLoad(StepMetadata metadata);
 
   /**
-   * Called by the worker each step. Progresses transfers, handles incoming protocol messages
-   * (completions, heartbeats, ACK/NACK), sweeps expired leases, and reports what finished since the
-   * last call. Ownership of the reported blocks returns to the engine.
+   * Called by the worker each step. Progresses transfers, handles incoming protocol messages,
+   * sweeps expired leases, sends due heartbeats, and reports what finished since the last call.
+   * Ownership of the reported blocks returns to the engine.
    *
    * @param finishedRequestIds requests the engine finished this step (informational)
    */
   FinishedTransfers getFinished(Set<String> finishedRequestIds);
 
   /**
-   * Handles incoming messages and ends expired leases without reporting: the ended requests are
-   * reported by the next {@link #getFinished}. Called on a schedule so an idle engine still ends
-   * expired leases.
+   * Handles incoming messages, ends expired leases, times out loads whose peer does not answer, and
+   * sends the heartbeats that are due (every {@link ConnectorSettings#heartbeatInterval()},
+   * renewing on each producer the leases this consumer still means to read), without reporting:
+   * what ended is reported by the next {@link #getFinished}, which does the same work. Call it on a
+   * schedule (the starter does, every {@code kvbridge.lease.sweep-interval}) so an idle engine
+   * still frees expired leases and keeps its loads' leases alive.
    */
   void sweep();
-
-  /** Renews, on each producer, the leases this consumer still means to read. */
-  void sendHeartbeats();
 }

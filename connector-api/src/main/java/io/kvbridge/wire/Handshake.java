@@ -2,36 +2,148 @@ package io.kvbridge.wire;
 
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Optional;
 
 /**
- * The consumer's first contact with a producer, and its wire form.
+ * The consumer's first contact with a producer, and its wire form, specified field by field in
+ * {@code docs/protocol.md}. One conversation of three frames over a {@link HandshakeChannel}:
  *
- * <p>The consumer sends its engine id, its layout fingerprint and its transport metadata (so the
- * producer can answer with notifications); the producer answers with its transport metadata, the
- * shape and address of its KV region, and a sample of its monotonic clock, or refuses with a reason
- * (e.g. a fingerprint mismatch).
+ * <ol>
+ *   <li>P → D {@link Greeting}: a fresh nonce, and whether P requires authentication;
+ *   <li>D → P {@link Request}: D's own nonce, engine id, incarnation, layout fingerprint and
+ *       transport metadata (so P can send it notifications);
+ *   <li>P → D {@link Accepted}: P's engine id, incarnation, transport metadata, the shape and
+ *       address of its KV region and a sample of its clock; or {@link Refused} with a reason.
+ * </ol>
+ *
+ * <p>With a {@link HandshakeSecret}, the request and the acceptance each end with an HMAC-SHA256
+ * over both nonces and the frame's own bytes: P checks the request's before anything of its own
+ * leaves it, D checks the acceptance's before it loads anything. A refusal carries no MAC and gives
+ * nothing away but its reason.
  */
 public final class Handshake {
+
+  /** The handshake version this code speaks; a frame of another version is refused. */
+  public static final int VERSION = 2;
 
   /** The largest handshake frame accepted (a NIXL metadata blob is a few KiB). */
   public static final int MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
-  private static final byte[] MAGIC = "KVH\u0001".getBytes(StandardCharsets.US_ASCII);
+  /** The size of a nonce in bytes. */
+  public static final int NONCE_BYTES = 16;
+
+  private static final byte[] MAGIC = "KVH".getBytes(StandardCharsets.US_ASCII);
   private static final int REQUEST = 1;
   private static final int ACCEPTED = 2;
   private static final int REFUSED = 3;
+  private static final int GREETING = 4;
+  private static final int AUTHENTICATION_REQUIRED = 1;
+  private static final String REQUEST_DOMAIN = "kvbridge/handshake/request/2";
+  private static final String ACCEPTED_DOMAIN = "kvbridge/handshake/accepted/2";
   private static final int MAX_TEXT = ProtocolMessage.MAX_TEXT;
+  private static final SecureRandom RANDOM = new SecureRandom();
 
   private Handshake() {}
 
   /**
+   * P's first frame.
+   *
+   * @param nonce {@value #NONCE_BYTES} fresh random bytes
+   * @param authenticationRequired whether P requires the request to prove the secret
+   */
+  public record Greeting(byte[] nonce, boolean authenticationRequired) {
+    /** Copies the nonce; it must be {@value #NONCE_BYTES} bytes. */
+    public Greeting {
+      nonce = checkedNonce(nonce);
+    }
+
+    /** A greeting with a fresh random nonce. */
+    public static Greeting fresh(boolean authenticationRequired) {
+      return new Greeting(randomNonce(), authenticationRequired);
+    }
+
+    @Override
+    public byte[] nonce() {
+      return nonce.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Greeting g
+          && Arrays.equals(nonce, g.nonce)
+          && authenticationRequired == g.authenticationRequired;
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * Arrays.hashCode(nonce) + Boolean.hashCode(authenticationRequired);
+    }
+
+    @Override
+    public String toString() {
+      return "Greeting["
+          + HexFormat.of().formatHex(nonce)
+          + ", auth="
+          + authenticationRequired
+          + "]";
+    }
+  }
+
+  /**
    * What the consumer sends.
    *
+   * @param nonce {@value #NONCE_BYTES} fresh random bytes of D's
    * @param consumerEngineId the consumer's engine id
+   * @param consumerIncarnation the consumer's incarnation: drawn at every start, so a restarted
+   *     engine of the same id is told apart from its former self
    * @param fingerprint the consumer's layout fingerprint
    * @param consumerMetadata the consumer's transport metadata blob
    */
-  public record Request(String consumerEngineId, String fingerprint, byte[] consumerMetadata) {}
+  public record Request(
+      byte[] nonce,
+      String consumerEngineId,
+      long consumerIncarnation,
+      String fingerprint,
+      byte[] consumerMetadata) {
+    /** Copies the arrays. */
+    public Request {
+      nonce = checkedNonce(nonce);
+      consumerMetadata = consumerMetadata.clone();
+    }
+
+    @Override
+    public byte[] nonce() {
+      return nonce.clone();
+    }
+
+    @Override
+    public byte[] consumerMetadata() {
+      return consumerMetadata.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Request r
+          && Arrays.equals(nonce, r.nonce)
+          && consumerEngineId.equals(r.consumerEngineId)
+          && consumerIncarnation == r.consumerIncarnation
+          && fingerprint.equals(r.fingerprint)
+          && Arrays.equals(consumerMetadata, r.consumerMetadata);
+    }
+
+    @Override
+    public int hashCode() {
+      return consumerEngineId.hashCode() * 31 + Long.hashCode(consumerIncarnation);
+    }
+
+    @Override
+    public String toString() {
+      return "Request[" + consumerEngineId + "#" + Long.toHexString(consumerIncarnation) + "]";
+    }
+  }
 
   /** What the producer answers. */
   public sealed interface Response {}
@@ -40,6 +152,7 @@ public final class Handshake {
    * The producer accepts the consumer.
    *
    * @param producerEngineId the producer's engine id
+   * @param producerIncarnation the producer's incarnation
    * @param producerMetadata the producer's transport metadata blob
    * @param blockCount how many blocks the producer's pool has; block ids are below it
    * @param blockBytes the size of one block
@@ -50,6 +163,7 @@ public final class Handshake {
    */
   public record Accepted(
       String producerEngineId,
+      long producerIncarnation,
       byte[] producerMetadata,
       int blockCount,
       int blockBytes,
@@ -57,100 +171,267 @@ public final class Handshake {
       int deviceId,
       MemoryKind memoryKind,
       long clockSampleNanos)
-      implements Response {}
+      implements Response {
+    /** Copies the metadata. */
+    public Accepted {
+      producerMetadata = producerMetadata.clone();
+    }
+
+    @Override
+    public byte[] producerMetadata() {
+      return producerMetadata.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Accepted a
+          && producerEngineId.equals(a.producerEngineId)
+          && producerIncarnation == a.producerIncarnation
+          && Arrays.equals(producerMetadata, a.producerMetadata)
+          && blockCount == a.blockCount
+          && blockBytes == a.blockBytes
+          && regionAddress == a.regionAddress
+          && deviceId == a.deviceId
+          && memoryKind == a.memoryKind
+          && clockSampleNanos == a.clockSampleNanos;
+    }
+
+    @Override
+    public int hashCode() {
+      return producerEngineId.hashCode() * 31 + Long.hashCode(producerIncarnation);
+    }
+
+    @Override
+    public String toString() {
+      return "Accepted[" + producerEngineId + "#" + Long.toHexString(producerIncarnation) + "]";
+    }
+  }
 
   /** The producer refuses the consumer, for {@code reason}. */
   public record Refused(String reason) implements Response {}
 
-  /** Encodes a request. */
-  public static byte[] encode(Request request) {
+  /** {@value #NONCE_BYTES} fresh random bytes. */
+  public static byte[] randomNonce() {
+    byte[] nonce = new byte[NONCE_BYTES];
+    RANDOM.nextBytes(nonce);
+    return nonce;
+  }
+
+  /** Encodes a greeting. */
+  public static byte[] encode(Greeting greeting) {
     return new WireWriter()
         .raw(MAGIC)
-        .u8(REQUEST)
-        .text(request.consumerEngineId())
-        .text(request.fingerprint())
-        .blob(request.consumerMetadata())
+        .u8(VERSION)
+        .u8(GREETING)
+        .raw(greeting.nonce)
+        .u8(greeting.authenticationRequired() ? AUTHENTICATION_REQUIRED : 0)
         .toByteArray();
   }
 
-  /** Encodes a response. */
-  public static byte[] encode(Response response) {
-    WireWriter w = new WireWriter().raw(MAGIC);
-    if (response instanceof Accepted a) {
-      w.u8(ACCEPTED)
-          .text(a.producerEngineId())
-          .i32(a.blockCount())
-          .i32(a.blockBytes())
-          .i64(a.regionAddress())
-          .i32(a.deviceId())
-          .u8(a.memoryKind().ordinal())
-          .i64(a.clockSampleNanos())
-          .blob(a.producerMetadata());
-    } else if (response instanceof Refused r) {
-      w.u8(REFUSED).text(ProtocolMessage.Codec.clip(r.reason()));
+  /** Decodes an untrusted greeting. */
+  public static Greeting decodeGreeting(byte[] frame) throws MalformedMessageException {
+    WireReader r = new WireReader(frame);
+    r.expectMagic(MAGIC, "kvbridge handshake", VERSION);
+    if (r.u8() != GREETING) {
+      throw new MalformedMessageException("expected a handshake greeting");
     }
-    return w.toByteArray();
+    byte[] nonce = r.fixed(NONCE_BYTES);
+    int flags = r.u8();
+    if ((flags & ~AUTHENTICATION_REQUIRED) != 0) {
+      throw new MalformedMessageException("unknown greeting flags " + flags);
+    }
+    r.expectEnd();
+    return new Greeting(nonce, flags == AUTHENTICATION_REQUIRED);
   }
 
-  /** Decodes an untrusted request. */
-  public static Request decodeRequest(byte[] frame) throws MalformedMessageException {
+  /**
+   * Encodes a request answering {@code greeting}; with {@code secret}, ends it with the MAC that
+   * proves D knows it.
+   */
+  public static byte[] encode(
+      Request request, Greeting greeting, Optional<HandshakeSecret> secret) {
+    byte[] body =
+        new WireWriter()
+            .raw(MAGIC)
+            .u8(VERSION)
+            .u8(REQUEST)
+            .raw(request.nonce)
+            .text(request.consumerEngineId())
+            .i64(request.consumerIncarnation())
+            .text(request.fingerprint())
+            .blob(request.consumerMetadata)
+            .toByteArray();
+    return withMac(body, secret.map(s -> s.mac(REQUEST_DOMAIN, greeting.nonce, body)));
+  }
+
+  /**
+   * Decodes an untrusted request answering {@code greeting}.
+   *
+   * @param secret the deployment's secret, if P has one: the request must then carry its MAC
+   * @throws HandshakeAuthenticationException if a MAC is required and missing or wrong
+   */
+  public static Request decodeRequest(
+      byte[] frame, Greeting greeting, Optional<HandshakeSecret> secret)
+      throws MalformedMessageException {
     WireReader r = new WireReader(frame);
-    r.expectMagic(MAGIC, "kvbridge handshake");
+    r.expectMagic(MAGIC, "kvbridge handshake", VERSION);
     if (r.u8() != REQUEST) {
       throw new MalformedMessageException("expected a handshake request");
     }
     Request request =
         new Request(
+            r.fixed(NONCE_BYTES),
             r.text("consumer engine id", MAX_TEXT),
+            r.i64(),
             r.text("fingerprint", MAX_TEXT),
             r.blob("consumer metadata", MAX_FRAME_BYTES));
-    r.expectEnd();
+    int bodyLength = r.position();
+    byte[] mac = readMac(r);
+    if (secret.isPresent()) {
+      byte[] body = Arrays.copyOf(frame, bodyLength);
+      if (mac.length == 0) {
+        throw new HandshakeAuthenticationException(
+            "this producer requires an authenticated handshake; the request carries no MAC"
+                + " (set the same kvbridge.handshake.secret on both sides)");
+      }
+      if (!secret.get().verify(mac, REQUEST_DOMAIN, greeting.nonce, body)) {
+        throw new HandshakeAuthenticationException(
+            "the request's MAC does not prove the deployment's secret");
+      }
+    }
     return request;
   }
 
-  /** Decodes an untrusted response. */
-  public static Response decodeResponse(byte[] frame) throws MalformedMessageException {
+  /** Encodes a refusal; it needs no MAC and carries nothing but its reason. */
+  public static byte[] encode(Refused refused) {
+    return new WireWriter()
+        .raw(MAGIC)
+        .u8(VERSION)
+        .u8(REFUSED)
+        .text(ProtocolMessage.Codec.clip(refused.reason()))
+        .toByteArray();
+  }
+
+  /**
+   * Encodes a response to {@code request}, after {@code greeting}; an acceptance ends with its MAC
+   * when there is a {@code secret}.
+   */
+  public static byte[] encode(
+      Response response, Greeting greeting, Request request, Optional<HandshakeSecret> secret) {
+    if (response instanceof Refused refused) {
+      return encode(refused);
+    }
+    WireWriter w = new WireWriter().raw(MAGIC).u8(VERSION);
+    Accepted a = (Accepted) response;
+    byte[] body =
+        w.u8(ACCEPTED)
+            .text(a.producerEngineId())
+            .i64(a.producerIncarnation())
+            .i32(a.blockCount())
+            .i32(a.blockBytes())
+            .i64(a.regionAddress())
+            .i32(a.deviceId())
+            .u8(a.memoryKind().ordinal())
+            .i64(a.clockSampleNanos())
+            .blob(a.producerMetadata)
+            .toByteArray();
+    return withMac(
+        body, secret.map(s -> s.mac(ACCEPTED_DOMAIN, greeting.nonce, request.nonce, body)));
+  }
+
+  /**
+   * Decodes an untrusted response to {@code request}.
+   *
+   * @param secret the deployment's secret, if D has one: an acceptance must then carry its MAC
+   * @throws HandshakeAuthenticationException if a MAC is required and missing or wrong
+   */
+  public static Response decodeResponse(
+      byte[] frame, Greeting greeting, Request request, Optional<HandshakeSecret> secret)
+      throws MalformedMessageException {
     WireReader r = new WireReader(frame);
-    r.expectMagic(MAGIC, "kvbridge handshake");
+    r.expectMagic(MAGIC, "kvbridge handshake", VERSION);
     int type = r.u8();
-    Response response;
-    if (type == ACCEPTED) {
-      String engineId = r.text("producer engine id", MAX_TEXT);
-      int blockCount = r.i32();
-      int blockBytes = r.i32();
-      long address = r.i64();
-      int deviceId = r.i32();
-      int kind = r.u8();
-      long clock = r.i64();
-      byte[] metadata = r.blob("producer metadata", MAX_FRAME_BYTES);
-      if (blockCount <= 0 || blockBytes <= 0 || deviceId < 0) {
-        throw new MalformedMessageException(
-            "layout must be positive: blocks="
-                + blockCount
-                + ", bytes="
-                + blockBytes
-                + ", device="
-                + deviceId);
-      }
-      if (kind >= MemoryKind.values().length) {
-        throw new MalformedMessageException("unknown memory kind " + kind);
-      }
-      response =
-          new Accepted(
-              engineId,
-              metadata,
-              blockCount,
-              blockBytes,
-              address,
-              deviceId,
-              MemoryKind.values()[kind],
-              clock);
-    } else if (type == REFUSED) {
-      response = new Refused(r.text("reason", MAX_TEXT));
-    } else {
+    if (type == REFUSED) {
+      Refused refused = new Refused(r.text("reason", MAX_TEXT));
+      r.expectEnd();
+      return refused;
+    }
+    if (type != ACCEPTED) {
       throw new MalformedMessageException("expected a handshake response, got type " + type);
     }
+    String engineId = r.text("producer engine id", MAX_TEXT);
+    long incarnation = r.i64();
+    int blockCount = r.i32();
+    int blockBytes = r.i32();
+    long address = r.i64();
+    int deviceId = r.i32();
+    int kind = r.u8();
+    long clock = r.i64();
+    byte[] metadata = r.blob("producer metadata", MAX_FRAME_BYTES);
+    int bodyLength = r.position();
+    byte[] mac = readMac(r);
+    if (blockCount <= 0 || blockBytes <= 0 || deviceId < 0) {
+      throw new MalformedMessageException(
+          "layout must be positive: blocks="
+              + blockCount
+              + ", bytes="
+              + blockBytes
+              + ", device="
+              + deviceId);
+    }
+    if (kind >= MemoryKind.values().length) {
+      throw new MalformedMessageException("unknown memory kind " + kind);
+    }
+    if (secret.isPresent()) {
+      byte[] body = Arrays.copyOf(frame, bodyLength);
+      if (mac.length == 0) {
+        throw new HandshakeAuthenticationException(
+            "producer "
+                + engineId
+                + " answered without a MAC; this consumer trusts only producers that prove the"
+                + " deployment's secret");
+      }
+      if (!secret.get().verify(mac, ACCEPTED_DOMAIN, greeting.nonce, request.nonce, body)) {
+        throw new HandshakeAuthenticationException(
+            "producer " + engineId + "'s answer does not prove the deployment's secret");
+      }
+    }
+    return new Accepted(
+        engineId,
+        incarnation,
+        metadata,
+        blockCount,
+        blockBytes,
+        address,
+        deviceId,
+        MemoryKind.values()[kind],
+        clock);
+  }
+
+  private static byte[] withMac(byte[] body, Optional<byte[]> mac) {
+    byte[] tag = mac.orElse(new byte[0]);
+    byte[] frame = Arrays.copyOf(body, body.length + 1 + tag.length);
+    frame[body.length] = (byte) tag.length;
+    System.arraycopy(tag, 0, frame, body.length + 1, tag.length);
+    return frame;
+  }
+
+  private static byte[] readMac(WireReader r) throws MalformedMessageException {
+    int length = r.u8();
+    if (length != 0 && length != HandshakeSecret.MAC_BYTES) {
+      throw new MalformedMessageException(
+          "a MAC is 0 or " + HandshakeSecret.MAC_BYTES + " bytes, got " + length);
+    }
+    byte[] mac = r.fixed(length);
     r.expectEnd();
-    return response;
+    return mac;
+  }
+
+  private static byte[] checkedNonce(byte[] nonce) {
+    if (nonce.length != NONCE_BYTES) {
+      throw new IllegalArgumentException(
+          "a nonce is " + NONCE_BYTES + " bytes, got " + nonce.length);
+    }
+    return nonce.clone();
   }
 }

@@ -4,17 +4,26 @@ import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.lease.LeaseToken;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
- * The pull protocol's notifications between consumer and producer, and their wire form.
+ * The pull protocol's notifications between consumer (D) and producer (P), and their wire form,
+ * specified field by field in {@code docs/protocol.md}.
  *
- * <p>Wire form: the magic {@code "KVB\1"}, a type byte, then the fields (text as Java modified
- * UTF-8 with a 16-bit length). Decoding accepts nothing else: unknown types, oversized or blank
- * fields, malformed tokens and trailing bytes are refused with {@link MalformedMessageException}.
+ * <p>Wire form: the magic {@code "KVB"} and the version byte {@value #VERSION}, a type byte, then
+ * the fields: integers big-endian, text as a u16 length and Java's modified UTF-8 (1 to {@value
+ * #MAX_TEXT} characters, not blank), digests as their raw bytes. Decoding accepts nothing else:
+ * another version, unknown types, oversized or blank fields, malformed tokens and trailing bytes
+ * are refused with {@link MalformedMessageException}.
+ *
+ * <p>Clock fields are a node's own monotonic clock in nanoseconds: {@code sentAtNanos} is D's, sent
+ * so P can echo it; {@code producerClockNanos} and deadlines are P's. D converts P's times to its
+ * own clock with the offset it estimates from those echoes.
  */
 public sealed interface ProtocolMessage {
+
+  /** The protocol version this code speaks; a message of another version is refused. */
+  int VERSION = 2;
 
   /** The longest notification accepted. */
   int MAX_BYTES = 256 * 1024;
@@ -26,65 +35,52 @@ public sealed interface ProtocolMessage {
   int MAX_TEXT = 256;
 
   /**
-   * D → P: "I read the blocks of this lease; may I use them?"
+   * D → P: "I read the blocks of this lease; may I use them?" P answers {@link Ack} (the lease ends
+   * as READ) or {@link Nack}.
    *
    * @param lease the lease and its token
    * @param consumerEngineId the consumer's engine id
-   * @param readDigest the {@link ReadDigest} of what D read: P answers NACK, ending nothing, unless
-   *     it is the lease's
+   * @param readDigest the digest of what D read; P refuses, ending nothing, unless it is the
+   *     lease's
    */
-  record Completion(LeaseRef lease, String consumerEngineId, byte[] readDigest)
-      implements ProtocolMessage {
-    /** Copies the digest; it must be {@link ReadDigest#BYTES} long. */
-    public Completion {
-      if (readDigest.length != ReadDigest.BYTES) {
-        throw new IllegalArgumentException(
-            "a read digest is " + ReadDigest.BYTES + " bytes, got " + readDigest.length);
-      }
-      readDigest = readDigest.clone();
-    }
+  record Completion(LeaseRef lease, String consumerEngineId, ReadDigest readDigest)
+      implements ProtocolMessage {}
 
-    @Override
-    public byte[] readDigest() {
-      return readDigest.clone();
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Completion c
-          && lease.equals(c.lease)
-          && consumerEngineId.equals(c.consumerEngineId)
-          && Arrays.equals(readDigest, c.readDigest);
-    }
-
-    @Override
-    public int hashCode() {
-      return 31 * (31 * lease.hashCode() + consumerEngineId.hashCode())
-          + Arrays.hashCode(readDigest);
-    }
-
-    @Override
-    public String toString() {
-      return "Completion[" + lease.requestId() + " from " + consumerEngineId + "]";
-    }
-  }
-
-  /** P → D: the lease was live when the completion arrived; the read is valid. */
+  /** P → D: the lease was live and the read digest its own when the completion arrived. */
   record Ack(LeaseRef lease) implements ProtocolMessage {}
 
-  /** P → D: the lease was not live; the read must not be used. */
+  /**
+   * P → D: the read or the confirmation must not be used.
+   *
+   * @param lease the lease named by the refused message
+   * @param reason why, e.g. {@code WRONG_BLOCKS} or {@code EXPIRED}
+   */
   record Nack(LeaseRef lease, String reason) implements ProtocolMessage {}
 
-  /** D → P: "I still mean to read these; keep them." */
-  record Heartbeat(String consumerEngineId, List<LeaseRef> leases) implements ProtocolMessage {
+  /**
+   * D → P: "I still mean to read these; keep them." P answers {@link Renewed} for those it renewed.
+   *
+   * @param consumerEngineId the consumer's engine id
+   * @param sentAtNanos D's clock when it sent this, echoed by P
+   * @param leases the leases to renew, 1 to {@value #MAX_HEARTBEAT_LEASES}
+   */
+  record Heartbeat(String consumerEngineId, long sentAtNanos, List<LeaseRef> leases)
+      implements ProtocolMessage {
     /** Copies the list. */
     public Heartbeat {
       leases = List.copyOf(leases);
     }
   }
 
-  /** P → D: the leases a heartbeat renewed, with their new deadlines on P's clock. */
-  record Renewed(List<Renewal> renewals) implements ProtocolMessage {
+  /**
+   * P → D: the leases a heartbeat renewed, with their new deadlines.
+   *
+   * @param echoSentAtNanos the heartbeat's {@code sentAtNanos}
+   * @param producerClockNanos P's clock when it answered
+   * @param renewals the renewed leases, 1 to {@value #MAX_HEARTBEAT_LEASES}
+   */
+  record Renewed(long echoSentAtNanos, long producerClockNanos, List<Renewal> renewals)
+      implements ProtocolMessage {
     /** Copies the list. */
     public Renewed {
       renewals = List.copyOf(renewals);
@@ -99,13 +95,50 @@ public sealed interface ProtocolMessage {
    */
   record Renewal(LeaseRef lease, long deadlineNanos) {}
 
+  /**
+   * D → P, before D commits any block to a load: "does this lease exist, for exactly these blocks
+   * and this prompt?" P renews the lease as a heartbeat would and answers {@link Confirmed}, or
+   * {@link Nack}.
+   *
+   * @param lease the lease and its token
+   * @param consumerEngineId the consumer's engine id
+   * @param readDigest the digest of the read D means to do
+   * @param sentAtNanos D's clock when it sent this, echoed by P
+   */
+  record Confirm(LeaseRef lease, String consumerEngineId, ReadDigest readDigest, long sentAtNanos)
+      implements ProtocolMessage {}
+
+  /**
+   * P → D: the lease exists and matches; it now ends at {@code deadlineNanos}.
+   *
+   * @param lease the lease
+   * @param deadlineNanos its deadline, on P's clock
+   * @param echoSentAtNanos the confirm's {@code sentAtNanos}
+   * @param producerClockNanos P's clock when it answered
+   */
+  record Confirmed(
+      LeaseRef lease, long deadlineNanos, long echoSentAtNanos, long producerClockNanos)
+      implements ProtocolMessage {}
+
+  /**
+   * D → P: "I will not read this lease; free its blocks now." Sent when a request is aborted or
+   * finished on D before its load completed, or when D has every block locally. The lease ends as
+   * RELEASED; no answer.
+   *
+   * @param lease the lease and its token
+   * @param consumerEngineId the consumer's engine id
+   * @param reason why, for P's log
+   */
+  record Release(LeaseRef lease, String consumerEngineId, String reason)
+      implements ProtocolMessage {}
+
   /** Encodes a message. */
   static byte[] encode(ProtocolMessage message) {
-    WireWriter w = new WireWriter().raw(Codec.MAGIC);
+    WireWriter w = new WireWriter().raw(Codec.MAGIC).u8(VERSION);
     if (message instanceof Completion c) {
       w.u8(Codec.COMPLETION);
       Codec.writeLease(w, c.lease());
-      w.text(c.consumerEngineId()).raw(c.readDigest());
+      w.text(c.consumerEngineId()).raw(c.readDigest().toBytes());
     } else if (message instanceof Ack a) {
       w.u8(Codec.ACK);
       Codec.writeLease(w, a.lease());
@@ -114,16 +147,31 @@ public sealed interface ProtocolMessage {
       Codec.writeLease(w, n.lease());
       w.text(Codec.clip(n.reason()));
     } else if (message instanceof Heartbeat h) {
-      w.u8(Codec.HEARTBEAT).text(h.consumerEngineId()).u16(h.leases().size());
+      w.u8(Codec.HEARTBEAT).text(h.consumerEngineId()).i64(h.sentAtNanos()).u16(h.leases().size());
       h.leases().forEach(l -> Codec.writeLease(w, l));
     } else if (message instanceof Renewed r) {
-      w.u8(Codec.RENEWED).u16(r.renewals().size());
+      w.u8(Codec.RENEWED)
+          .i64(r.echoSentAtNanos())
+          .i64(r.producerClockNanos())
+          .u16(r.renewals().size());
       r.renewals()
           .forEach(
               renewal -> {
                 Codec.writeLease(w, renewal.lease());
                 w.i64(renewal.deadlineNanos());
               });
+    } else if (message instanceof Confirm c) {
+      w.u8(Codec.CONFIRM);
+      Codec.writeLease(w, c.lease());
+      w.text(c.consumerEngineId()).raw(c.readDigest().toBytes()).i64(c.sentAtNanos());
+    } else if (message instanceof Confirmed c) {
+      w.u8(Codec.CONFIRMED);
+      Codec.writeLease(w, c.lease());
+      w.i64(c.deadlineNanos()).i64(c.echoSentAtNanos()).i64(c.producerClockNanos());
+    } else if (message instanceof Release r) {
+      w.u8(Codec.RELEASE);
+      Codec.writeLease(w, r.lease());
+      w.text(r.consumerEngineId()).text(Codec.clip(r.reason()));
     }
     return w.toByteArray();
   }
@@ -134,34 +182,47 @@ public sealed interface ProtocolMessage {
       throw new MalformedMessageException(bytes.length + " bytes, more than " + MAX_BYTES);
     }
     WireReader r = new WireReader(bytes);
-    r.expectMagic(Codec.MAGIC, "kvbridge protocol message");
+    r.expectMagic(Codec.MAGIC, "kvbridge protocol message", VERSION);
     int type = r.u8();
     ProtocolMessage message =
         switch (type) {
           case Codec.COMPLETION ->
               new Completion(
-                  Codec.readLease(r),
-                  r.text("consumer engine id", MAX_TEXT),
-                  r.fixed(ReadDigest.BYTES));
+                  Codec.readLease(r), r.text("consumer engine id", MAX_TEXT), Codec.readDigest(r));
           case Codec.ACK -> new Ack(Codec.readLease(r));
           case Codec.NACK -> new Nack(Codec.readLease(r), r.text("reason", MAX_TEXT));
           case Codec.HEARTBEAT -> {
             String consumer = r.text("consumer engine id", MAX_TEXT);
+            long sentAt = r.i64();
             int count = Codec.count(r);
             List<LeaseRef> leases = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
               leases.add(Codec.readLease(r));
             }
-            yield new Heartbeat(consumer, leases);
+            yield new Heartbeat(consumer, sentAt, leases);
           }
           case Codec.RENEWED -> {
+            long echo = r.i64();
+            long clock = r.i64();
             int count = Codec.count(r);
             List<Renewal> renewals = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
               renewals.add(new Renewal(Codec.readLease(r), r.i64()));
             }
-            yield new Renewed(renewals);
+            yield new Renewed(echo, clock, renewals);
           }
+          case Codec.CONFIRM ->
+              new Confirm(
+                  Codec.readLease(r),
+                  r.text("consumer engine id", MAX_TEXT),
+                  Codec.readDigest(r),
+                  r.i64());
+          case Codec.CONFIRMED -> new Confirmed(Codec.readLease(r), r.i64(), r.i64(), r.i64());
+          case Codec.RELEASE ->
+              new Release(
+                  Codec.readLease(r),
+                  r.text("consumer engine id", MAX_TEXT),
+                  r.text("reason", MAX_TEXT));
           default -> throw new MalformedMessageException("unknown message type " + type);
         };
     r.expectEnd();
@@ -170,12 +231,15 @@ public sealed interface ProtocolMessage {
 
   /** Wire constants and field helpers. */
   final class Codec {
-    static final byte[] MAGIC = "KVB\u0001".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] MAGIC = "KVB".getBytes(StandardCharsets.US_ASCII);
     static final int COMPLETION = 1;
     static final int ACK = 2;
     static final int NACK = 3;
     static final int HEARTBEAT = 4;
     static final int RENEWED = 5;
+    static final int CONFIRM = 6;
+    static final int CONFIRMED = 7;
+    static final int RELEASE = 8;
 
     private Codec() {}
 
@@ -190,6 +254,10 @@ public sealed interface ProtocolMessage {
         throw new MalformedMessageException("lease token is not 32 lowercase hex digits");
       }
       return new LeaseRef(requestId, token);
+    }
+
+    static ReadDigest readDigest(WireReader r) throws MalformedMessageException {
+      return ReadDigest.fromBytes(r.fixed(ReadDigest.BYTES));
     }
 
     static int count(WireReader r) throws MalformedMessageException {

@@ -21,10 +21,25 @@ final class WireReader {
     this.length = frame.length;
   }
 
-  void expectMagic(byte[] magic, String what) throws MalformedMessageException {
+  /** The magic bytes, then the version byte, which must be {@code version}. */
+  void expectMagic(byte[] magic, String what, int version) throws MalformedMessageException {
     byte[] seen = bytes(magic.length);
     if (!Arrays.equals(seen, magic)) {
       throw new MalformedMessageException("not a " + what + " (bad magic)");
+    }
+    int seenVersion = u8();
+    if (seenVersion != version) {
+      throw new MalformedMessageException(
+          what + " of version " + seenVersion + "; this peer speaks version " + version);
+    }
+  }
+
+  /** How many bytes were read so far. */
+  int position() {
+    try {
+      return length - in.available();
+    } catch (IOException e) {
+      throw new IllegalStateException("reading from memory cannot fail", e);
     }
   }
 

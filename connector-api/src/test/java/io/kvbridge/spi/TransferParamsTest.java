@@ -15,6 +15,7 @@ class TransferParamsTest {
   private final TransferParams params =
       new TransferParams(
           "prefill-0",
+          0x0123_4567_89ab_cdefL,
           "req-1",
           List.of(4, 9),
           32,

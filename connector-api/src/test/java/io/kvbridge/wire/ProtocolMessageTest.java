@@ -3,6 +3,7 @@ package io.kvbridge.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.lease.LeaseToken;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -14,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 class ProtocolMessageTest {
 
-  private static final byte[] DIGEST = new byte[32];
+  private static final ReadDigest DIGEST = ReadDigest.fromBytes(new byte[ReadDigest.BYTES]);
 
   private final LeaseRef lease = new LeaseRef("req-1", LeaseToken.random().value());
 
@@ -26,7 +27,14 @@ class ProtocolMessageTest {
             new ProtocolMessage.Ack(lease),
             new ProtocolMessage.Nack(lease, "EXPIRED"),
             new ProtocolMessage.Heartbeat(
-                "decode-0", List.of(lease, new LeaseRef("req-2", LeaseToken.random().value()))));
+                "decode-0",
+                17L,
+                List.of(lease, new LeaseRef("req-2", LeaseToken.random().value()))),
+            new ProtocolMessage.Renewed(
+                17L, 99L, List.of(new ProtocolMessage.Renewal(lease, 1_000_000L))),
+            new ProtocolMessage.Confirm(lease, "decode-0", DIGEST, 5L),
+            new ProtocolMessage.Confirmed(lease, 1_000_000L, 5L, 77L),
+            new ProtocolMessage.Release(lease, "decode-0", "aborted on D"));
 
     for (ProtocolMessage message : messages) {
       assertThat(ProtocolMessage.decode(ProtocolMessage.encode(message))).isEqualTo(message);
@@ -38,6 +46,16 @@ class ProtocolMessageTest {
     assertThatThrownBy(() -> ProtocolMessage.decode("req-1:1".getBytes(StandardCharsets.UTF_8)))
         .isInstanceOf(MalformedMessageException.class)
         .hasMessageContaining("magic");
+  }
+
+  @Test
+  void anotherVersionIsRefusedNamingBoth() {
+    byte[] bytes = ProtocolMessage.encode(new ProtocolMessage.Ack(lease));
+    bytes[3] = 1;
+
+    assertThatThrownBy(() -> ProtocolMessage.decode(bytes))
+        .hasMessageContaining("version 1")
+        .hasMessageContaining("speaks version " + ProtocolMessage.VERSION);
   }
 
   @Test
@@ -86,7 +104,7 @@ class ProtocolMessageTest {
     byte[] bytes =
         ProtocolMessage.encode(
             new ProtocolMessage.Heartbeat(
-                "d", Collections.nCopies(ProtocolMessage.MAX_HEARTBEAT_LEASES + 1, lease)));
+                "d", 0L, Collections.nCopies(ProtocolMessage.MAX_HEARTBEAT_LEASES + 1, lease)));
 
     assertThatThrownBy(() -> ProtocolMessage.decode(bytes)).hasMessageContaining("leases");
   }
@@ -105,7 +123,7 @@ class ProtocolMessageTest {
   void corruptingOneByteOfAValidMessageNeverThrowsAnythingElse(
       @ForAll int position, @ForAll byte value) {
     byte[] bytes =
-        ProtocolMessage.encode(new ProtocolMessage.Heartbeat("decode-0", List.of(lease)));
+        ProtocolMessage.encode(new ProtocolMessage.Heartbeat("decode-0", 3L, List.of(lease)));
     bytes[Math.floorMod(position, bytes.length)] = value;
     try {
       ProtocolMessage.decode(bytes);

@@ -18,7 +18,7 @@ public final class Messages {
   public static byte[] renewed(LeaseRef lease, long deadlineNanos) {
     return ProtocolMessage.encode(
         new ProtocolMessage.Renewed(
-            java.util.List.of(new ProtocolMessage.Renewal(lease, deadlineNanos))));
+            0L, 0L, java.util.List.of(new ProtocolMessage.Renewal(lease, deadlineNanos))));
   }
 
   /**
@@ -26,11 +26,11 @@ public final class Messages {
    * digest of zeros (the digest of no real read).
    */
   public static byte[] completion(LeaseRef lease, String consumerEngineId) {
-    return completion(lease, consumerEngineId, new byte[ReadDigest.BYTES]);
+    return completion(lease, consumerEngineId, ReadDigest.fromBytes(new byte[ReadDigest.BYTES]));
   }
 
   /** A completion for {@code lease} presenting {@code readDigest}. */
-  public static byte[] completion(LeaseRef lease, String consumerEngineId, byte[] readDigest) {
+  public static byte[] completion(LeaseRef lease, String consumerEngineId, ReadDigest readDigest) {
     return ProtocolMessage.encode(
         new ProtocolMessage.Completion(lease, consumerEngineId, readDigest));
   }

@@ -17,7 +17,9 @@ import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
+import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.time.ManualClock;
@@ -270,9 +272,12 @@ public abstract class PullProtocolConformanceTest {
   @Test
   void consumerDoesNotStartAReadWhoseLeaseEndsInsideTheSafetyMargin() {
     TransferParams params = prefill("p-1", List.of(1));
+    assertThat(confirm(consumer, "d-1", params, Prompts.of("p-1", params.tokens()))).isTrue();
+    consumer.connector.scheduler().afterAllocate("d-1", List.of(1));
+    // The engine lent its blocks, then took until just before the lease's end to start the read.
     clock.advance(LEASE.minus(SAFETY_MARGIN.dividedBy(2)));
 
-    load("d-1", params, List.of(1));
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
     settle("d-1");
 
     assertThat(consumer.failed).containsKey("d-1");
@@ -301,14 +306,12 @@ public abstract class PullProtocolConformanceTest {
   void heartbeatKeepsAnUnreadLeaseAlivePastItsFirstDeadline() {
     establishPeer();
     TransferParams params = prefill("p-2", List.of(2));
-    consumer
-        .connector
-        .scheduler()
-        .matchRemote("d-2", Prompts.of(params.requestId(), params.tokens()), params);
+    assertThat(confirm(consumer, "d-2", params, Prompts.of(params.requestId(), params.tokens())))
+        .isTrue();
     consumer.connector.scheduler().afterAllocate("d-2", List.of(2));
 
     clock.advance(Duration.ofSeconds(20));
-    consumer.connector.worker().sendHeartbeats();
+    consumer.connector.worker().sweep(); // sends the heartbeats that are due
     awaitTrue(
         () -> {
           producer.drain();
@@ -395,13 +398,7 @@ public abstract class PullProtocolConformanceTest {
     Node other = node("other", Role.CONSUMER, new KvLayout(64, 1024, 4, "another-model/fp8"));
     TransferParams params = prefill("p-1", List.of(1));
 
-    other
-        .connector
-        .scheduler()
-        .matchRemote("d-1", Prompts.of(params.requestId(), params.tokens()), params);
-    other.connector.scheduler().afterAllocate("d-1", List.of(1));
-    other.connector.worker().startLoad(other.connector.scheduler().buildStepMetadata());
-    other.drain();
+    load(other, "d-1", params, Prompts.of(params.requestId(), params.tokens()), List.of(1));
 
     assertThat(other.failed.get("d-1").reason()).contains("incompatible KV layout");
     assertThat(producer.connector.status().rejected())
@@ -561,9 +558,7 @@ public abstract class PullProtocolConformanceTest {
     var otherPrompt = Prompts.of("another prompt", params.tokens());
     TransferParams forged = altered(params, "prompt_digest", otherPrompt.digest(params.tokens()));
 
-    consumer.connector.scheduler().matchRemote("d-1", otherPrompt, forged);
-    consumer.connector.scheduler().afterAllocate("d-1", List.of(5, 6));
-    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    load(consumer, "d-1", forged, otherPrompt, List.of(5, 6));
     settle("d-1");
 
     assertThat(consumer.received).doesNotContain("d-1");
@@ -621,7 +616,12 @@ public abstract class PullProtocolConformanceTest {
         HandshakeChannel.forAddress(address)
             .exchange(address, greeting -> new byte[] {1, 2, 3}, Duration.ofSeconds(5));
 
-    assertThat(Handshake.decodeResponse(answer)).isInstanceOf(Handshake.Refused.class);
+    Handshake.Request anyRequest =
+        new Handshake.Request(Handshake.randomNonce(), "x", 1L, "x", new byte[0]);
+    assertThat(
+            Handshake.decodeResponse(
+                answer, Handshake.Greeting.fresh(false), anyRequest, java.util.Optional.empty()))
+        .isInstanceOf(Handshake.Refused.class);
     assertThat(producer.connector.status().rejected())
         .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
   }
@@ -645,13 +645,16 @@ public abstract class PullProtocolConformanceTest {
       TransferParams elsewhere =
           altered(honest, "handshake_address", "tcp://127.0.0.1:" + silent.getLocalPort());
 
-      load("d-1", elsewhere, List.of(1));
+      TokenIds prompt = Prompts.of(elsewhere.requestId(), elsewhere.tokens());
+      LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, elsewhere);
       consumer.drain();
 
-      // The step came back while the handshake still waits for an answer that never comes.
+      // The step came back while the handshake still waits for an answer that never comes, and
+      // no block was committed to the load.
+      assertThat(first).isEqualTo(LoadMatch.PENDING);
       assertThat(consumer.failed).doesNotContainKey("d-1");
       assertThat(consumer.connector.status().loadsInFlight()).isEqualTo(1);
-      settle("d-1");
+      assertThat(confirm(consumer, "d-1", elsewhere, prompt)).isFalse();
       assertThat(consumer.failed.get("d-1").reason()).contains("handshake with");
     }
   }
@@ -717,14 +720,44 @@ public abstract class PullProtocolConformanceTest {
     return decision.params().orElseThrow();
   }
 
-  /** Accepts the parameters on the consumer and starts the load. */
+  /** Loads {@code params} on the consumer for the prompt they were granted for. */
   protected void load(String requestId, TransferParams params, List<Integer> localBlocks) {
-    consumer
-        .connector
-        .scheduler()
-        .matchRemote(requestId, Prompts.of(params.requestId(), params.tokens()), params);
-    consumer.connector.scheduler().afterAllocate(requestId, localBlocks);
-    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    load(consumer, requestId, params, Prompts.of(params.requestId(), params.tokens()), localBlocks);
+  }
+
+  /**
+   * Loads {@code params} on {@code node} as an engine does: asks until the producer confirmed the
+   * lease, then lends the blocks and starts the read. A refusal is recorded as the load's failure.
+   */
+  protected void load(
+      Node node, String requestId, TransferParams params, TokenIds prompt, List<Integer> blocks) {
+    if (confirm(node, requestId, params, prompt)) {
+      node.connector.scheduler().afterAllocate(requestId, blocks);
+      node.connector.worker().startLoad(node.connector.scheduler().buildStepMetadata());
+    }
+  }
+
+  /**
+   * Asks {@code node} about the load on every step of both engines until the answer is not {@link
+   * LoadMatch#PENDING}; returns whether it is {@link LoadMatch.Ready}. An {@link
+   * LoadMatch.Unavailable} answer is recorded in {@code node.failed} with no blocks.
+   */
+  protected boolean confirm(Node node, String requestId, TransferParams params, TokenIds prompt) {
+    LoadMatch[] match = {node.connector.scheduler().matchRemote(requestId, prompt, params)};
+    awaitTrue(
+        () -> {
+          if (match[0] instanceof LoadMatch.Pending) {
+            producer.drain();
+            node.drain();
+            match[0] = node.connector.scheduler().matchRemote(requestId, prompt, params);
+          }
+          return !(match[0] instanceof LoadMatch.Pending);
+        });
+    if (match[0] instanceof LoadMatch.Unavailable unavailable) {
+      node.failed.put(requestId, new LoadFailure(requestId, List.of(), unavailable.reason()));
+      return false;
+    }
+    return true;
   }
 
   /** Steps both engines until the consumer's request was received or failed. */

@@ -7,6 +7,7 @@ import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import java.time.Duration;
@@ -46,9 +47,25 @@ public final class Leases {
         .orElseThrow(() -> new IllegalStateException("no lease was granted for " + requestId));
   }
 
-  /** Accepts {@code params} on the consumer: from now on it means to read them. */
-  public static void accept(KvConnector consumer, String requestId, TransferParams params) {
-    consumer.scheduler().matchRemote(requestId, PROMPT, params);
+  /**
+   * Accepts {@code params} on the consumer, as an engine's scheduler does, until the producer
+   * confirmed the lease: from then on the consumer means to read them and heartbeats renew them.
+   */
+  public static void accept(
+      KvConnector producer, KvConnector consumer, String requestId, TransferParams params) {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(2))
+        .until(
+            () -> {
+              producer.worker().sweep();
+              consumer.worker().sweep();
+              LoadMatch match = consumer.scheduler().matchRemote(requestId, PROMPT, params);
+              if (match instanceof LoadMatch.Unavailable unavailable) {
+                throw new AssertionError("load refused: " + unavailable.reason());
+              }
+              return match instanceof LoadMatch.Ready;
+            });
   }
 
   /**
@@ -57,7 +74,7 @@ public final class Leases {
    */
   public static void read(KvConnector producer, KvConnector consumer, String requestId) {
     TransferParams params = grant(producer, requestId);
-    accept(consumer, requestId, params);
+    accept(producer, consumer, requestId, params);
     consumer.scheduler().afterAllocate(requestId, List.of(4, 5));
     consumer.worker().startLoad(consumer.scheduler().buildStepMetadata());
     Set<String> received = new HashSet<>();

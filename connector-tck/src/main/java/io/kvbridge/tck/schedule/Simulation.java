@@ -13,6 +13,7 @@ import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.InvalidTransferParamsException;
 import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
+import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -75,7 +76,6 @@ final class Simulation implements AutoCloseable {
   private int routed;
   private int served;
   private int failed;
-  private long sinceHeartbeat;
 
   /**
    * @param transports creates an agent's raw transport from its name
@@ -138,8 +138,9 @@ final class Simulation implements AutoCloseable {
     if (producer.connector.status().liveLeases() != 0) {
       throw new AssertionError("P has live leases: " + producer.connector.status().liveLeases());
     }
-    if (!decoder.pending.isEmpty()) {
-      throw new AssertionError("requests never ended on D: " + decoder.pending.keySet());
+    if (!decoder.pending.isEmpty() || !decoder.asking.isEmpty()) {
+      throw new AssertionError(
+          "requests never ended on D: " + decoder.pending.keySet() + decoder.asking.keySet());
     }
     if (decoder.free.size() != LAYOUT.blockCount()) {
       throw new AssertionError(
@@ -281,20 +282,16 @@ final class Simulation implements AutoCloseable {
             });
   }
 
-  /** Time passes in sweep-sized steps, with the starter's sweeps and heartbeats on schedule. */
+  /** Time passes in sweep-sized steps, with the starter's sweeps on schedule. */
   private void advance(long millis) {
     long left = millis;
     while (left > 0) {
       long chunk = Math.min(left, SWEEP.toMillis());
       clock.advance(Duration.ofMillis(chunk));
       left -= chunk;
-      sinceHeartbeat += chunk;
+      // The sweeps also send the heartbeats that are due, every HEARTBEAT.
       producer.connector.worker().sweep();
       decoder.connector.worker().sweep();
-      if (sinceHeartbeat >= HEARTBEAT.toMillis()) {
-        sinceHeartbeat = 0;
-        decoder.connector.worker().sendHeartbeats();
-      }
       settle();
       producer.checkNothingHeldTooLong();
     }
@@ -332,8 +329,9 @@ final class Simulation implements AutoCloseable {
   private void killDecoder() {
     faults.kill(decoder.transport.agentName());
     // The process is gone: its requests end with it, its memory is simply lost.
-    failed += decoder.pending.size();
+    failed += decoder.pending.size() + decoder.asking.size();
     decoder.pending.clear();
+    decoder.asking.clear();
     decoder.free.clear();
     for (int b = 0; b < LAYOUT.blockCount(); b++) {
       decoder.free.add(b);
@@ -487,6 +485,7 @@ final class Simulation implements AutoCloseable {
     final KvMemory memory;
     final Deque<Integer> free = new ArrayDeque<>();
     final Map<String, List<Integer>> pending = new LinkedHashMap<>();
+    final Map<String, Asking> asking = new LinkedHashMap<>();
     final Map<String, TransferParams> paramsOf = new HashMap<>();
     final List<TransferParams> finishedParams = new ArrayList<>();
     final Set<String> mustNotBeServed = new HashSet<>();
@@ -513,22 +512,41 @@ final class Simulation implements AutoCloseable {
     }
 
     private void accept(String id, TransferParams params, TokenIds prompt) {
+      asking.put(id, new Asking(params, prompt));
+      ask(id);
+    }
+
+    /** Asks the connector about a request, as an engine's scheduler does every step until ready. */
+    private void ask(String id) {
+      Asking a = asking.get(id);
+      LoadMatch match;
       try {
-        connector.scheduler().matchRemote(id, prompt, params);
+        match = connector.scheduler().matchRemote(id, a.prompt(), a.params());
       } catch (InvalidTransferParamsException e) {
+        asking.remove(id);
         failed++;
         return;
       }
-      List<Integer> blocks = new ArrayList<>();
-      while (blocks.size() < params.blockIds().size() && !free.isEmpty()) {
-        blocks.add(free.poll());
+      if (match instanceof LoadMatch.Unavailable) {
+        asking.remove(id);
+        finishedParams.add(a.params());
+        failed++;
+      } else if (match instanceof LoadMatch.Ready) {
+        asking.remove(id);
+        List<Integer> blocks = new ArrayList<>();
+        while (blocks.size() < a.params().blockIds().size() && !free.isEmpty()) {
+          blocks.add(free.poll());
+        }
+        pending.put(id, blocks);
+        paramsOf.put(id, a.params());
+        connector.scheduler().afterAllocate(id, blocks);
       }
-      pending.put(id, blocks);
-      paramsOf.put(id, params);
-      connector.scheduler().afterAllocate(id, blocks);
     }
 
     void step() {
+      for (String id : List.copyOf(asking.keySet())) {
+        ask(id);
+      }
       connector.worker().startLoad(connector.scheduler().buildStepMetadata());
       FinishedTransfers finished = connector.worker().getFinished(Set.of());
       for (String id : finished.doneReceiving()) {
@@ -587,4 +605,7 @@ final class Simulation implements AutoCloseable {
   }
 
   private record Held(List<Integer> blocks, long since) {}
+
+  /** A request the decoder keeps asking the connector about until its lease is confirmed. */
+  private record Asking(TransferParams params, TokenIds prompt) {}
 }

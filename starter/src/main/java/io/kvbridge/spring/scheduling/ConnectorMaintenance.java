@@ -3,7 +3,6 @@ package io.kvbridge.spring.scheduling;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spring.KvConnectors;
 import java.time.Duration;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -11,9 +10,11 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
- * Runs kvbridge's timers while the application runs: every sweep interval it sweeps every live
- * connector, so an idle engine still ends expired leases and frees their blocks; every heartbeat
- * interval it makes each consuming connector renew the leases it still means to read.
+ * Runs kvbridge's timer while the application runs: every tick it sweeps every live connector, so
+ * an idle engine still ends expired leases and frees their blocks, and a consuming connector sends
+ * the heartbeats that are due (the connector keeps its own heartbeat interval; the tick is the
+ * shorter of {@code kvbridge.lease.sweep-interval} and {@code kvbridge.lease.heartbeat-interval},
+ * so no heartbeat is late by more than one tick).
  *
  * <p>It owns its scheduler instead of relying on an application-wide one, so the application need
  * not enable scheduling. A connector that throws is logged and tried again on the next tick; it
@@ -33,8 +34,7 @@ public final class ConnectorMaintenance implements SmartLifecycle {
   private static final Log logger = LogFactory.getLog(ConnectorMaintenance.class);
 
   private final KvConnectors connectors;
-  private final Duration sweepInterval;
-  private final Duration heartbeatInterval;
+  private final Duration tick;
   private final Supplier<ThreadPoolTaskScheduler> schedulers;
   private final Object lock = new Object();
   private volatile ThreadPoolTaskScheduler running;
@@ -42,16 +42,13 @@ public final class ConnectorMaintenance implements SmartLifecycle {
   /**
    * Creates the maintenance of {@code connectors}.
    *
+   * @param tick how often every connector is swept
    * @param schedulers makes an unstarted scheduler each time this lifecycle starts
    */
   public ConnectorMaintenance(
-      KvConnectors connectors,
-      Duration sweepInterval,
-      Duration heartbeatInterval,
-      Supplier<ThreadPoolTaskScheduler> schedulers) {
+      KvConnectors connectors, Duration tick, Supplier<ThreadPoolTaskScheduler> schedulers) {
     this.connectors = connectors;
-    this.sweepInterval = sweepInterval;
-    this.heartbeatInterval = heartbeatInterval;
+    this.tick = tick;
     this.schedulers = schedulers;
   }
 
@@ -63,8 +60,7 @@ public final class ConnectorMaintenance implements SmartLifecycle {
       }
       ThreadPoolTaskScheduler scheduler = schedulers.get();
       scheduler.initialize();
-      scheduler.scheduleWithFixedDelay(this::sweepAll, sweepInterval);
-      scheduler.scheduleWithFixedDelay(this::sendHeartbeats, heartbeatInterval);
+      scheduler.scheduleWithFixedDelay(this::sweepAll, tick);
       running = scheduler;
     }
   }
@@ -92,29 +88,12 @@ public final class ConnectorMaintenance implements SmartLifecycle {
 
   /** Sweeps every live connector once. */
   public void sweepAll() {
-    forEachConnector("sweep", connector -> connector.worker().sweep());
-  }
-
-  /** Makes every live consuming connector send its heartbeats once. */
-  public void sendHeartbeats() {
-    forEachConnector(
-        "heartbeat",
-        connector -> {
-          if (connector.settings().role().consumes()) {
-            connector.worker().sendHeartbeats();
-          }
-        });
-  }
-
-  private void forEachConnector(String what, Consumer<KvConnector> action) {
     for (KvConnector connector : connectors.all()) {
       try {
-        action.accept(connector);
+        connector.worker().sweep();
       } catch (RuntimeException e) {
         logger.warn(
-            "The scheduled "
-                + what
-                + " of engine "
+            "The scheduled sweep of engine "
                 + connector.settings().engineId()
                 + " failed; it is tried again on the next tick",
             e);

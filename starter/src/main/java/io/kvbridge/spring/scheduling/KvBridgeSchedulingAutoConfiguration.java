@@ -3,6 +3,7 @@ package io.kvbridge.spring.scheduling;
 import io.kvbridge.spring.KvBridgeAutoConfiguration;
 import io.kvbridge.spring.KvBridgeProperties;
 import io.kvbridge.spring.KvConnectors;
+import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -32,13 +33,16 @@ public final class KvBridgeSchedulingAutoConfiguration {
       ObjectProvider<ThreadPoolTaskSchedulerBuilder> builder) {
     return new ConnectorMaintenance(
         connectors,
-        properties.lease().sweepInterval(),
-        properties.lease().heartbeatInterval(),
+        min(properties.lease().sweepInterval(), properties.lease().heartbeatInterval()),
         () ->
             builder
                 .getIfAvailable(ThreadPoolTaskSchedulerBuilder::new)
                 .poolSize(2)
                 .threadNamePrefix(THREAD_NAME_PREFIX)
                 .build());
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
   }
 }

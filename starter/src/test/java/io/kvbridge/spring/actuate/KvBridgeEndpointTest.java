@@ -67,7 +67,10 @@ class KvBridgeEndpointTest {
           assertThat(p.leasesGranted()).isEqualTo(3);
           assertThat(p.leasesEnded())
               .containsExactly(
-                  Map.entry("READ", 1L), Map.entry("EXPIRED", 0L), Map.entry("REVOKED", 1L));
+                  Map.entry("READ", 1L),
+                  Map.entry("EXPIRED", 0L),
+                  Map.entry("REVOKED", 1L),
+                  Map.entry("RELEASED", 0L));
           assertThat(p.rejected())
               .hasSize(RejectedInput.values().length)
               .allSatisfy((kind, count) -> assertThat(count).isZero());
@@ -91,8 +94,9 @@ class KvBridgeEndpointTest {
           KvConnector producer = Leases.registered(connectors.create("prefill-b", Role.PRODUCER));
           KvConnector consumer = Leases.registered(connectors.create("decode-b", Role.CONSUMER));
           Leases.read(producer, consumer, "r-1");
-          Leases.accept(consumer, "r-2", Leases.grant(producer, "r-2"));
-          consumer.worker().sendHeartbeats();
+          Leases.accept(producer, consumer, "r-2", Leases.grant(producer, "r-2"));
+          clock.advance(Duration.ofSeconds(5)); // one heartbeat interval
+          consumer.worker().sweep(); // sends the heartbeats that are due
           await()
               .atMost(Duration.ofSeconds(20))
               .until(
@@ -128,7 +132,7 @@ class KvBridgeEndpointTest {
                   "\"availability\":{\"available\":true,\"reason\":null}",
                   "\"engineId\":\"prefill-j\"",
                   "\"soonestExpiry\":\"PT30S\"",
-                  "\"leasesEnded\":{\"READ\":0,\"EXPIRED\":0,\"REVOKED\":0}");
+                  "\"leasesEnded\":{\"READ\":0,\"EXPIRED\":0,\"REVOKED\":0,\"RELEASED\":0}");
         });
   }
 

@@ -22,7 +22,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class StubConnector implements KvConnector {
 
   final AtomicInteger sweeps = new AtomicInteger();
-  final AtomicInteger heartbeats = new AtomicInteger();
   final List<String> threads = new CopyOnWriteArrayList<>();
   private final ConnectorSettings settings;
   private final boolean failing;
@@ -76,11 +75,6 @@ final class StubConnector implements KvConnector {
       @Override
       public void sweep() {
         record(sweeps);
-      }
-
-      @Override
-      public void sendHeartbeats() {
-        record(heartbeats);
       }
     };
   }

@@ -1,0 +1,159 @@
+package io.kvbridge.runtime;
+
+import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.transfer.TransportException;
+import io.kvbridge.wire.LeaseRef;
+import io.kvbridge.wire.ProtocolMessage;
+import java.lang.System.Logger.Level;
+import java.util.Optional;
+
+/**
+ * The consumer's side of the protocol's notifications: what it sends (Confirm, Completion, Release)
+ * and what it does with what producers answer (Confirmed, ACK, NACK, Renewed). An answer counts
+ * only if it comes from the agent of the producer the load chose and names the load's lease with
+ * its token, in the state that expects it; anything else is counted as an unexpected reply and
+ * changes nothing.
+ *
+ * <p>Threads: confined to the connector's lock.
+ */
+final class ConsumerReplies {
+
+  private static final System.Logger LOG = System.getLogger(ConsumerReplies.class.getName());
+
+  private final Consumer consumer;
+  private final ConnectorSettings settings;
+  private final ConnectorCounters counters;
+
+  ConsumerReplies(Consumer consumer, ConnectorSettings settings, ConnectorCounters counters) {
+    this.consumer = consumer;
+    this.settings = settings;
+    this.counters = counters;
+  }
+
+  /** Handles one producer's answer. */
+  void onMessage(String fromAgent, ProtocolMessage message) {
+    long now = settings.clock().nanoTime();
+    if (message instanceof ProtocolMessage.Renewed renewed) {
+      onRenewed(fromAgent, renewed, now);
+      return;
+    }
+    LeaseRef ref = leaseOf(message);
+    Optional<Load> found = loadFor(fromAgent, ref);
+    if (message instanceof ProtocolMessage.Confirmed c
+        && found.filter(l -> l.state() == Load.State.CONFIRMING).isPresent()) {
+      Load load = found.get();
+      if (c.echoSentAtNanos() == load.confirmSentAt) {
+        load.peer.clock().offer(c.echoSentAtNanos(), c.producerClockNanos(), now);
+      }
+      consumer.confirmed(load, c.deadlineNanos());
+    } else if (message instanceof ProtocolMessage.Nack nack && found.isPresent()) {
+      Load load = found.get();
+      String why =
+          "producer " + load.peer.engineId() + " refused the lease (" + nack.reason() + ")";
+      if (load.state() == Load.State.CONFIRMING) {
+        consumer.refuse(load, why);
+      } else if (load.state() == Load.State.AWAITING_REPLY) {
+        consumer.fail(load, why + "; the read is not used");
+      } else {
+        unexpected(message, ref, fromAgent);
+      }
+    } else if (message instanceof ProtocolMessage.Ack
+        && found.filter(l -> l.state() == Load.State.AWAITING_REPLY).isPresent()) {
+      consumer.receivedAfterAck(found.get());
+    } else {
+      unexpected(message, ref, fromAgent);
+    }
+  }
+
+  static boolean sendConfirm(Transport transport, String engineId, Load load, long now) {
+    return send(
+        transport,
+        load,
+        new ProtocolMessage.Confirm(load.lease, engineId, load.readDigest, now),
+        "confirmation");
+  }
+
+  static boolean sendCompletion(Transport transport, String engineId, Load load) {
+    return send(
+        transport,
+        load,
+        new ProtocolMessage.Completion(load.lease, engineId, load.readDigest),
+        "completion");
+  }
+
+  static void sendRelease(Transport transport, String engineId, Load load, String reason) {
+    send(transport, load, new ProtocolMessage.Release(load.lease, engineId, reason), "release");
+  }
+
+  private static boolean send(
+      Transport transport, Load load, ProtocolMessage message, String what) {
+    try {
+      transport.notify(load.peer.agentName(), ProtocolMessage.encode(message));
+      return true;
+    } catch (TransportException e) {
+      LOG.log(
+          Level.WARNING,
+          "could not send the " + what + " of " + load.requestId + ": " + e.getMessage());
+      return false;
+    }
+  }
+
+  private void onRenewed(String fromAgent, ProtocolMessage.Renewed renewed, long now) {
+    Optional<ProducerPeer> peer = consumer.handshakes().byAgent(fromAgent);
+    if (peer.isPresent()
+        && consumer
+            .heartbeats()
+            .isEchoOfLastRound(peer.get().engineId(), renewed.echoSentAtNanos())) {
+      peer.get().clock().offer(renewed.echoSentAtNanos(), renewed.producerClockNanos(), now);
+    }
+    for (ProtocolMessage.Renewal renewal : renewed.renewals()) {
+      Optional<Load> found = loadFor(fromAgent, renewal.lease());
+      if (found.isEmpty()) {
+        counters.rejected(
+            RejectedInput.UNEXPECTED_REPLY,
+            "renewal of " + renewal.lease().requestId() + " from agent " + fromAgent);
+        continue;
+      }
+      Load load = found.get();
+      load.producerDeadline = Math.max(load.producerDeadline, renewal.deadlineNanos());
+      if (load.state() == Load.State.READING) {
+        load.extendDeadline(load.localLeaseDeadline());
+      }
+      counters.renewalConfirmed();
+    }
+  }
+
+  /** The load that reads {@code ref}'s lease from {@code fromAgent}'s producer, token checked. */
+  private Optional<Load> loadFor(String fromAgent, LeaseRef ref) {
+    return consumer
+        .handshakes()
+        .byAgent(fromAgent)
+        .flatMap(
+            peer -> consumer.loads().byLease(new Load.LeaseKey(peer.engineId(), ref.requestId())))
+        .filter(load -> load.peer != null && load.peer.agentName().equals(fromAgent))
+        .filter(load -> load.lease.token().equals(ref.token()));
+  }
+
+  private void unexpected(ProtocolMessage message, LeaseRef ref, String fromAgent) {
+    counters.rejected(
+        RejectedInput.UNEXPECTED_REPLY,
+        message.getClass().getSimpleName()
+            + " for "
+            + ref.requestId()
+            + " from agent "
+            + fromAgent);
+  }
+
+  private static LeaseRef leaseOf(ProtocolMessage message) {
+    if (message instanceof ProtocolMessage.Confirmed c) {
+      return c.lease();
+    } else if (message instanceof ProtocolMessage.Nack n) {
+      return n.lease();
+    } else if (message instanceof ProtocolMessage.Ack a) {
+      return a.lease();
+    }
+    throw new IllegalArgumentException(message.getClass().getSimpleName() + " is not for D");
+  }
+}

@@ -1,0 +1,351 @@
+package io.kvbridge.runtime;
+
+import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.transfer.TransportException;
+import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeChannel;
+import io.kvbridge.wire.MalformedMessageException;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The consumer's side of handshakes: knows the producers it completed a handshake with, starts a
+ * handshake when a load needs a producer it does not know (or no longer trusts), and tells loads
+ * whether their producer is ready, still being handshaken, or unreachable.
+ *
+ * <p>A producer across the network is handshaken on one of at most {@value #THREADS} daemon
+ * threads, with one handshake in flight per producer and at most {@value #QUEUE} waiting, so a slow
+ * or silent producer never stalls an engine step and a flood of made-up addresses is refused at
+ * once; each handshake is bounded as a whole by {@code handshake.timeout}. A producer in this JVM
+ * is handshaken inline.
+ *
+ * <p>Restarts: the handshake names the producer's incarnation. When it differs from the one known,
+ * the old agent's transport metadata is invalidated before the new one is loaded, and the peer is
+ * replaced everywhere; a producer that failed a read or stopped answering is marked suspect and
+ * handshaken again before it is used again (same incarnation: its metadata stays loaded).
+ *
+ * <p>Threads: {@link #resolve} and {@link #endRound} run under the connector's lock; handshakes run
+ * on the pool's threads; the peer maps are concurrent.
+ */
+final class HandshakeClient implements AutoCloseable {
+
+  static final int THREADS = 8;
+  static final int QUEUE = 64;
+
+  private static final System.Logger LOG = System.getLogger(HandshakeClient.class.getName());
+
+  private final ConnectorSettings settings;
+  private final Transport transport;
+  private final ConnectorCounters counters;
+  private final Supplier<KvLayout> layout;
+  private final Map<String, ProducerPeer> peers = new ConcurrentHashMap<>();
+  private final Map<String, ProducerPeer> byAgent = new ConcurrentHashMap<>();
+  private final Set<String> suspects = ConcurrentHashMap.newKeySet();
+  private final Map<PeerKey, CompletableFuture<ProducerPeer>> inFlight = new ConcurrentHashMap<>();
+  private final ThreadPoolExecutor threads;
+
+  HandshakeClient(
+      ConnectorSettings settings,
+      Transport transport,
+      ConnectorCounters counters,
+      Supplier<KvLayout> layout) {
+    this.settings = settings;
+    this.transport = transport;
+    this.counters = counters;
+    this.layout = layout;
+    this.threads =
+        new ThreadPoolExecutor(
+            THREADS,
+            THREADS,
+            30,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(QUEUE),
+            r -> {
+              Thread t = new Thread(r, "kvbridge-handshake-client-" + settings.engineId());
+              t.setDaemon(true);
+              return t;
+            });
+    threads.allowCoreThreadTimeOut(true);
+  }
+
+  /** Whether a load's producer is usable now. */
+  sealed interface Resolution {
+    /** Handshaken and current. */
+    record Ready(ProducerPeer peer) implements Resolution {}
+
+    /** A handshake is in flight; ask again on a later step. */
+    record Pending() implements Resolution {}
+
+    /** The producer cannot be used for this load; {@code reason} says why. */
+    record Failed(String reason) implements Resolution {}
+  }
+
+  /**
+   * Whether producer {@code engineId} at {@code address}, incarnation {@code incarnation}, is
+   * ready; starts a handshake if it is not and none is in flight.
+   */
+  Resolution resolve(String engineId, String address, long incarnation) {
+    ProducerPeer known = peers.get(engineId);
+    if (known != null
+        && known.address().equals(address)
+        && known.incarnation() == incarnation
+        && !suspects.contains(engineId)) {
+      return new Resolution.Ready(known);
+    }
+    PeerKey key = new PeerKey(engineId, address);
+    CompletableFuture<ProducerPeer> handshake = inFlight.get(key);
+    if (handshake == null) {
+      handshake = start(key);
+      inFlight.put(key, handshake);
+    }
+    if (!handshake.isDone()) {
+      return new Resolution.Pending();
+    }
+    ProducerPeer peer;
+    try {
+      peer = handshake.join();
+    } catch (CompletionException e) {
+      return new Resolution.Failed(
+          e.getCause() == null ? e.getMessage() : e.getCause().getMessage());
+    }
+    if (peer.incarnation() != incarnation) {
+      return new Resolution.Failed(
+          "the lease was granted by incarnation "
+              + Long.toHexString(incarnation)
+              + " of producer "
+              + engineId
+              + ", which now answers as incarnation "
+              + Long.toHexString(peer.incarnation())
+              + ": it restarted, and its leases ended with it");
+    }
+    return new Resolution.Ready(peer);
+  }
+
+  /**
+   * Forgets the handshakes that finished: every load waiting on them saw their outcome this round,
+   * and a later load asking for the same producer starts afresh.
+   */
+  void endRound() {
+    inFlight.values().removeIf(CompletableFuture::isDone);
+  }
+
+  /** The current peer of {@code engineId}, if handshaken. */
+  Optional<ProducerPeer> current(String engineId) {
+    return Optional.ofNullable(peers.get(engineId));
+  }
+
+  /** The peer whose transport agent is {@code agent}, if any. */
+  Optional<ProducerPeer> byAgent(String agent) {
+    return Optional.ofNullable(byAgent.get(agent));
+  }
+
+  /**
+   * Handshakes with {@code engineId} again before its next use: it failed a read or went silent.
+   */
+  void suspect(String engineId) {
+    if (peers.containsKey(engineId)) {
+      suspects.add(engineId);
+    }
+  }
+
+  /** Every producer handshaken. */
+  Map<String, ProducerPeer> peers() {
+    return Map.copyOf(peers);
+  }
+
+  @Override
+  public void close() {
+    threads.shutdownNow();
+  }
+
+  private CompletableFuture<ProducerPeer> start(PeerKey key) {
+    HandshakeChannel channel;
+    try {
+      channel = HandshakeChannel.forAddress(key.address());
+    } catch (IllegalArgumentException e) {
+      return refused(e.getMessage());
+    }
+    if (!channel.mayBlock()) {
+      try {
+        return CompletableFuture.completedFuture(handshake(channel, key));
+      } catch (HandshakeFailedException e) {
+        return refused(e.getMessage());
+      }
+    }
+    try {
+      return CompletableFuture.supplyAsync(
+          () -> {
+            try {
+              return handshake(channel, key);
+            } catch (HandshakeFailedException e) {
+              counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
+              throw new CompletionException(e);
+            }
+          },
+          threads);
+    } catch (RejectedExecutionException e) {
+      return refused(
+          "too many handshakes in flight on engine "
+              + settings.engineId()
+              + " ("
+              + (THREADS + QUEUE)
+              + "); not handshaking with "
+              + key.engineId()
+              + " at "
+              + key.address());
+    }
+  }
+
+  private CompletableFuture<ProducerPeer> refused(String reason) {
+    counters.rejected(RejectedInput.HANDSHAKE_REFUSED, reason);
+    return CompletableFuture.failedFuture(new HandshakeFailedException(reason));
+  }
+
+  private ProducerPeer handshake(HandshakeChannel channel, PeerKey key)
+      throws HandshakeFailedException {
+    KvLayout kv = layout.get();
+    String engineId = key.engineId();
+    String address = key.address();
+    Handshake.Request request =
+        new Handshake.Request(
+            Handshake.randomNonce(),
+            settings.engineId(),
+            settings.incarnation(),
+            kv.fingerprint(),
+            transport.localMetadata());
+    Handshake.Greeting[] greeting = new Handshake.Greeting[1];
+    long sent = settings.clock().nanoTime();
+    Handshake.Response response;
+    try {
+      byte[] answer =
+          channel.exchange(
+              address,
+              greetingFrame -> {
+                try {
+                  greeting[0] = Handshake.decodeGreeting(greetingFrame);
+                } catch (MalformedMessageException e) {
+                  throw new IllegalArgumentException("a malformed greeting: " + e.getMessage(), e);
+                }
+                if (settings.handshakeSecret().isPresent()
+                    && !greeting[0].authenticationRequired()) {
+                  throw new IllegalArgumentException(
+                      "the producer does not authenticate handshakes, and this consumer trusts only"
+                          + " producers that prove the deployment's secret");
+                }
+                return Handshake.encode(request, greeting[0], settings.handshakeSecret());
+              },
+              settings.handshakeTimeout());
+      response = Handshake.decodeResponse(answer, greeting[0], request, settings.handshakeSecret());
+    } catch (IOException | IllegalArgumentException e) {
+      throw new HandshakeFailedException(
+          "handshake with " + engineId + " at " + address + " failed: " + e.getMessage());
+    } catch (MalformedMessageException e) {
+      throw new HandshakeFailedException(
+          "producer at " + address + " answered a handshake that is refused: " + e.getMessage());
+    }
+    long receivedAt = settings.clock().nanoTime();
+    if (response instanceof Handshake.Refused refused) {
+      throw new HandshakeFailedException(
+          "producer " + engineId + " refused the handshake: " + refused.reason());
+    }
+    Handshake.Accepted accepted = (Handshake.Accepted) response;
+    if (!accepted.producerEngineId().equals(engineId)) {
+      throw new HandshakeFailedException(
+          "transfer params name producer "
+              + engineId
+              + " but "
+              + address
+              + " answers as "
+              + accepted.producerEngineId());
+    }
+    if (accepted.blockBytes() != kv.blockBytes()) {
+      throw new HandshakeFailedException(
+          "producer "
+              + engineId
+              + " has blocks of "
+              + accepted.blockBytes()
+              + " bytes, this engine "
+              + kv.blockBytes());
+    }
+    ClockOffset sample = ClockOffset.estimate(sent, accepted.clockSampleNanos(), receivedAt);
+    ProducerPeer old = peers.get(engineId);
+    String agent;
+    ClockSync clock;
+    if (old != null && old.incarnation() == accepted.producerIncarnation()) {
+      // Same process as before: its metadata is loaded already and its clock estimate stands.
+      agent = old.agentName();
+      clock = old.clock();
+      clock.offer(sent, accepted.clockSampleNanos(), receivedAt);
+    } else {
+      if (old != null) {
+        // A restarted producer may keep its agent name; the transport takes new metadata for a
+        // known name only after the old is forgotten.
+        transport.invalidateRemote(old.agentName());
+        byAgent.remove(old.agentName(), old);
+        LOG.log(
+            Level.INFO,
+            "producer {0} restarted: incarnation {1} replaces {2}",
+            engineId,
+            Long.toHexString(accepted.producerIncarnation()),
+            Long.toHexString(old.incarnation()));
+      }
+      try {
+        agent = transport.loadRemoteMetadata(accepted.producerMetadata());
+      } catch (TransportException e) {
+        throw new HandshakeFailedException(
+            "producer " + engineId + " metadata rejected: " + e.getMessage());
+      }
+      clock = new ClockSync(sample, receivedAt);
+    }
+    ProducerPeer peer =
+        new ProducerPeer(
+            engineId,
+            address,
+            accepted.producerIncarnation(),
+            agent,
+            accepted.blockCount(),
+            accepted.blockBytes(),
+            accepted.regionAddress(),
+            accepted.deviceId(),
+            accepted.memoryKind(),
+            clock);
+    peers.put(engineId, peer);
+    byAgent.put(agent, peer);
+    suspects.remove(engineId);
+    LOG.log(
+        Level.INFO,
+        "handshake with {0} at {1}: agent {2}, incarnation {3}, clock offset {4} ns (±{5} ns)",
+        engineId,
+        address,
+        agent,
+        Long.toHexString(peer.incarnation()),
+        clock.current().offsetNanos(),
+        clock.current().uncertaintyNanos());
+    return peer;
+  }
+
+  private record PeerKey(String engineId, String address) {}
+
+  /** A handshake that did not produce a usable peer. */
+  static final class HandshakeFailedException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    HandshakeFailedException(String message) {
+      super(message);
+    }
+  }
+}

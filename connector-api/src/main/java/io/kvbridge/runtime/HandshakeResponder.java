@@ -1,0 +1,167 @@
+package io.kvbridge.runtime;
+
+import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.KvLayout;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.transfer.TransportException;
+import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeAuthenticationException;
+import io.kvbridge.wire.HandshakeChannel;
+import io.kvbridge.wire.MalformedMessageException;
+import java.lang.System.Logger.Level;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * P's side of handshakes: greets each connection with a fresh nonce, checks the consumer's request
+ * (its MAC first, when the deployment has a secret: nothing of P's leaves before it), loads the
+ * consumer's transport metadata, and answers with P's own. Remembers which transport agent speaks
+ * for which consumer, so notifications are attributed to the consumer that authenticated.
+ *
+ * <p>A consumer that comes back with a new incarnation (it restarted under the same engine id) has
+ * its old agent's metadata invalidated before the new one is loaded; one that handshakes again with
+ * the same incarnation keeps the metadata already loaded.
+ *
+ * <p>Threads: {@link #greet} runs on the channel's I/O thread, {@link #answer} on its workers;
+ * state is in concurrent maps, and one consumer's handshakes are serialized.
+ */
+final class HandshakeResponder implements HandshakeChannel.Responder {
+
+  private static final System.Logger LOG = System.getLogger(HandshakeResponder.class.getName());
+
+  private final ConnectorSettings settings;
+  private final Transport transport;
+  private final ConnectorCounters counters;
+  private final KvMemory memory;
+  private final KvLayout layout;
+  private final Map<String, String> consumersByAgent = new ConcurrentHashMap<>();
+  private final Map<String, KnownConsumer> consumers = new ConcurrentHashMap<>();
+
+  HandshakeResponder(
+      ConnectorSettings settings,
+      Transport transport,
+      ConnectorCounters counters,
+      KvMemory memory,
+      KvLayout layout) {
+    this.settings = settings;
+    this.transport = transport;
+    this.counters = counters;
+    this.memory = memory;
+    this.layout = layout;
+  }
+
+  @Override
+  public byte[] greet() {
+    return Handshake.encode(Handshake.Greeting.fresh(settings.handshakeSecret().isPresent()));
+  }
+
+  @Override
+  public byte[] answer(byte[] greetingFrame, byte[] requestFrame) {
+    Handshake.Greeting greeting;
+    try {
+      greeting = Handshake.decodeGreeting(greetingFrame);
+    } catch (MalformedMessageException e) {
+      throw new IllegalStateException("this producer's own greeting did not decode", e);
+    }
+    Handshake.Request request;
+    try {
+      request = Handshake.decodeRequest(requestFrame, greeting, settings.handshakeSecret());
+    } catch (HandshakeAuthenticationException e) {
+      counters.rejected(RejectedInput.HANDSHAKE_UNAUTHENTICATED, e.getMessage());
+      LOG.log(Level.WARNING, "handshake refused: {0}", e.getMessage());
+      return refusal("handshake not authenticated: " + e.getMessage());
+    } catch (MalformedMessageException e) {
+      return refused("malformed handshake: " + e.getMessage());
+    }
+    if (!request.fingerprint().equals(layout.fingerprint())) {
+      return refused(
+          "incompatible KV layout: consumer "
+              + request.consumerEngineId()
+              + "'s fingerprint "
+              + request.fingerprint()
+              + " is not this producer's");
+    }
+    Optional<String> agent = load(request);
+    if (agent.isEmpty()) {
+      return refused("consumer metadata of " + request.consumerEngineId() + " rejected");
+    }
+    Handshake.Accepted accepted =
+        new Handshake.Accepted(
+            settings.engineId(),
+            settings.incarnation(),
+            transport.localMetadata(),
+            layout.blockCount(),
+            layout.blockBytes(),
+            memory.address(),
+            memory.deviceId(),
+            memory.kind(),
+            settings.clock().nanoTime());
+    return Handshake.encode(accepted, greeting, request, settings.handshakeSecret());
+  }
+
+  /** The consumer engine id of a transport agent that completed a handshake, if any. */
+  Optional<String> consumerOf(String agent) {
+    return Optional.ofNullable(consumersByAgent.get(agent));
+  }
+
+  /** The consumers that completed a handshake. */
+  Set<String> consumers() {
+    return Set.copyOf(consumersByAgent.values());
+  }
+
+  private Optional<String> load(Handshake.Request request) {
+    String consumer = request.consumerEngineId();
+    KnownConsumer fresh = new KnownConsumer(request.consumerIncarnation());
+    KnownConsumer known = consumers.putIfAbsent(consumer, fresh);
+    KnownConsumer entry = known == null ? fresh : known;
+    synchronized (entry) {
+      if (entry.agent != null && entry.incarnation == request.consumerIncarnation()) {
+        return Optional.of(entry.agent);
+      }
+      if (entry.agent != null) {
+        transport.invalidateRemote(entry.agent);
+        consumersByAgent.remove(entry.agent, consumer);
+        LOG.log(
+            Level.INFO,
+            "consumer {0} restarted: incarnation {1} replaces {2}",
+            consumer,
+            Long.toHexString(request.consumerIncarnation()),
+            Long.toHexString(entry.incarnation));
+      }
+      try {
+        entry.agent = transport.loadRemoteMetadata(request.consumerMetadata());
+      } catch (TransportException e) {
+        entry.agent = null;
+        LOG.log(Level.WARNING, "metadata of consumer {0} rejected: {1}", consumer, e.getMessage());
+        return Optional.empty();
+      }
+      entry.incarnation = request.consumerIncarnation();
+      consumersByAgent.put(entry.agent, consumer);
+      return Optional.of(entry.agent);
+    }
+  }
+
+  private byte[] refused(String reason) {
+    counters.rejected(RejectedInput.HANDSHAKE_REFUSED, reason);
+    LOG.log(Level.WARNING, "handshake refused: {0}", reason);
+    return refusal(reason);
+  }
+
+  private static byte[] refusal(String reason) {
+    return Handshake.encode(new Handshake.Refused(reason));
+  }
+
+  /** A consumer's incarnation and the agent it loaded; guarded by its own monitor. */
+  private static final class KnownConsumer {
+    long incarnation;
+    String agent;
+
+    KnownConsumer(long incarnation) {
+      this.incarnation = incarnation;
+    }
+  }
+}

@@ -1,0 +1,125 @@
+package io.kvbridge.runtime;
+
+import io.kvbridge.integrity.ReadDigest;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.transfer.TransferHandle;
+import io.kvbridge.wire.LeaseRef;
+import java.util.List;
+
+/**
+ * One request's load on the consumer, from the parameters it arrived with to the moment it is
+ * reported received or failed. A load is in exactly one state at a time; {@link LoadTable} holds
+ * every load that has not ended.
+ *
+ * <pre>
+ *  matchRemote ──► CONFIRMING ──Confirmed──► AWAITING_ALLOCATION ──afterAllocate──► READY
+ *                     │ (handshake, Confirm)        │                                  │
+ *                     │                             │                   buildStepMetadata +
+ *                     │                             │                   startLoad (safety margin)
+ *                     ▼                             ▼                                  ▼
+ *               refused: Unavailable        failed (too few blocks)      READING ──Done + checksums──►
+ *               at the next matchRemote                                     │      AWAITING_REPLY
+ *                                                                           │          │      │
+ *                                               read failed / lease deadline▼      NACK│  ACK │
+ *                                                                        failed ◄──────┘      ▼
+ *                                                                                         received
+ * </pre>
+ *
+ * <table>
+ *   <caption>States, what bounds them, and what the engine owns</caption>
+ *   <tr><th>state</th><th>ends when</th><th>bounded by</th><th>blocks borrowed</th></tr>
+ *   <tr><td>CONFIRMING</td><td>Confirmed, NACK, handshake failure</td>
+ *       <td>handshake timeout + reply timeout</td><td>none</td></tr>
+ *   <tr><td>AWAITING_ALLOCATION</td><td>{@code afterAllocate}</td>
+ *       <td>the lease (heartbeats keep it)</td><td>none</td></tr>
+ *   <tr><td>READY</td><td>{@code startLoad}</td><td>the engine's next step</td><td>yes</td></tr>
+ *   <tr><td>READING</td><td>transfer done or failed</td>
+ *       <td>the lease deadline on this clock</td><td>yes</td></tr>
+ *   <tr><td>AWAITING_REPLY</td><td>ACK or NACK</td><td>reply timeout</td><td>yes</td></tr>
+ * </table>
+ *
+ * <p>Any state may end by {@code cancelLoad} (the producer is told to release the lease), by the
+ * producer's restart (a new incarnation), or by the connector closing. Heartbeats renew the lease
+ * of every load from AWAITING_ALLOCATION to READING.
+ *
+ * <p>Threads: confined to the connector's lock.
+ */
+final class Load {
+
+  /** Where a load is in its life. */
+  enum State {
+    CONFIRMING,
+    AWAITING_ALLOCATION,
+    READY,
+    READING,
+    AWAITING_REPLY;
+
+    /** Whether a heartbeat should keep this load's lease alive. */
+    boolean wantsHeartbeats() {
+      return this == AWAITING_ALLOCATION || this == READY || this == READING;
+    }
+
+    /** Whether the engine has lent the load its blocks. */
+    boolean borrowsBlocks() {
+      return this == READY || this == READING || this == AWAITING_REPLY;
+    }
+  }
+
+  final String requestId;
+  final TransferParams params;
+  final LeaseKey key;
+  final LeaseRef lease;
+  final ReadDigest readDigest;
+  private State state = State.CONFIRMING;
+  private long stateDeadline;
+  ProducerPeer peer;
+  List<Integer> localBlocks = List.of();
+  TransferHandle handle;
+  long confirmSentAt = Long.MIN_VALUE;
+  long readStartedAt;
+
+  /** The lease's deadline on P's clock, as P last confirmed it. */
+  long producerDeadline;
+
+  Load(String requestId, TransferParams params, ReadDigest readDigest, long confirmDeadline) {
+    this.requestId = requestId;
+    this.params = params;
+    this.key = new LeaseKey(params.producerEngineId(), params.requestId());
+    this.lease = new LeaseRef(params.requestId(), params.leaseToken());
+    this.readDigest = readDigest;
+    this.producerDeadline = params.deadlineNanos();
+    this.stateDeadline = confirmDeadline;
+  }
+
+  State state() {
+    return state;
+  }
+
+  /** When the current state must have ended, on this consumer's clock. */
+  long stateDeadline() {
+    return stateDeadline;
+  }
+
+  void moveTo(State next, long deadline) {
+    state = next;
+    stateDeadline = deadline;
+  }
+
+  /** Extends the current state's deadline, never shortening it. */
+  void extendDeadline(long deadline) {
+    stateDeadline = Math.max(stateDeadline, deadline);
+  }
+
+  /** The lease deadline converted to this consumer's clock, erring early. */
+  long localLeaseDeadline() {
+    return peer.clock().current().deadlineToLocal(producerDeadline);
+  }
+
+  /**
+   * A lease as this consumer names it: the producer's engine id and the producer's request id.
+   *
+   * @param producerEngineId the producer's engine id
+   * @param producerRequestId the request's id on the producer
+   */
+  record LeaseKey(String producerEngineId, String producerRequestId) {}
+}
