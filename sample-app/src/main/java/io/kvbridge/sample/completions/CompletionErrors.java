@@ -1,6 +1,7 @@
 package io.kvbridge.sample.completions;
 
 import io.kvbridge.sample.engine.EngineClosedException;
+import io.kvbridge.sample.engine.EngineFailedException;
 import io.kvbridge.sample.engine.InvalidPromptException;
 import io.kvbridge.sample.engine.KvLoadFailedException;
 import io.kvbridge.spi.InvalidTransferParamsException;
@@ -18,10 +19,11 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * shape; a failed completion is never answered with 200.
  *
  * <ul>
- *   <li>400: malformed JSON, a malformed request, malformed {@code kv_transfer_params};
+ *   <li>400: malformed JSON, a malformed request, a prompt and {@code max_tokens} beyond the
+ *       model's context, malformed {@code kv_transfer_params};
  *   <li>502: the KV could not be loaded from the prefill node (policy {@code fail}), or another
  *       node failed (router);
- *   <li>503: the engine is shut down, or the router dropped the request;
+ *   <li>503: the engine is shut down or has failed, or the router dropped the request;
  *   <li>504: the engine did not answer in time;
  *   <li>500: anything else, logged with its stack trace.
  * </ul>
@@ -44,10 +46,10 @@ public class CompletionErrors {
         HttpStatus.BAD_REQUEST, "invalid_kv_transfer_params", e.getMessage(), "kv_transfer_params");
   }
 
-  /** A prompt the engine cannot take. */
+  /** A prompt or {@code max_tokens} the engine cannot take. */
   @ExceptionHandler(InvalidPromptException.class)
   public ResponseEntity<ErrorResponse> invalidPrompt(InvalidPromptException e) {
-    return answer(HttpStatus.BAD_REQUEST, "invalid_request_error", e.getMessage(), "prompt");
+    return answer(HttpStatus.BAD_REQUEST, "invalid_request_error", e.getMessage(), e.param());
   }
 
   /** A body that is not the expected JSON. */
@@ -70,6 +72,12 @@ public class CompletionErrors {
   @ExceptionHandler(EngineClosedException.class)
   public ResponseEntity<ErrorResponse> closed(EngineClosedException e) {
     return answer(HttpStatus.SERVICE_UNAVAILABLE, "engine_unavailable", e.getMessage(), null);
+  }
+
+  /** The engine's step loop died; the node serves no more completions. */
+  @ExceptionHandler(EngineFailedException.class)
+  public ResponseEntity<ErrorResponse> engineFailed(EngineFailedException e) {
+    return answer(HttpStatus.SERVICE_UNAVAILABLE, "engine_failed", e.getMessage(), null);
   }
 
   /** A failure that carries its own status. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.sample.completions.CompletionRequest;
+import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.spi.TransferParams;
 import java.net.URI;
@@ -91,7 +92,12 @@ class CompletionsErrorPathTest {
     URI prefill = URI.create("http://127.0.0.1:" + port + "/prefill");
     URI nowhere = URI.create("http://127.0.0.1:1/decode");
     PdRouter router =
-        new PdRouter(RestClient.create(), () -> prefill, () -> nowhere, new DropAfterPrefill(0));
+        new PdRouter(
+            RestClient.create(),
+            new ContextWindow(ContextWindow.DEFAULT_TOKENS),
+            () -> prefill,
+            () -> nowhere,
+            new DropAfterPrefill(0));
 
     NodeCallFailedException failure =
         catchThrowableOfType(
