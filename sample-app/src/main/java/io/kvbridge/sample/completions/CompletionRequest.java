@@ -9,7 +9,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The body of {@code POST /v1/completions}, after OpenAI's completions API, with vLLM's {@code
- * kv_transfer_params} extension.
+ * kv_transfer_params} extension. Each field must have its JSON type, nothing is coerced: a number
+ * in quotes, a fraction or a boolean is not a {@code max_tokens} (see {@link
+ * CompletionJsonConfiguration}).
  *
  * @param model the model name; echoed back, any value is accepted
  * @param prompt the prompt text

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.web.client.ResourceAccessException;
@@ -152,16 +153,24 @@ public final class PdRouter {
                 throw nodeFailed(node, url, status.value(), reason);
               });
     } catch (ResourceAccessException e) {
+      // The I/O error's own message (connection refused, timed out), not Spring's, which wraps it.
+      String reason = NestedExceptionUtils.getMostSpecificCause(e).getMessage();
       throw new NodeCallFailedException(
           502,
           node + "_unreachable",
-          node + " node at " + url + " could not be reached: " + e.getMessage(),
+          node
+              + " node at "
+              + url
+              + " could not be reached"
+              + (reason == null || reason.isBlank() ? "" : ": " + reason),
           e);
     } catch (RestClientException e) {
+      // Its message names the Java types it tried to read; the log keeps it.
+      LOG.warn("{} node at {} sent an answer the router cannot read", node, url, e);
       throw new NodeCallFailedException(
           502,
           node + "_failed",
-          node + " node at " + url + " sent an answer the router cannot read: " + e.getMessage(),
+          node + " node at " + url + " sent an answer the router cannot read",
           e);
     }
   }

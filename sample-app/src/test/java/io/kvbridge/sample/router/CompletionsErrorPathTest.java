@@ -163,6 +163,7 @@ class CompletionsErrorPathTest {
     Answer answer = post("/v1/completions", "{not json");
 
     assertThat(answer.status()).isEqualTo(400);
+    assertThat(errorMessage(answer)).startsWith("the body is not valid JSON");
   }
 
   private Map<String, Object> validParams() {
@@ -206,7 +207,9 @@ class CompletionsErrorPathTest {
     @SuppressWarnings("unchecked")
     Map<String, Object> error = (Map<String, Object>) answer.body().get("error");
     assertThat(error).as("error body of HTTP %d: %s", answer.status(), answer.body()).isNotNull();
-    return (String) error.get("message");
+    String message = (String) error.get("message");
+    assertThat(message).doesNotContain("java.", "Exception").doesNotContainIgnoringCase("jackson");
+    return message;
   }
 
   private record Answer(int status, Map<String, Object> body) {}
