@@ -21,10 +21,16 @@ public class SampleApplication {
     SpringApplication.run(SampleApplication.class, args);
   }
 
-  /** How this JVM's engines are built: the layout, the load-failure policy, the step interval. */
+  /**
+   * How this JVM's engines are built: the layout, the load-failure policy, the step interval, the
+   * context.
+   */
   @Bean
   public EngineFactory engineFactory(SampleProperties sample, KvBridgeProperties kvbridge) {
     return new EngineFactory(
-        sample.engine().layout(), kvbridge.loadFailurePolicy(), sample.engine().stepInterval());
+        sample.engine().layout(),
+        kvbridge.loadFailurePolicy(),
+        sample.engine().stepInterval(),
+        sample.engine().context());
   }
 }

@@ -1,5 +1,6 @@
 package io.kvbridge.sample;
 
+import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.spi.KvLayout;
 import java.net.URI;
@@ -37,25 +38,35 @@ public record SampleProperties(
   }
 
   /**
-   * The toy engine's KV cache.
+   * The toy engine's KV cache and the model's context.
    *
    * @param blockCount blocks in each engine's pool
    * @param tokensPerBlock tokens per block
    * @param bytesPerToken bytes of KV per token
    * @param stepInterval how long an idle engine waits between steps
+   * @param maxContextTokens the most prompt tokens plus {@code max_tokens} one request may ask for;
+   *     the nodes and the router refuse a request beyond it with 400, so the router's value should
+   *     match the nodes'
    */
   public record Engine(
       @DefaultValue("4096") int blockCount,
       @DefaultValue("16") int tokensPerBlock,
       @DefaultValue("64") int bytesPerToken,
-      @DefaultValue("2ms") Duration stepInterval) {
+      @DefaultValue("2ms") Duration stepInterval,
+      @DefaultValue("" + ContextWindow.DEFAULT_TOKENS) int maxContextTokens) {
 
-    /** Checks sizes and the step interval. */
+    /** Checks sizes, the step interval and the context. */
     public Engine {
       requirePositive("kvbridge.sample.engine.block-count", blockCount);
       requirePositive("kvbridge.sample.engine.tokens-per-block", tokensPerBlock);
       requirePositive("kvbridge.sample.engine.bytes-per-token", bytesPerToken);
       requirePositive("kvbridge.sample.engine.step-interval", stepInterval);
+      requirePositive(ContextWindow.PROPERTY, maxContextTokens);
+    }
+
+    /** The model's context: how many tokens a request's prompt and completion may hold together. */
+    public ContextWindow context() {
+      return new ContextWindow(maxContextTokens);
     }
 
     /** The KV layout: two engines exchange blocks only if theirs agree. */

@@ -1,12 +1,12 @@
 package io.kvbridge.sample.completions;
 
 import io.kvbridge.sample.engine.EngineClosedException;
+import io.kvbridge.sample.engine.EngineFailedException;
 import io.kvbridge.sample.engine.InvalidPromptException;
 import io.kvbridge.sample.engine.KvLoadFailedException;
 import io.kvbridge.spi.InvalidTransferParamsException;
+import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
@@ -15,21 +15,25 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
  * Turns every failure of a completion into an HTTP error whose body says why, in OpenAI's error
- * shape; a failed completion is never answered with 200.
+ * shape, in the client's terms (never a Java or parser type name); a failed completion is never
+ * answered with 200.
  *
  * <ul>
- *   <li>400: malformed JSON, a malformed request, malformed {@code kv_transfer_params};
+ *   <li>400: a body that is not JSON or has a field of the wrong JSON type, a malformed request, a
+ *       prompt and {@code max_tokens} beyond the model's context, malformed {@code
+ *       kv_transfer_params};
  *   <li>502: the KV could not be loaded from the prefill node (policy {@code fail}), or another
  *       node failed (router);
- *   <li>503: the engine is shut down, or the router dropped the request;
+ *   <li>503: the engine is shut down or has failed, or the router dropped the request;
  *   <li>504: the engine did not answer in time;
- *   <li>500: anything else, logged with its stack trace.
+ *   <li>500: anything else: {@code internal error} with an id, logged in full under that id.
  * </ul>
+ *
+ * <p>Failures outside a completion (an unknown path, a wrong method or content type) are answered
+ * by {@link HttpErrorController}.
  */
 @RestControllerAdvice(basePackages = "io.kvbridge.sample")
 public class CompletionErrors {
-
-  private static final Logger LOG = LoggerFactory.getLogger(CompletionErrors.class);
 
   /** A malformed request field. */
   @ExceptionHandler(InvalidCompletionRequestException.class)
@@ -44,20 +48,17 @@ public class CompletionErrors {
         HttpStatus.BAD_REQUEST, "invalid_kv_transfer_params", e.getMessage(), "kv_transfer_params");
   }
 
-  /** A prompt the engine cannot take. */
+  /** A prompt or {@code max_tokens} the engine cannot take. */
   @ExceptionHandler(InvalidPromptException.class)
   public ResponseEntity<ErrorResponse> invalidPrompt(InvalidPromptException e) {
-    return answer(HttpStatus.BAD_REQUEST, "invalid_request_error", e.getMessage(), "prompt");
+    return answer(HttpStatus.BAD_REQUEST, "invalid_request_error", e.getMessage(), e.param());
   }
 
-  /** A body that is not the expected JSON. */
+  /** A body that is not JSON, not an object, or has a field of the wrong JSON type. */
   @ExceptionHandler(HttpMessageNotReadableException.class)
   public ResponseEntity<ErrorResponse> unreadable(HttpMessageNotReadableException e) {
-    return answer(
-        HttpStatus.BAD_REQUEST,
-        "invalid_request_error",
-        "the body is not a completion request: " + e.getMostSpecificCause().getMessage(),
-        null);
+    UnreadableBody body = UnreadableBody.of(e);
+    return answer(HttpStatus.BAD_REQUEST, "invalid_request_error", body.message(), body.param());
   }
 
   /** The KV could not be loaded and the policy is {@code fail}. */
@@ -72,21 +73,23 @@ public class CompletionErrors {
     return answer(HttpStatus.SERVICE_UNAVAILABLE, "engine_unavailable", e.getMessage(), null);
   }
 
+  /** The engine's step loop died; the node serves no more completions. */
+  @ExceptionHandler(EngineFailedException.class)
+  public ResponseEntity<ErrorResponse> engineFailed(EngineFailedException e) {
+    return answer(HttpStatus.SERVICE_UNAVAILABLE, "engine_failed", e.getMessage(), null);
+  }
+
   /** A failure that carries its own status. */
   @ExceptionHandler(CompletionFailedException.class)
   public ResponseEntity<ErrorResponse> failed(CompletionFailedException e) {
     return answer(HttpStatus.valueOf(e.status()), e.type(), e.getMessage(), null);
   }
 
-  /** Anything else: a bug or an unexpected state, logged in full. */
+  /** Anything else: a bug or an unexpected state, logged in full under the id the client sees. */
   @ExceptionHandler(RuntimeException.class)
-  public ResponseEntity<ErrorResponse> unexpected(RuntimeException e) {
-    LOG.error("completion failed unexpectedly", e);
-    return answer(
-        HttpStatus.INTERNAL_SERVER_ERROR,
-        "internal_error",
-        e.getClass().getSimpleName() + ": " + e.getMessage(),
-        null);
+  public ResponseEntity<ErrorResponse> unexpected(RuntimeException e, HttpServletRequest request) {
+    return ResponseEntity.status(HttpStatus.INTERNAL_SERVER_ERROR)
+        .body(UnexpectedFailure.report(request.getMethod() + " " + request.getRequestURI(), e));
   }
 
   private static ResponseEntity<ErrorResponse> answer(

@@ -2,12 +2,16 @@ package io.kvbridge.sample.completions;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.kvbridge.sample.engine.ContextWindow;
+import io.kvbridge.sample.engine.ToyModel;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The body of {@code POST /v1/completions}, after OpenAI's completions API, with vLLM's {@code
- * kv_transfer_params} extension.
+ * kv_transfer_params} extension. Each field must have its JSON type, nothing is coerced: a number
+ * in quotes, a fraction or a boolean is not a {@code max_tokens} (see {@link
+ * CompletionJsonConfiguration}).
  *
  * @param model the model name; echoed back, any value is accepted
  * @param prompt the prompt text
@@ -48,11 +52,14 @@ public record CompletionRequest(
   }
 
   /**
-   * Checks what every node needs: a non-empty prompt, {@code max_tokens >= 1}, no streaming.
+   * Checks what every node and the router need: a non-empty prompt, {@code max_tokens >= 1}, no
+   * streaming, and a prompt and {@code max_tokens} that fit the model's context together.
    *
    * @throws InvalidCompletionRequestException naming the field
+   * @throws io.kvbridge.sample.engine.InvalidPromptException naming {@code prompt} or {@code
+   *     max_tokens} when they do not fit {@code context}, with the limit
    */
-  public void validate() {
+  public void validate(ContextWindow context) {
     if (prompt == null || prompt.isEmpty()) {
       throw new InvalidCompletionRequestException("prompt", "prompt must be a non-empty string");
     }
@@ -64,5 +71,6 @@ public record CompletionRequest(
       throw new InvalidCompletionRequestException(
           "stream", "stream=true is not supported; send stream=false or leave it out");
     }
+    context.check(ToyModel.tokenCount(prompt), maxTokensOrDefault());
   }
 }

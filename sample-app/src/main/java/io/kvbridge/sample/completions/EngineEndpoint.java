@@ -53,13 +53,15 @@ public final class EngineEndpoint {
    * Runs one completion.
    *
    * @throws InvalidCompletionRequestException if the request is malformed
+   * @throws io.kvbridge.sample.engine.InvalidPromptException if it does not fit the model's context
    * @throws io.kvbridge.spi.InvalidTransferParamsException if {@code kv_transfer_params} is
    * @throws CompletionFailedException with 504 when the engine does not answer in time
    * @throws RuntimeException the engine's own failure, e.g. {@link
-   *     io.kvbridge.sample.engine.KvLoadFailedException}
+   *     io.kvbridge.sample.engine.KvLoadFailedException} or {@link
+   *     io.kvbridge.sample.engine.EngineFailedException}
    */
   public CompletionResponse complete(CompletionRequest request) {
-    request.validate();
+    request.validate(engine.context());
     KvTransferRequest transfer = KvTransferRequest.parse(request.kvTransferParams());
     boolean remoteDecode = false;
     Optional<TransferParams> params = Optional.empty();

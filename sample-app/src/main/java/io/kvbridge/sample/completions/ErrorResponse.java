@@ -1,6 +1,5 @@
 package io.kvbridge.sample.completions;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -16,13 +15,13 @@ public record ErrorResponse(Detail error) {
   }
 
   /**
-   * What went wrong.
+   * What went wrong. Every field is always present, {@code param} as {@code null} when no field is
+   * at fault, as in OpenAI's answers.
    *
    * @param message the reason, for people
    * @param type a stable machine-readable kind, e.g. {@code invalid_kv_transfer_params}
    * @param param the request field at fault, if one is
    * @param code the HTTP status
    */
-  @JsonInclude(JsonInclude.Include.NON_NULL)
   public record Detail(String message, String type, @Nullable String param, int code) {}
 }

@@ -3,6 +3,7 @@ package io.kvbridge.sample.decode;
 import io.kvbridge.sample.SampleProperties;
 import io.kvbridge.sample.completions.EngineEndpoint;
 import io.kvbridge.sample.engine.EngineFactory;
+import io.kvbridge.sample.engine.EngineHealthIndicator;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spring.KvConnectors;
 import java.util.Objects;
@@ -26,5 +27,14 @@ public class DecodeNodeConfiguration {
             engines.start(connectors.create(engineId, Role.CONSUMER)),
             EngineEndpoint.NodeKind.DECODE,
             properties.requestTimeout()));
+  }
+
+  /**
+   * The decode engine's health, {@code decodeEngine}: DOWN with the reason once its step loop has
+   * died.
+   */
+  @Bean
+  public EngineHealthIndicator decodeEngineHealthIndicator(DecodeNode node) {
+    return new EngineHealthIndicator(node.engine());
   }
 }

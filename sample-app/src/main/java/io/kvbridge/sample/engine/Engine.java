@@ -18,8 +18,10 @@ import io.kvbridge.spi.WorkerSide;
 import io.kvbridge.transfer.KvMemory;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -29,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,9 +54,16 @@ import org.slf4j.LoggerFactory;
  *       from the loaded KV; {@code failedLoads} applies the {@link LoadFailurePolicy}.
  * </ol>
  *
- * <p>Threads: {@link #submit}, {@link #stats} and {@link #close} may be called from any thread;
- * everything that touches the connector's scheduler and worker sides, and the request tables, runs
- * on the engine thread.
+ * <p>A request is refused at {@link #submit} unless its prompt and {@code max_tokens} fit the
+ * {@link ContextWindow}. A {@link RuntimeException} in a step is logged and the loop goes on;
+ * anything else that escapes a step (an {@link Error} such as {@link OutOfMemoryError}) ends the
+ * loop, and the engine {@linkplain EngineState.Failed fails}: every request it held fails at once
+ * with {@link EngineFailedException}, later ones are refused the same way, and the connector is
+ * closed so that its leases are revoked.
+ *
+ * <p>Threads: {@link #submit}, {@link #stats}, {@link #state} and {@link #close} may be called from
+ * any thread; everything that touches the connector's scheduler and worker sides, and the request
+ * tables, runs on the engine thread.
  */
 public final class Engine implements AutoCloseable {
 
@@ -62,12 +72,15 @@ public final class Engine implements AutoCloseable {
   private final KvConnector connector;
   private final String engineId;
   private final KvLayout layout;
+  private final ContextWindow context;
   private final ToyModel model;
   private final LoadFailurePolicy policy;
   private final Duration stepInterval;
   private final LinkedBlockingQueue<Pending> inbox = new LinkedBlockingQueue<>();
 
-  // Engine thread only.
+  // Engine thread only. Every request taken from the inbox whose future is not complete yet, so
+  // that a dying loop fails each of them, wherever it is.
+  private final Set<Pending> inFlight = Collections.newSetFromMap(new IdentityHashMap<>());
   private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
   private final Map<String, Loading> loading = new HashMap<>();
   private final Map<String, List<Integer>> heldForTransfer = new HashMap<>();
@@ -87,6 +100,10 @@ public final class Engine implements AutoCloseable {
   private Thread thread;
   private volatile boolean running;
   private volatile boolean closed;
+  // Set once, on the engine thread, before running turns false when the step loop dies.
+  private volatile Throwable failure;
+  // Test seam: run at the start of the next step, to fail a step from outside.
+  private final AtomicReference<Runnable> nextStepFault = new AtomicReference<>();
 
   /**
    * An engine over {@code connector}, not yet started.
@@ -96,12 +113,18 @@ public final class Engine implements AutoCloseable {
    * @param layout the KV cache to allocate; its block size must be a multiple of tokens per block
    * @param policy what to do when a load fails
    * @param stepInterval how long an idle engine waits between steps
+   * @param context how many tokens a request's prompt and completion may hold together
    */
   public Engine(
-      KvConnector connector, KvLayout layout, LoadFailurePolicy policy, Duration stepInterval) {
+      KvConnector connector,
+      KvLayout layout,
+      LoadFailurePolicy policy,
+      Duration stepInterval,
+      ContextWindow context) {
     this.connector = Objects.requireNonNull(connector, "connector");
     this.engineId = connector.settings().engineId();
     this.layout = Objects.requireNonNull(layout, "layout");
+    this.context = Objects.requireNonNull(context, "context");
     this.policy = Objects.requireNonNull(policy, "policy");
     this.stepInterval = Objects.requireNonNull(stepInterval, "stepInterval");
     if (stepInterval.isNegative() || stepInterval.isZero()) {
@@ -157,6 +180,11 @@ public final class Engine implements AutoCloseable {
     return layout;
   }
 
+  /** How many tokens a request's prompt and completion may hold together. */
+  public ContextWindow context() {
+    return context;
+  }
+
   /** The model this engine runs. */
   public ToyModel model() {
     return model;
@@ -168,22 +196,31 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Queues a request; the future completes on the engine thread. It fails with {@link
-   * InvalidPromptException} for an empty or oversized prompt, with {@link
+   * Queues a request; the future completes on the engine thread. It fails at once with {@link
+   * InvalidPromptException} for an empty prompt, one larger than the pool, or a prompt and {@code
+   * max_tokens} beyond the {@link ContextWindow}; later with {@link
    * io.kvbridge.spi.InvalidTransferParamsException} when the connector refuses the transfer
    * parameters, with {@link KvLoadFailedException} when the load fails under policy {@code fail},
-   * and with {@link EngineClosedException} if the engine stops first.
+   * with {@link EngineClosedException} if the engine stops first, and with {@link
+   * EngineFailedException} if its step loop dies first (at once if it already has).
    */
   public CompletableFuture<Generation> submit(EngineRequest request) {
     CompletableFuture<Generation> future = new CompletableFuture<>();
     int[] tokens = model.tokenize(request.prompt());
     if (tokens.length == 0) {
-      return CompletableFuture.failedFuture(new InvalidPromptException("prompt is empty"));
+      return CompletableFuture.failedFuture(
+          new InvalidPromptException("prompt", "prompt is empty"));
+    }
+    try {
+      context.check(tokens.length, request.maxTokens());
+    } catch (InvalidPromptException e) {
+      return CompletableFuture.failedFuture(e);
     }
     int needed = blocksFor(tokens.length);
     if (needed > layout.blockCount()) {
       return CompletableFuture.failedFuture(
           new InvalidPromptException(
+              "prompt",
               "prompt of "
                   + tokens.length
                   + " tokens needs "
@@ -193,14 +230,27 @@ public final class Engine implements AutoCloseable {
                   + "; shorten the prompt or raise kvbridge.sample.engine.block-count"));
     }
     if (!running) {
-      return CompletableFuture.failedFuture(new EngineClosedException(engineId));
+      return CompletableFuture.failedFuture(stopped());
     }
     Pending pending = new Pending(request, tokens, future);
     inbox.add(pending);
+    // The loop may have stopped since the check; whoever takes the request out fails it.
     if (!running && inbox.remove(pending)) {
-      future.completeExceptionally(new EngineClosedException(engineId));
+      future.completeExceptionally(stopped());
     }
     return future;
+  }
+
+  /** Where this engine is in its life; callable from any thread. */
+  public EngineState state() {
+    Throwable dead = failure;
+    if (dead != null) {
+      return new EngineState.Failed(EngineFailedException.describe(engineId, dead));
+    }
+    if (closed) {
+      return new EngineState.Closed();
+    }
+    return running ? new EngineState.Running() : new EngineState.NotStarted();
   }
 
   /** A snapshot of this engine's counters; callable from any thread. */
@@ -223,6 +273,8 @@ public final class Engine implements AutoCloseable {
   /**
    * Stops the step loop, closes the connector (which revokes its leases and fails its loads), fails
    * every request still in progress with {@link EngineClosedException}, then frees the KV memory.
+   * On an engine whose loop died, which closed the connector and failed the requests itself, only
+   * the memory is left to free.
    */
   @Override
   public void close() {
@@ -243,16 +295,10 @@ public final class Engine implements AutoCloseable {
           LOG.warn("engine {} step loop did not stop within 10 s", engineId);
         }
       }
-      connector.close();
-      EngineClosedException stopped = new EngineClosedException(engineId);
-      for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
-        p.future.completeExceptionally(stopped);
+      if (failure == null) {
+        connector.close();
       }
-      waiting.forEach(p -> p.future.completeExceptionally(stopped));
-      waiting.clear();
-      loading.values().forEach(l -> l.pending.future.completeExceptionally(stopped));
-      loading.clear();
-      heldForTransfer.clear();
+      failEverything();
       if (memory != null) {
         memory.close();
       }
@@ -260,29 +306,97 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /**
+   * Test seam: {@code fault} runs at the start of the next step, on the engine thread, as if the
+   * step itself had thrown what it throws.
+   */
+  void injectIntoNextStep(Runnable fault) {
+    nextStepFault.set(Objects.requireNonNull(fault, "fault"));
+  }
+
   private void run() {
-    while (running) {
-      try {
-        Pending next = inbox.poll(stepInterval.toNanos(), TimeUnit.NANOSECONDS);
-        if (next != null) {
-          waiting.addLast(next);
+    try {
+      while (running) {
+        try {
+          Pending next = inbox.poll(stepInterval.toNanos(), TimeUnit.NANOSECONDS);
+          if (next != null) {
+            accept(next);
+          }
+        } catch (InterruptedException e) {
+          if (!running) {
+            return;
+          }
         }
-      } catch (InterruptedException e) {
-        if (!running) {
-          return;
+        try {
+          step();
+        } catch (RuntimeException e) {
+          // One bad step must not stop the engine: requests in flight would never finish.
+          LOG.error("engine {} step failed; continuing with the next step", engineId, e);
         }
       }
-      try {
-        step();
-      } catch (RuntimeException e) {
-        // One bad step must not stop the engine: requests in flight would never finish.
-        LOG.error("engine {} step failed; continuing with the next step", engineId, e);
-      }
+    } catch (Throwable e) {
+      // Whatever else escapes a step (an Error such as OutOfMemoryError) leaves the engine's
+      // tables in an unknown state: stop serving, visibly, instead of leaving every request to
+      // time out while the node looks healthy.
+      die(e);
     }
+  }
+
+  /** Fails the engine after its loop died; runs on the engine thread, as the loop's last act. */
+  private void die(Throwable cause) {
+    failure = cause;
+    running = false;
+    LOG.error(
+        "engine {} step loop died; failing every request and closing the connector",
+        engineId,
+        cause);
+    failEverything();
+    try {
+      // Revokes the leases the engine granted: the blocks they name will never be freed now.
+      connector.close();
+    } catch (RuntimeException e) {
+      LOG.error("engine {} could not close its connector after its step loop died", engineId, e);
+    }
+  }
+
+  /**
+   * Fails every request the engine holds or that waits in the inbox with {@link #stopped()}; the
+   * engine thread does no more work when this runs.
+   */
+  private void failEverything() {
+    for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
+      fail(p, stopped());
+    }
+    for (Pending p : List.copyOf(inFlight)) {
+      fail(p, stopped());
+    }
+    waiting.clear();
+    loading.clear();
+    heldForTransfer.clear();
+    waitingCount = 0;
+    loadingCount = 0;
+    heldForTransferCount = 0;
+  }
+
+  /** Why a request cannot be served now that the loop has stopped. */
+  private RuntimeException stopped() {
+    Throwable dead = failure;
+    return dead != null
+        ? new EngineFailedException(engineId, dead)
+        : new EngineClosedException(engineId);
+  }
+
+  private void accept(Pending p) {
+    inFlight.add(p);
+    waiting.addLast(p);
   }
 
   /** One engine step; runs on the engine thread. */
   private void step() {
+    Runnable fault = nextStepFault.getAndSet(null);
+    if (fault != null) {
+      fault.run();
+    }
     Set<String> finishedThisStep = new HashSet<>();
     admit(finishedThisStep);
     SchedulerSide scheduler = connector.scheduler();
@@ -326,7 +440,7 @@ public final class Engine implements AutoCloseable {
 
   private void admit(Set<String> finishedThisStep) {
     for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
-      waiting.addLast(p);
+      accept(p);
     }
     // First come, first served: a large request at the head waits for blocks rather than being
     // overtaken forever by small ones.
@@ -418,6 +532,7 @@ public final class Engine implements AutoCloseable {
       pool.free(blocks);
     }
     completed.incrementAndGet();
+    inFlight.remove(p);
     p.future.complete(
         new Generation(
             request.requestId(), words, p.tokens.length, source, loaded, decision.params()));
@@ -467,6 +582,7 @@ public final class Engine implements AutoCloseable {
 
   private void fail(Pending p, Throwable cause) {
     failed.incrementAndGet();
+    inFlight.remove(p);
     p.future.completeExceptionally(cause);
   }
 

@@ -28,7 +28,8 @@ public record EngineRequest(
     Objects.requireNonNull(prompt, "prompt");
     Objects.requireNonNull(transferParams, "transferParams");
     if (maxTokens < 1) {
-      throw new InvalidPromptException("max_tokens must be at least 1, got " + maxTokens);
+      throw new InvalidPromptException(
+          "max_tokens", "max_tokens must be at least 1, got " + maxTokens);
     }
   }
 

@@ -87,6 +87,11 @@ public final class ToyModel {
     return bytesPerToken;
   }
 
+  /** How many tokens {@link #tokenize} makes of {@code prompt}: its length in UTF-8 bytes. */
+  public static int tokenCount(String prompt) {
+    return prompt.getBytes(StandardCharsets.UTF_8).length;
+  }
+
   /** The prompt's tokens: its UTF-8 bytes, as unsigned values. */
   public int[] tokenize(String prompt) {
     byte[] bytes = prompt.getBytes(StandardCharsets.UTF_8);

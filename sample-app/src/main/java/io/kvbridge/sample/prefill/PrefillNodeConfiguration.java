@@ -3,6 +3,7 @@ package io.kvbridge.sample.prefill;
 import io.kvbridge.sample.SampleProperties;
 import io.kvbridge.sample.completions.EngineEndpoint;
 import io.kvbridge.sample.engine.EngineFactory;
+import io.kvbridge.sample.engine.EngineHealthIndicator;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spring.KvConnectors;
 import java.util.Objects;
@@ -26,5 +27,14 @@ public class PrefillNodeConfiguration {
             engines.start(connectors.create(engineId, Role.PRODUCER)),
             EngineEndpoint.NodeKind.PREFILL,
             properties.requestTimeout()));
+  }
+
+  /**
+   * The prefill engine's health, {@code prefillEngine}: DOWN with the reason once its step loop has
+   * died.
+   */
+  @Bean
+  public EngineHealthIndicator prefillEngineHealthIndicator(PrefillNode node) {
+    return new EngineHealthIndicator(node.engine());
   }
 }

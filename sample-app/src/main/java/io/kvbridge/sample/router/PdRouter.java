@@ -4,6 +4,7 @@ import io.kvbridge.sample.completions.CompletionRequest;
 import io.kvbridge.sample.completions.CompletionResponse;
 import io.kvbridge.sample.completions.ErrorResponse;
 import io.kvbridge.sample.completions.KvTransferRequest;
+import io.kvbridge.sample.engine.ContextWindow;
 import java.net.URI;
 import java.util.Map;
 import java.util.Objects;
@@ -11,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.web.client.ResourceAccessException;
@@ -23,6 +25,9 @@ import org.springframework.web.client.RestClientException;
  * returns, sends the original request with those parameters to the decode node, and answers with
  * the decode node's completion.
  *
+ * <p>A request is checked before the prefill node is called, against the same {@link ContextWindow}
+ * as the nodes': one that could never be decoded costs the prefill node nothing.
+ *
  * <p>Every failure is answered with an HTTP error that names the node and the reason, never with a
  * 200: a prefill node's 4xx (the client's request was bad) is passed on with its status; any other
  * failure of either node is a 502 (504 if the node timed out).
@@ -34,6 +39,7 @@ public final class PdRouter {
   private static final Logger LOG = LoggerFactory.getLogger(PdRouter.class);
 
   private final RestClient client;
+  private final ContextWindow context;
   private final Supplier<URI> prefillBase;
   private final Supplier<URI> decodeBase;
   private final DropAfterPrefill drops;
@@ -44,14 +50,17 @@ public final class PdRouter {
 
   /**
    * A router calling the nodes at the given base URLs ({@code <base>/v1/completions}); the URLs are
-   * asked for on each call, so they may depend on the port the server bound.
+   * asked for on each call, so they may depend on the port the server bound. {@code context} is the
+   * nodes' model context, which every request must fit.
    */
   public PdRouter(
       RestClient client,
+      ContextWindow context,
       Supplier<URI> prefillBase,
       Supplier<URI> decodeBase,
       DropAfterPrefill drops) {
     this.client = Objects.requireNonNull(client, "client");
+    this.context = Objects.requireNonNull(context, "context");
     this.prefillBase = Objects.requireNonNull(prefillBase, "prefillBase");
     this.decodeBase = Objects.requireNonNull(decodeBase, "decodeBase");
     this.drops = Objects.requireNonNull(drops, "drops");
@@ -62,13 +71,14 @@ public final class PdRouter {
    *
    * @throws io.kvbridge.sample.completions.InvalidCompletionRequestException if the request is
    *     malformed
+   * @throws io.kvbridge.sample.engine.InvalidPromptException if it does not fit the context
    * @throws NodeCallFailedException if a node failed or could not be reached
    * @throws DroppedAfterPrefillException if fault injection dropped the request
    */
   public CompletionResponse route(CompletionRequest request) {
     requests.incrementAndGet();
     try {
-      request.validate();
+      request.validate(context);
       CompletionRequest toPrefill =
           request
               .withMaxTokens(1)
@@ -143,16 +153,24 @@ public final class PdRouter {
                 throw nodeFailed(node, url, status.value(), reason);
               });
     } catch (ResourceAccessException e) {
+      // The I/O error's own message (connection refused, timed out), not Spring's, which wraps it.
+      String reason = NestedExceptionUtils.getMostSpecificCause(e).getMessage();
       throw new NodeCallFailedException(
           502,
           node + "_unreachable",
-          node + " node at " + url + " could not be reached: " + e.getMessage(),
+          node
+              + " node at "
+              + url
+              + " could not be reached"
+              + (reason == null || reason.isBlank() ? "" : ": " + reason),
           e);
     } catch (RestClientException e) {
+      // Its message names the Java types it tried to read; the log keeps it.
+      LOG.warn("{} node at {} sent an answer the router cannot read", node, url, e);
       throw new NodeCallFailedException(
           502,
           node + "_failed",
-          node + " node at " + url + " sent an answer the router cannot read: " + e.getMessage(),
+          node + " node at " + url + " sent an answer the router cannot read",
           e);
     }
   }

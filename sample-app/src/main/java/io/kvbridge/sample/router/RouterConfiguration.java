@@ -35,6 +35,7 @@ public class RouterConfiguration {
     RestClient client = builder.clone().requestFactory(requests).build();
     return new PdRouter(
         client,
+        properties.engine().context(),
         base(
             settings.prefillUrl(),
             properties.prefill().path(),

@@ -179,6 +179,22 @@ class EngineTransferTest {
   }
 
   @Test
+  void aRequestBeyondTheContextIsRefusedAtSubmitNamingMaxTokens() {
+    pair = new EnginePair(LoadFailurePolicy.FAIL);
+
+    CompletableFuture<Generation> refused =
+        pair.prefill.submit(EngineRequest.local("r", PROMPT, Integer.MAX_VALUE));
+
+    assertThat(refused).isCompletedExceptionally();
+    assertThatThrownBy(refused::get)
+        .cause()
+        .isInstanceOf(InvalidPromptException.class)
+        .hasMessageContaining(ContextWindow.PROPERTY)
+        .extracting(e -> ((InvalidPromptException) e).param())
+        .isEqualTo("max_tokens");
+  }
+
+  @Test
   void closingTheEngineFailsRequestsStillLoading() {
     pair = new EnginePair(LoadFailurePolicy.FAIL);
     pair.fabric.faults().stallNextReads(1);

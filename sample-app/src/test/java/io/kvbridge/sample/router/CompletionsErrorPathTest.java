@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.sample.completions.CompletionRequest;
+import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.spi.TransferParams;
 import java.net.URI;
@@ -91,7 +92,12 @@ class CompletionsErrorPathTest {
     URI prefill = URI.create("http://127.0.0.1:" + port + "/prefill");
     URI nowhere = URI.create("http://127.0.0.1:1/decode");
     PdRouter router =
-        new PdRouter(RestClient.create(), () -> prefill, () -> nowhere, new DropAfterPrefill(0));
+        new PdRouter(
+            RestClient.create(),
+            new ContextWindow(ContextWindow.DEFAULT_TOKENS),
+            () -> prefill,
+            () -> nowhere,
+            new DropAfterPrefill(0));
 
     NodeCallFailedException failure =
         catchThrowableOfType(
@@ -157,6 +163,7 @@ class CompletionsErrorPathTest {
     Answer answer = post("/v1/completions", "{not json");
 
     assertThat(answer.status()).isEqualTo(400);
+    assertThat(errorMessage(answer)).startsWith("the body is not valid JSON");
   }
 
   private Map<String, Object> validParams() {
@@ -200,7 +207,9 @@ class CompletionsErrorPathTest {
     @SuppressWarnings("unchecked")
     Map<String, Object> error = (Map<String, Object>) answer.body().get("error");
     assertThat(error).as("error body of HTTP %d: %s", answer.status(), answer.body()).isNotNull();
-    return (String) error.get("message");
+    String message = (String) error.get("message");
+    assertThat(message).doesNotContain("java.", "Exception").doesNotContainIgnoringCase("jackson");
+    return message;
   }
 
   private record Answer(int status, Map<String, Object> body) {}
