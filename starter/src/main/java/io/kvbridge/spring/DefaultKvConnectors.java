@@ -161,7 +161,8 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       ConnectorSettings settings = base.withObserver(CompositeConnectorObserver.of(observers));
       List<TransportDecorator> decorators = transportDecorators.orderedStream().toList();
       UnaryOperator<Transport> decorate =
-          transport -> {
+          raw -> {
+            Transport transport = raw;
             for (TransportDecorator decorator : decorators) {
               transport = decorator.decorate(transport, settings);
             }
