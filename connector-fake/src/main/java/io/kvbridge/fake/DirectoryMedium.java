@@ -2,6 +2,7 @@ package io.kvbridge.fake;
 
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.TransportException;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -56,7 +57,7 @@ final class DirectoryMedium implements Medium {
   private static final System.Logger LOG = System.getLogger(DirectoryMedium.class.getName());
   private static final Pattern FILE_SAFE = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
   private static final byte[] MAGIC = {'K', 'V', 'B', 'N'};
-  private static final int VERSION = 1;
+  private static final int VERSION = 2;
   private static final String MESSAGE = ".msg";
   private static final int MAX_MESSAGE_FILE = FakeTransport.MAX_NOTIFICATION_BYTES + 1024;
 
@@ -237,12 +238,12 @@ final class DirectoryMedium implements Medium {
   }
 
   @Override
-  public void deliver(InFlightNotification n, long toInstance, int withheldDrains) {
-    if (!reachable(n.toAgent(), toInstance)) {
+  public void deliver(String toAgent, long toInstance, Notification notification) {
+    if (!reachable(toAgent, toInstance)) {
       return; // like a datagram to a dead host
     }
-    byte[] file = encode(n, toInstance, withheldDrains);
-    Path mailbox = agentsDir.resolve(n.toAgent()).resolve("mailbox");
+    byte[] file = encode(notification, toInstance);
+    Path mailbox = agentsDir.resolve(toAgent).resolve("mailbox");
     synchronized (sendLock) {
       // One sequence per process, taken and published under one lock: each sender's files sort in
       // the order it sent them.
@@ -250,7 +251,7 @@ final class DirectoryMedium implements Medium {
       try {
         writeAtomically(mailbox.resolve(name), file);
       } catch (IOException e) {
-        LOG.log(Level.DEBUG, "notification to " + n.toAgent() + " lost: " + e);
+        LOG.log(Level.DEBUG, "notification to " + toAgent + " lost: " + e);
       }
     }
   }
@@ -299,13 +300,12 @@ final class DirectoryMedium implements Medium {
     }
   }
 
-  private static byte[] encode(InFlightNotification n, long toInstance, int withheldDrains) {
+  private static byte[] encode(Notification n, long toInstance) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + n.payload().length);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.write(MAGIC);
       out.writeByte(VERSION);
       out.writeLong(toInstance);
-      out.writeInt(withheldDrains);
       byte[] from = n.fromAgent().getBytes(StandardCharsets.UTF_8);
       out.writeShort(from.length);
       out.write(from);
@@ -325,13 +325,11 @@ final class DirectoryMedium implements Medium {
       in.get(magic);
       int version = Byte.toUnsignedInt(in.get());
       long toInstance = in.getLong();
-      int withheld = in.getInt();
       byte[] from = new byte[Short.toUnsignedInt(in.getShort())];
       in.get(from);
       int length = in.getInt();
       if (!Arrays.equals(magic, MAGIC)
           || version != VERSION
-          || withheld < 0
           || from.length == 0
           || length < 0
           || length != in.remaining()) {
@@ -343,10 +341,7 @@ final class DirectoryMedium implements Medium {
       if (toInstance != agent.instanceId()) {
         return; // for an earlier incarnation of this name
       }
-      agent.receive(
-          new InFlightNotification(
-              new String(from, StandardCharsets.UTF_8), agent.agentName(), payload),
-          withheld);
+      agent.receive(new Notification(new String(from, StandardCharsets.UTF_8), payload));
     } catch (BufferUnderflowException e) {
       LOG.log(Level.WARNING, "discarding truncated notification file " + file);
     }

@@ -1,6 +1,7 @@
 package io.kvbridge.fake;
 
 import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -18,8 +19,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The "network" fake agents live on: it knows the agents by name, hands out non-overlapping
- * synthetic addresses for their memory, carries their notifications, runs their copies on an
- * executor, and injects the {@link FakeFaults} a test arms.
+ * synthetic addresses for their memory, carries their notifications and runs their copies on an
+ * executor. It injects no faults: tests wrap its agents in a fault-injecting decorator, as they
+ * would any transport.
  *
  * <p>Agents reach each other only within one fabric. {@link #shared()} is the one the {@code fake}
  * connector uses by default; {@link #named(String)} gives tests (and the {@code fake.fabric}
@@ -33,9 +35,6 @@ public final class FakeFabric {
 
   /** The name of the {@link #shared()} fabric. */
   public static final String DEFAULT_NAME = "default";
-
-  /** The seed of the random source of fabrics created without one. */
-  public static final long DEFAULT_SEED = 0x6B76_6272L;
 
   private static final Map<String, FakeFabric> NAMED = new ConcurrentHashMap<>();
   private static final Map<Path, FakeFabric> BY_DIRECTORY = new ConcurrentHashMap<>();
@@ -52,33 +51,26 @@ public final class FakeFabric {
 
   private final String name;
   private final Executor copier;
-  private final FakeFaults faults;
   private final Medium medium;
   private final Map<String, FakeTransport> agents = new ConcurrentHashMap<>();
   private final AtomicLong nextAddress = new AtomicLong(FIRST_ADDRESS);
 
-  /** An anonymous fabric with the default seed, copying on a shared pool of daemon threads. */
+  /** An anonymous fabric copying on a shared pool of daemon threads. */
   public FakeFabric() {
-    this(DEFAULT_SEED);
-  }
-
-  /** An anonymous fabric whose chance-based faults draw from {@code seed}. */
-  public FakeFabric(long seed) {
-    this(seed, COPIER);
+    this(COPIER);
   }
 
   /**
    * An anonymous fabric that runs copies on {@code copyExecutor}: {@code Runnable::run} completes
    * every transfer inside {@code post}, before it returns.
    */
-  public FakeFabric(long seed, Executor copyExecutor) {
-    this("anonymous", seed, copyExecutor, null);
+  public FakeFabric(Executor copyExecutor) {
+    this("anonymous", copyExecutor, null);
   }
 
-  private FakeFabric(String name, long seed, Executor copier, Path directory) {
+  private FakeFabric(String name, Executor copier, Path directory) {
     this.name = name;
     this.copier = Objects.requireNonNull(copier, "copyExecutor");
-    this.faults = new FakeFaults(this, seed);
     this.medium =
         directory == null ? new JvmMedium(this, name) : new DirectoryMedium(this, directory);
   }
@@ -88,27 +80,25 @@ public final class FakeFabric {
     return named(DEFAULT_NAME);
   }
 
-  /** The fabric called {@code name} in this JVM, created with the default seed on first use. */
+  /** The fabric called {@code name} in this JVM, created on first use. */
   public static FakeFabric named(String name) {
     if (name == null || name.isBlank()) {
       throw new IllegalArgumentException("a fabric name must not be blank");
     }
-    return NAMED.computeIfAbsent(name, n -> new FakeFabric(n, DEFAULT_SEED, COPIER, null));
+    return NAMED.computeIfAbsent(name, n -> new FakeFabric(n, COPIER, null));
   }
 
   /**
    * The fabric whose agents live in {@code directory}, shared by every process on this machine that
    * names the same directory: each agent's memory is a memory-mapped file there, peers map each
    * other's files to copy, and notifications travel as small files in the receiver's mailbox. One
-   * instance per directory in this JVM. Faults armed on it apply to what this JVM's agents send and
-   * post.
+   * instance per directory in this JVM.
    *
    * @throws java.io.UncheckedIOException if the directory cannot be created or resolved
    */
   public static FakeFabric sharedDirectory(Path directory) {
     Path canonical = DirectoryMedium.prepare(directory);
-    return BY_DIRECTORY.computeIfAbsent(
-        canonical, d -> new FakeFabric("dir:" + d, DEFAULT_SEED, COPIER, d));
+    return BY_DIRECTORY.computeIfAbsent(canonical, d -> new FakeFabric("dir:" + d, COPIER, d));
   }
 
   /**
@@ -117,11 +107,6 @@ public final class FakeFabric {
    */
   public String name() {
     return name;
-  }
-
-  /** The faults this fabric injects. */
-  public FakeFaults faults() {
-    return faults;
   }
 
   /**
@@ -206,18 +191,9 @@ public final class FakeFabric {
     copier.execute(copy);
   }
 
-  /** Sends a notification through the fault rules. */
-  void send(String fromAgent, String toAgent, long toInstance, byte[] payload) {
-    InFlightNotification n = new InFlightNotification(fromAgent, toAgent, payload);
-    FakeFaults.NotificationFate fate = faults.decide(n, toInstance);
-    for (int i = 0; i < fate.copies(); i++) {
-      medium.deliver(n, toInstance, fate.withheldDrains());
-    }
-  }
-
-  /** Delivers a notification past the fault rules; it vanishes if the receiver is gone. */
-  void deliver(InFlightNotification n, long toInstance, int withheldDrains) {
-    medium.deliver(n, toInstance, withheldDrains);
+  /** Sends a notification; it vanishes if the incarnation {@code toInstance} is gone. */
+  void send(String toAgent, long toInstance, Notification notification) {
+    medium.deliver(toAgent, toInstance, notification);
   }
 
   void collect(FakeTransport agent) {
@@ -227,29 +203,10 @@ public final class FakeFabric {
   void leave(FakeTransport agent) {
     if (agents.remove(agent.agentName(), agent)) {
       medium.release(agent);
-      peerGone(agent, "peer " + agent.agentName() + " closed");
-    }
-  }
-
-  void kill(String agentName) {
-    FakeTransport victim = agents.remove(agentName);
-    if (victim == null) {
-      throw new IllegalArgumentException(
-          "no agent '"
-              + agentName
-              + "' on fabric '"
-              + name
-              + "' in this JVM; agents: "
-              + agentNames());
-    }
-    victim.killed();
-    medium.release(victim);
-    peerGone(victim, "peer " + agentName + " was killed");
-  }
-
-  private void peerGone(FakeTransport gone, String why) {
-    for (FakeTransport survivor : agents.values()) {
-      survivor.peerLost(gone.agentName(), gone.instanceId(), why);
+      for (FakeTransport survivor : agents.values()) {
+        survivor.peerLost(
+            agent.agentName(), agent.instanceId(), "peer " + agent.agentName() + " closed");
+      }
     }
   }
 

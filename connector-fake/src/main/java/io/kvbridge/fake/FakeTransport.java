@@ -31,7 +31,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * fabric's executor, or by a thread that asks for the transfer's {@link #status} before any
  * executor thread has started it (whichever claims the copy first runs it; the other finds it
  * claimed). Status is DONE only once every byte is in place, and an attached notification is sent
- * only after that. Faults come from the fabric's {@link FakeFaults}.
+ * only after that.
  *
  * <p>{@link #release} of a transfer still in progress cancels it: once {@code release} returns, the
  * transfer writes no further byte (each piece is copied under the transfer's lock, which {@code
@@ -55,7 +55,6 @@ public final class FakeTransport implements Transport {
   private final AtomicLong nextHandle = new AtomicLong(1);
   private final Inbox inbox = new Inbox();
   private volatile boolean closed;
-  private volatile boolean killed;
 
   FakeTransport(FakeFabric fabric, String agentName, long instanceId) {
     this.fabric = fabric;
@@ -63,7 +62,7 @@ public final class FakeTransport implements Transport {
     this.instanceId = instanceId;
   }
 
-  /** The fabric this agent lives on; its {@link FakeFabric#faults()} inject faults here. */
+  /** The fabric this agent lives on. */
   public FakeFabric fabric() {
     return fabric;
   }
@@ -235,16 +234,7 @@ public final class FakeTransport implements Transport {
           remoteAgent + " no longer has that memory registered; reload its metadata and retry");
       return handle;
     }
-    FakeFaults.TransferAction action =
-        fabric.faults().decide(new TransferAttempt(op, agentName, remoteAgent, handle.bytes()));
-    if (action instanceof FakeFaults.Fail fail) {
-      transfer.fail(fail.reason());
-    } else if (action instanceof FakeFaults.Stall) {
-      transfer.stall();
-      fabric.faults().stalled(transfer);
-    } else {
-      transfer.start();
-    }
+    transfer.start();
     return handle;
   }
 
@@ -270,9 +260,6 @@ public final class FakeTransport implements Transport {
   public void notify(String remoteAgent, byte[] message) {
     Objects.requireNonNull(remoteAgent, "remoteAgent");
     checkNotificationSize(message, remoteAgent);
-    if (killed) {
-      return; // a dead agent's messages reach no one
-    }
     AgentMetadata peer;
     synchronized (lock) {
       requireOpen("notify " + remoteAgent);
@@ -281,7 +268,7 @@ public final class FakeTransport implements Transport {
     if (peer == null) {
       throw new TransportException(unknownPeer("notify", remoteAgent));
     }
-    fabric.send(agentName, remoteAgent, peer.instanceId(), message.clone());
+    fabric.send(remoteAgent, peer.instanceId(), new Notification(agentName, message));
   }
 
   @Override
@@ -322,18 +309,9 @@ public final class FakeTransport implements Transport {
     return instanceId;
   }
 
-  void receive(InFlightNotification n, int withheldDrains) {
-    if (!closed && !killed) {
-      inbox.add(new Notification(n.fromAgent(), n.payload()), withheldDrains);
-    }
-  }
-
-  /** Marks this agent dead and fails its transfers. */
-  void killed() {
-    killed = true;
-    inbox.clear();
-    for (Transfer t : transfers.values()) {
-      t.fail("agent " + agentName + " was killed");
+  void receive(Notification n) {
+    if (!closed) {
+      inbox.add(n);
     }
   }
 
@@ -349,7 +327,7 @@ public final class FakeTransport implements Transport {
   /** Where a peer's descriptors land in this agent's registered memory; empty if any is not. */
   Optional<List<Located>> locateForPeer(DescriptorList list) {
     synchronized (lock) {
-      if (closed || killed) {
+      if (closed) {
         return Optional.empty();
       }
       List<Located> out = new ArrayList<>();
@@ -422,10 +400,6 @@ public final class FakeTransport implements Transport {
       throw new TransportException(
           "agent " + agentName + " is closed and cannot " + action + "; create a new transport");
     }
-    if (killed) {
-      throw new TransportException(
-          "agent " + agentName + " was killed by fault injection and cannot " + action);
-    }
   }
 
   private String unknownPeer(String action, String remoteAgent) {
@@ -474,7 +448,6 @@ public final class FakeTransport implements Transport {
   }
 
   private enum State {
-    STALLED,
     COPYING,
     DONE,
     FAILED,
@@ -487,7 +460,7 @@ public final class FakeTransport implements Transport {
    * so {@link #status()} reads it without the lock the copying thread holds for each piece. The
    * copy runs once, on the thread that claims it first: the fabric's executor or a poller.
    */
-  private final class Transfer implements FakeFaults.Stallable {
+  private final class Transfer {
     private final TransferHandle handle;
     private final String remoteAgent;
     private final long remoteInstance;
@@ -514,42 +487,6 @@ public final class FakeTransport implements Transport {
       fabric.execute(this::run);
     }
 
-    void stall() {
-      lock.lock();
-      try {
-        if (state == State.COPYING) {
-          state = State.STALLED;
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public boolean isStalled() {
-      lock.lock();
-      try {
-        return state == State.STALLED;
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public boolean resume() {
-      lock.lock();
-      try {
-        if (state != State.STALLED) {
-          return false;
-        }
-        state = State.COPYING;
-      } finally {
-        lock.unlock();
-      }
-      start();
-      return true;
-    }
-
     TransferStatus status() {
       State now = state;
       if (now == State.COPYING && !claimed.get()) {
@@ -560,7 +497,7 @@ public final class FakeTransport implements Transport {
         Thread.yield();
       }
       return switch (now) {
-        case STALLED, COPYING -> TransferStatus.IN_PROGRESS;
+        case COPYING -> TransferStatus.IN_PROGRESS;
         case DONE -> TransferStatus.DONE;
         case FAILED -> new TransferStatus.Failed(failure);
         case RELEASED -> throw new TransportException("transfer " + handle.id() + " released");
@@ -570,7 +507,7 @@ public final class FakeTransport implements Transport {
     void fail(String why) {
       lock.lock();
       try {
-        if (state == State.STALLED || state == State.COPYING) {
+        if (state == State.COPYING) {
           failure = why;
           state = State.FAILED;
         }
@@ -582,7 +519,7 @@ public final class FakeTransport implements Transport {
     void cancel() {
       lock.lock();
       try {
-        if (state == State.STALLED || state == State.COPYING) {
+        if (state == State.COPYING) {
           state = State.RELEASED;
         }
       } finally {
@@ -606,8 +543,8 @@ public final class FakeTransport implements Transport {
           if (state != State.COPYING) {
             return;
           }
-          if (closed || killed) {
-            fail("agent " + agentName + (killed ? " was killed" : " closed"));
+          if (closed) {
+            fail("agent " + agentName + " closed");
             return;
           }
           piece.copy();
@@ -622,7 +559,8 @@ public final class FakeTransport implements Transport {
       try {
         if (stillGoing()) {
           state = State.DONE;
-          notification.ifPresent(n -> fabric.send(agentName, remoteAgent, remoteInstance, n));
+          notification.ifPresent(
+              n -> fabric.send(remoteAgent, remoteInstance, new Notification(agentName, n)));
         }
       } finally {
         lock.unlock();
@@ -645,9 +583,6 @@ public final class FakeTransport implements Transport {
     }
 
     private Optional<String> broken() {
-      if (killed) {
-        return Optional.of("agent " + agentName + " was killed");
-      }
       if (closed) {
         return Optional.of("agent " + agentName + " closed");
       }

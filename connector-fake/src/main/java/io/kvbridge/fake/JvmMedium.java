@@ -1,6 +1,7 @@
 package io.kvbridge.fake;
 
 import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.Notification;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
@@ -69,8 +70,8 @@ final class JvmMedium implements Medium {
   }
 
   @Override
-  public void deliver(InFlightNotification n, long toInstance, int withheldDrains) {
-    live(n.toAgent(), toInstance).ifPresent(r -> r.receive(n, withheldDrains));
+  public void deliver(String toAgent, long toInstance, Notification notification) {
+    live(toAgent, toInstance).ifPresent(r -> r.receive(notification));
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.kvbridge.fake;
 
 import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.Notification;
 import java.util.List;
 import java.util.Optional;
 
@@ -48,8 +49,8 @@ interface Medium {
    */
   Optional<List<FakeTransport.Located>> locate(AgentMetadata peer, DescriptorList remote);
 
-  /** Hands a notification to its receiver, or drops it if the receiver is gone. */
-  void deliver(InFlightNotification n, long toInstance, int withheldDrains);
+  /** Hands a notification to the incarnation {@code toInstance} of {@code toAgent}, or drops it. */
+  void deliver(String toAgent, long toInstance, Notification notification);
 
   /** Moves what arrived for {@code agent} into its inbox. */
   void collect(FakeTransport agent);

@@ -4,17 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
+import java.util.ArrayDeque;
+import java.util.Queue;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+/** The fault decorator's killed agents, over fake agents that copy inside {@code post}. */
 class KillTest {
 
-  private final TwoAgents agents = TwoAgents.synchronous();
-  private final FakeFaults faults = agents.faults();
+  private final Faults faults = new Faults(7);
+  private final TwoAgents agents = TwoAgents.synchronous(faults);
 
   @AfterEach
   void close() {
@@ -29,12 +34,14 @@ class KillTest {
   }
 
   @Test
-  void readFromAKilledPeerIsRefused() {
+  void readFromAKilledPeerFails() {
     faults.kill("prefill");
 
-    assertThatThrownBy(() -> agents.read(1))
-        .isInstanceOf(TransportException.class)
-        .hasMessageContaining("prefill is not reachable");
+    TransferHandle handle = agents.read(1);
+
+    assertThat(agents.decode.status(handle))
+        .isEqualTo(new TransferStatus.Failed("peer prefill is dead"));
+    assertThat(agents.decodeBytes()).containsOnly(0);
   }
 
   @Test
@@ -47,13 +54,30 @@ class KillTest {
   }
 
   @Test
-  void transferInFlightFailsWhenItsInitiatorIsKilled() {
-    faults.stallNextReads(1);
-    TransferHandle handle = agents.read(1);
-
+  void killedAgentFailsEveryCall() {
     faults.kill("decode");
 
-    assertThat(agents.decode.status(handle)).isInstanceOf(TransferStatus.Failed.class);
+    assertThatThrownBy(() -> agents.decode.drainNotifications())
+        .isInstanceOf(TransportException.class)
+        .hasMessageContaining("'decode' was killed");
+    assertThatThrownBy(() -> agents.decode.notify("prefill", new byte[] {1}))
+        .isInstanceOf(TransportException.class);
+    assertThat(agents.prefill.drainNotifications()).isEmpty();
+  }
+
+  @Test
+  void readInFlightFailsWhenItsPeerIsKilled() {
+    Queue<Runnable> copies = new ArrayDeque<>();
+    Faults group = new Faults(7);
+    try (TwoAgents queued = new TwoAgents(new FakeFabric(copies::add), group::decorate)) {
+      TransferHandle handle = queued.read(1);
+
+      group.kill("prefill");
+      copies.forEach(Runnable::run);
+
+      assertThat(queued.decode.status(handle)).isInstanceOf(TransferStatus.Failed.class);
+      assertThat(queued.decodeBytes()).containsOnly(0);
+    }
   }
 
   @Test
@@ -62,16 +86,7 @@ class KillTest {
 
     assertThatCode(() -> agents.decode.notify("prefill", new byte[] {1}))
         .doesNotThrowAnyException();
-    assertThat(agents.prefill.drainNotifications()).isEmpty();
-  }
-
-  @Test
-  void notificationsFromAKilledAgentVanish() {
-    faults.kill("prefill");
-
-    agents.prefill.notify("decode", new byte[] {1});
-
-    assertThat(agents.decode.drainNotifications()).isEmpty();
+    assertThat(faults.quiet()).isTrue();
   }
 
   @Test
@@ -80,13 +95,16 @@ class KillTest {
 
     faults.kill("prefill");
 
-    assertThat(agents.prefill.drainNotifications()).isEmpty();
+    try (Transport successor = faults.decorate(agents.fabric.join("prefill"))) {
+      assertThat(successor.drainNotifications()).isEmpty();
+      assertThat(faults.quiet()).isTrue();
+    }
   }
 
   @Test
   void successorWithTheSameNameIsUnreachableUntilItsMetadataIsLoaded() {
     faults.kill("prefill");
-    try (FakeTransport successor = agents.fabric.join("prefill");
+    try (Transport successor = faults.decorate(agents.fabric.join("prefill"));
         KvMemory memory = successor.allocate(TwoAgents.REGION)) {
       successor.register(memory);
 
@@ -101,7 +119,7 @@ class KillTest {
   void killingAnUnknownAgentNamesTheLivingOnes() {
     assertThatThrownBy(() -> faults.kill("nobody"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("no agent 'nobody'")
+        .hasMessageContaining("no live agent 'nobody'")
         .hasMessageContaining("[decode, prefill]");
   }
 }

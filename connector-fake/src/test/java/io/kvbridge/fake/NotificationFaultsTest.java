@@ -1,23 +1,29 @@
 package io.kvbridge.fake;
 
-import static io.kvbridge.fake.InFlightNotification.sentBy;
-import static io.kvbridge.fake.InFlightNotification.sentTo;
 import static io.kvbridge.fake.TwoAgents.firstBytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.Transport;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+/**
+ * The notification faults of the fault decorator, over fake agents that copy inside {@code post}:
+ * rules decide each notification where its receiver drains it.
+ */
 class NotificationFaultsTest {
 
-  private final TwoAgents agents = TwoAgents.synchronous();
-  private final FakeFaults faults = agents.faults();
+  private static final long SEED = 7;
+
+  private final Faults faults = new Faults(SEED);
+  private final TwoAgents agents = TwoAgents.synchronous(faults);
 
   @AfterEach
   void close() {
@@ -35,19 +41,8 @@ class NotificationFaultsTest {
   }
 
   @Test
-  void dropNotificationsSparesThoseThePredicateDoesNotMatch() {
-    faults.dropNotifications(FakeFaults.UNLIMITED, sentTo("decode"));
-
-    agents.prefill.notify("decode", new byte[] {1});
-    send(2);
-
-    assertThat(agents.decode.drainNotifications()).isEmpty();
-    assertThat(firstBytes(agents.prefill.drainNotifications())).containsExactly((byte) 2);
-  }
-
-  @Test
   void droppingAShareLosesSomeAndDeliversTheRest() {
-    faults.dropShareOfNotifications(0.5, sentBy("decode"));
+    faults.dropShareOfNotifications(0.5);
 
     List<Byte> arrived = sendAndDrain(100);
 
@@ -57,39 +52,40 @@ class NotificationFaultsTest {
 
   @Test
   void droppingAShareLosesTheSameNotificationsForTheSameSeed() {
-    faults.dropShareOfNotifications(0.3, InFlightNotification.any());
+    faults.dropShareOfNotifications(0.3);
     List<Byte> first = sendAndDrain(100);
-    try (TwoAgents again = TwoAgents.synchronous()) {
-      again.faults().dropShareOfNotifications(0.3, InFlightNotification.any());
+    Faults again = new Faults(SEED);
+    try (TwoAgents other = TwoAgents.synchronous(again)) {
+      again.dropShareOfNotifications(0.3);
       for (int i = 0; i < 100; i++) {
-        again.decode.notify("prefill", new byte[] {(byte) i});
+        other.decode.notify("prefill", new byte[] {(byte) i});
       }
 
-      assertThat(firstBytes(again.prefill.drainNotifications())).isEqualTo(first);
+      assertThat(firstBytes(other.prefill.drainNotifications())).isEqualTo(first);
     }
   }
 
   @Test
   void droppingAShareOfZeroLosesNothing() {
-    faults.dropShareOfNotifications(0.0, InFlightNotification.any());
+    faults.dropShareOfNotifications(0.0);
 
     assertThat(sendAndDrain(20)).hasSize(20);
   }
 
   @Test
   void shareOutsideZeroToOneIsRefused() {
-    assertThatThrownBy(() -> faults.dropShareOfNotifications(1.5, InFlightNotification.any()))
+    assertThatThrownBy(() -> faults.dropShareOfNotifications(1.5))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("1.5");
   }
 
   @Test
   void heldNotificationArrivesOnlyWhenReleased() {
-    faults.holdNotifications(1, sentBy("decode"));
+    faults.holdNextNotifications(1);
     send(7);
     assertThat(agents.prefill.drainNotifications()).isEmpty();
     assertThat(faults.heldNotifications())
-        .containsExactly(new InFlightNotification("decode", "prefill", new byte[] {7}));
+        .containsExactly(new Notification("decode", new byte[] {7}));
 
     assertThat(faults.releaseHeldNotifications()).isEqualTo(1);
 
@@ -100,8 +96,9 @@ class NotificationFaultsTest {
 
   @Test
   void heldNotificationsAreReleasedInTheOrderSent() {
-    faults.holdNotifications(3, sentBy("decode"));
+    faults.holdNextNotifications(3);
     send(1, 2, 3);
+    agents.prefill.drainNotifications();
 
     faults.releaseHeldNotifications();
 
@@ -111,7 +108,7 @@ class NotificationFaultsTest {
 
   @Test
   void holdingStopsAfterItsCount() {
-    faults.holdNotifications(1, sentBy("decode"));
+    faults.holdNextNotifications(1);
 
     send(1, 2);
 
@@ -121,11 +118,12 @@ class NotificationFaultsTest {
 
   @Test
   void heldNotificationToAnAgentThatClosedMeanwhileVanishes() {
-    faults.holdNotifications(1, sentTo("prefill"));
+    faults.holdNextNotifications(1);
     send(1);
+    agents.prefill.drainNotifications();
     agents.prefill.close();
 
-    try (FakeTransport successor = agents.fabric.join("prefill")) {
+    try (Transport successor = faults.decorate(agents.fabric.join("prefill"))) {
       assertThat(faults.releaseHeldNotifications()).isEqualTo(1);
 
       assertThat(successor.drainNotifications()).isEmpty();
@@ -134,7 +132,7 @@ class NotificationFaultsTest {
 
   @Test
   void delayedNotificationSkipsTheGivenNumberOfDrains() {
-    faults.delayNotifications(1, sentBy("decode"), 2);
+    faults.delayNextNotifications(1, 2);
     send(9);
 
     assertThat(agents.prefill.drainNotifications()).isEmpty();
@@ -144,7 +142,7 @@ class NotificationFaultsTest {
 
   @Test
   void delayedNotificationIsOvertakenByOnesSentAfterIt() {
-    faults.delayNotifications(1, sentBy("decode"), 1);
+    faults.delayNextNotifications(1, 1);
     send(1, 2);
 
     List<Notification> first = agents.prefill.drainNotifications();
@@ -156,7 +154,7 @@ class NotificationFaultsTest {
 
   @Test
   void duplicatedNotificationArrivesTwice() {
-    faults.duplicateNotifications(1, sentBy("decode"));
+    faults.duplicateNextNotifications(1);
 
     send(5, 6);
 
@@ -176,9 +174,9 @@ class NotificationFaultsTest {
   }
 
   @Test
-  void theEarliestArmedMatchingRuleDecides() {
-    faults.duplicateNotifications(1, sentBy("decode"));
-    faults.dropNotifications(1, sentBy("decode"));
+  void theEarliestArmedRuleDecides() {
+    faults.duplicateNextNotifications(1);
+    faults.dropNextNotifications(1);
 
     send(1, 2);
 
@@ -188,7 +186,7 @@ class NotificationFaultsTest {
 
   @Test
   void clearDisarmsEveryRule() {
-    faults.dropNotifications(FakeFaults.UNLIMITED, InFlightNotification.any());
+    faults.dropShareOfNotifications(1.0);
     faults.clear();
 
     send(1);

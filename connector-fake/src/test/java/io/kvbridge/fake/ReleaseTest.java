@@ -27,7 +27,7 @@ class ReleaseTest {
   @Test
   void transferReleasedBeforeItsCopyRanWritesNothing() {
     Queue<Runnable> queued = new ArrayDeque<>();
-    try (TwoAgents agents = new TwoAgents(new FakeFabric(1, queued::add))) {
+    try (TwoAgents agents = new TwoAgents(new FakeFabric(queued::add))) {
       TransferHandle handle = agents.read(4, Optional.of(new byte[] {1}));
 
       agents.decode.release(handle);
@@ -41,7 +41,7 @@ class ReleaseTest {
   @Test
   void noByteIsWrittenAfterReleaseReturns() throws Exception {
     ExecutorService copier = Executors.newSingleThreadExecutor();
-    FakeFabric fabric = new FakeFabric(1, copier);
+    FakeFabric fabric = new FakeFabric(copier);
     int pieces = 4096;
     int pieceBytes = 64;
     try (FakeTransport decode = fabric.join("decode");
@@ -103,7 +103,7 @@ class ReleaseTest {
   @Test
   void closingCancelsTransfersInFlight() {
     Queue<Runnable> queued = new ArrayDeque<>();
-    try (TwoAgents agents = new TwoAgents(new FakeFabric(1, queued::add))) {
+    try (TwoAgents agents = new TwoAgents(new FakeFabric(queued::add))) {
       agents.read(4);
 
       agents.decode.close();

@@ -1,6 +1,5 @@
 package io.kvbridge.fake;
 
-import static io.kvbridge.fake.InFlightNotification.sentBy;
 import static io.kvbridge.fake.TwoAgents.firstBytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -71,36 +70,6 @@ class SharedDirectoryTest {
   }
 
   @Test
-  void delayedNotificationSkipsTheGivenNumberOfDrains() {
-    fabric.faults().delayNotifications(1, sentBy("decode"), 1);
-    agents.decode.notify("prefill", new byte[] {4});
-
-    assertThat(agents.prefill.drainNotifications()).isEmpty();
-    assertThat(firstBytes(agents.prefill.drainNotifications())).containsExactly((byte) 4);
-  }
-
-  @Test
-  void duplicatedNotificationArrivesTwice() {
-    fabric.faults().duplicateNotifications(1, sentBy("decode"));
-
-    agents.decode.notify("prefill", new byte[] {4});
-
-    assertThat(firstBytes(agents.prefill.drainNotifications())).containsExactly((byte) 4, (byte) 4);
-  }
-
-  @Test
-  void heldNotificationIsWrittenOnlyWhenReleased() throws IOException {
-    fabric.faults().holdNotifications(1, sentBy("decode"));
-    agents.decode.notify("prefill", new byte[] {4});
-    assertThat(mailbox("prefill")).isEmpty();
-
-    fabric.faults().releaseHeldNotifications();
-
-    assertThat(mailbox("prefill")).hasSize(1);
-    assertThat(firstBytes(agents.prefill.drainNotifications())).containsExactly((byte) 4);
-  }
-
-  @Test
   void drainingEmptiesTheMailbox() throws IOException {
     agents.decode.notify("prefill", new byte[] {1});
 
@@ -119,8 +88,8 @@ class SharedDirectoryTest {
   }
 
   @Test
-  void killedAgentIsUnreachableAndItsNameFree() {
-    fabric.faults().kill("prefill");
+  void closedAgentIsUnreachableAndItsNameFree() {
+    agents.prefill.close();
 
     assertThatThrownBy(() -> agents.read(1)).hasMessageContaining("not reachable");
     try (FakeTransport successor = fabric.join("prefill")) {

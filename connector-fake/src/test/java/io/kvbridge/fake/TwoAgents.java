@@ -1,21 +1,24 @@
 package io.kvbridge.fake;
 
+import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
+import io.kvbridge.transfer.Transport;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.function.UnaryOperator;
 
 /**
  * A decode agent and a prefill agent on one fabric, each with a registered region of {@link
  * #BLOCKS} blocks, each knowing the other. The prefill region starts out filled with seeded random
- * bytes, the decode region with zeros.
+ * bytes, the decode region with zeros. The agents may be wrapped, e.g. by a fault decorator.
  */
 final class TwoAgents implements AutoCloseable {
 
@@ -24,17 +27,22 @@ final class TwoAgents implements AutoCloseable {
   static final int REGION = BLOCK * BLOCKS;
 
   final FakeFabric fabric;
-  final FakeTransport decode;
-  final FakeTransport prefill;
+  final Transport decode;
+  final Transport prefill;
   final KvMemory decodeMemory;
   final KvMemory prefillMemory;
   final byte[] prefillData = new byte[REGION];
 
   /** Two agents on {@code fabric}, named {@code decode} and {@code prefill}. */
   TwoAgents(FakeFabric fabric) {
+    this(fabric, UnaryOperator.identity());
+  }
+
+  /** Two agents on {@code fabric}, each wrapped by {@code wrapper} as soon as it joined. */
+  TwoAgents(FakeFabric fabric, UnaryOperator<Transport> wrapper) {
     this.fabric = fabric;
-    this.decode = fabric.join("decode");
-    this.prefill = fabric.join("prefill");
+    this.decode = wrapper.apply(fabric.join("decode"));
+    this.prefill = wrapper.apply(fabric.join("prefill"));
     this.decodeMemory = decode.allocate(REGION);
     this.prefillMemory = prefill.allocate(REGION);
     decode.register(decodeMemory);
@@ -47,11 +55,12 @@ final class TwoAgents implements AutoCloseable {
 
   /** Two agents on a fabric that copies inside {@code post}. */
   static TwoAgents synchronous() {
-    return new TwoAgents(new FakeFabric(FakeFabric.DEFAULT_SEED, Runnable::run));
+    return new TwoAgents(new FakeFabric(Runnable::run));
   }
 
-  FakeFaults faults() {
-    return fabric.faults();
+  /** Two agents on a fabric that copies inside {@code post}, both members of {@code faults}. */
+  static TwoAgents synchronous(Faults faults) {
+    return new TwoAgents(new FakeFabric(Runnable::run), faults::decorate);
   }
 
   /** Decode reads prefill's blocks {@code 0..count-1} into its own blocks {@code 0..count-1}. */

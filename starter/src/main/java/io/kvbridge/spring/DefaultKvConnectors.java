@@ -10,11 +10,13 @@ import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.spi.UnknownConnectorTypeException;
 import io.kvbridge.time.MonotonicClock;
+import io.kvbridge.transfer.Transport;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.DisposableBean;
@@ -23,8 +25,8 @@ import org.springframework.beans.factory.ObjectProvider;
 /**
  * The {@link KvConnectors} of an application context: selects the provider when it is created (so
  * an unknown or unusable connector type stops start-up), creates connectors with the configured
- * settings and every {@link ConnectorObserverFactory}'s observer, and closes the connectors still
- * open when the context closes.
+ * settings, every {@link ConnectorObserverFactory}'s observer and every {@link
+ * TransportDecorator}'s wrapper, and closes the connectors still open when the context closes.
  *
  * <p>Thread-safe: creation and shutdown are serialized by one lock; {@link #all()} reads a
  * copy-on-write list.
@@ -47,6 +49,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   private final TransportProvider provider;
   private final MonotonicClock clock;
   private final ObjectProvider<ConnectorObserverFactory> observerFactories;
+  private final ObjectProvider<TransportDecorator> transportDecorators;
   private final List<TrackedKvConnector> live = new CopyOnWriteArrayList<>();
   private final Object lock = new Object();
   private boolean closed;
@@ -61,7 +64,8 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       KvBridgeProperties properties,
       ConnectorRegistry registry,
       MonotonicClock clock,
-      ObjectProvider<ConnectorObserverFactory> observerFactories) {
+      ObjectProvider<ConnectorObserverFactory> observerFactories,
+      ObjectProvider<TransportDecorator> transportDecorators) {
     this.properties = properties;
     if (NIXL_TYPE.equals(properties.connector().type())) {
       exportNativeLocations(properties.nixl());
@@ -70,6 +74,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
     this.provider = select(registry, properties.connector().type());
     this.clock = clock;
     this.observerFactories = observerFactories;
+    this.transportDecorators = transportDecorators;
   }
 
   /**
@@ -154,8 +159,17 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       List<ConnectorObserver> observers = new ArrayList<>();
       observerFactories.orderedStream().forEach(f -> observers.add(f.observerFor(base)));
       ConnectorSettings settings = base.withObserver(CompositeConnectorObserver.of(observers));
+      List<TransportDecorator> decorators = transportDecorators.orderedStream().toList();
+      UnaryOperator<Transport> decorate =
+          raw -> {
+            Transport transport = raw;
+            for (TransportDecorator decorator : decorators) {
+              transport = decorator.decorate(transport, settings);
+            }
+            return transport;
+          };
       TrackedKvConnector connector =
-          new TrackedKvConnector(registry.create(settings), live::remove);
+          new TrackedKvConnector(registry.create(settings, decorate), live::remove);
       live.add(connector);
       logger.info(
           "Created a "

@@ -16,7 +16,8 @@ import org.springframework.core.io.ResourceLoader;
  *
  * <p>Beans an application may define instead: a {@link ConnectorRegistry} (e.g. over providers it
  * builds itself), a {@link MonotonicClock} (e.g. a {@link io.kvbridge.time.ManualClock} in tests;
- * the system clock otherwise), or {@link KvConnectors} itself.
+ * the system clock otherwise), or {@link KvConnectors} itself. {@link ConnectorObserverFactory} and
+ * {@link TransportDecorator} beans add to every connector it creates.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(KvBridgeProperties.class)
@@ -34,8 +35,13 @@ public final class KvBridgeAutoConfiguration {
       KvBridgeProperties properties,
       ConnectorRegistry registry,
       ObjectProvider<MonotonicClock> clock,
-      ObjectProvider<ConnectorObserverFactory> observerFactories) {
+      ObjectProvider<ConnectorObserverFactory> observerFactories,
+      ObjectProvider<TransportDecorator> transportDecorators) {
     return new DefaultKvConnectors(
-        properties, registry, clock.getIfAvailable(() -> MonotonicClock.SYSTEM), observerFactories);
+        properties,
+        registry,
+        clock.getIfAvailable(() -> MonotonicClock.SYSTEM),
+        observerFactories,
+        transportDecorators);
   }
 }

@@ -12,7 +12,7 @@ import net.jqwik.api.constraints.IntRange;
 /** The randomized fault schedules over fake agents on one fabric with synchronous copies. */
 class FaultScheduleProperties extends FaultScheduleConformance {
 
-  private final FakeFabric fabric = new FakeFabric(20261130L, Runnable::run);
+  private final FakeFabric fabric = new FakeFabric(Runnable::run);
 
   @Override
   protected Transport newTransport(String agentName) {

@@ -7,7 +7,7 @@ import io.kvbridge.transfer.Transport;
 /** The hand-written fault schedules over fake agents on one fabric with synchronous copies. */
 class ScheduleExamplesTest extends ScheduleExamplesConformanceTest {
 
-  private final FakeFabric fabric = new FakeFabric(20261130L, Runnable::run);
+  private final FakeFabric fabric = new FakeFabric(Runnable::run);
 
   @Override
   protected Transport newTransport(String agentName) {

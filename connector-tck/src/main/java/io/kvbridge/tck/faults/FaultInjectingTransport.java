@@ -218,7 +218,7 @@ public final class FaultInjectingTransport implements Transport {
         faults.arrived(name, n);
         Faults.NotificationAction action = faults.decideNotification();
         if (action instanceof Faults.Hold) {
-          faults.hold(name, n);
+          faults.hold(this, n);
         } else if (action instanceof Faults.Delay delay && delay.drains() > 0) {
           delayed.add(new Delayed(n, delay.drains() - 1)); // this drain is the first withheld
         } else if (action instanceof Faults.Duplicate) {
@@ -269,6 +269,17 @@ public final class FaultInjectingTransport implements Transport {
       }
     }
     return false;
+  }
+
+  /** How many of this member's reads are stalled. Under the group's lock. */
+  int stalled() {
+    int count = 0;
+    for (Transfer t : transfers.values()) {
+      if (t.failure == null && t.underlying == null) {
+        count++;
+      }
+    }
+    return count;
   }
 
   /** Posts every stalled read; returns how many there were. Not under the group's lock. */

@@ -94,9 +94,17 @@ public final class Faults {
     addRule(notificationRules, count, new Hold());
   }
 
+  /** The notifications held and not yet released, in the order they arrived. */
+  public List<Notification> heldNotifications() {
+    synchronized (lock) {
+      return held.stream().map(Held::notification).toList();
+    }
+  }
+
   /**
    * Delivers every held notification, in arrival order, at its receiver's next drain if the
-   * receiver is still alive (others vanish); no rule applies to them again.
+   * receiver is still open (others vanish, even when a new member took the receiver's name); no
+   * rule applies to them again.
    *
    * @return how many were released
    */
@@ -104,9 +112,8 @@ public final class Faults {
     synchronized (lock) {
       int count = held.size();
       for (Held h : held) {
-        FaultInjectingTransport receiver = members.get(h.receiver());
-        if (receiver != null) {
-          receiver.deliverLater(h.notification());
+        if (members.get(h.receiver().agentName()) == h.receiver()) {
+          h.receiver().deliverLater(h.notification());
         }
       }
       held.clear();
@@ -155,6 +162,17 @@ public final class Faults {
     addRule(readRules, count, new Stall());
   }
 
+  /** How many READs are stalled now: neither unstalled, released nor ended with their agent. */
+  public int stalledReads() {
+    synchronized (lock) {
+      int count = 0;
+      for (FaultInjectingTransport member : members.values()) {
+        count += member.stalled();
+      }
+      return count;
+    }
+  }
+
   /**
    * Posts every stalled read to its underlying transport; one the transport refuses, or whose agent
    * or peer died meanwhile, fails instead.
@@ -191,7 +209,7 @@ public final class Faults {
             "no live agent '" + agentName + "' in this fault group; members: " + memberNames());
       }
       killed.add(agentName);
-      held.removeIf(h -> h.receiver().equals(agentName));
+      held.removeIf(h -> h.receiver().agentName().equals(agentName));
       inFlight.keySet().removeIf(f -> f.from().equals(agentName) || f.to().equals(agentName));
     }
     victim.die();
@@ -249,7 +267,7 @@ public final class Faults {
     return (NotificationAction) action;
   }
 
-  void hold(String receiver, Notification notification) {
+  void hold(FaultInjectingTransport receiver, Notification notification) {
     held.add(new Held(receiver, notification));
   }
 
@@ -320,7 +338,7 @@ public final class Faults {
 
   record Stall() implements ReadAction {}
 
-  private record Held(String receiver, Notification notification) {}
+  private record Held(FaultInjectingTransport receiver, Notification notification) {}
 
   private record InFlight(String from, String to, ByteBuffer payload) {}
 

@@ -1,6 +1,5 @@
 package io.kvbridge.sample.engine;
 
-import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.fake.FakeTransportProvider;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.runtime.ConnectorRegistry;
@@ -9,6 +8,7 @@ import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
+import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.time.ManualClock;
 import java.time.Duration;
 import java.util.List;
@@ -17,7 +17,7 @@ import java.util.UUID;
 
 /**
  * A prefill engine and a decode engine on the fake connector, on a fabric of their own and a shared
- * manual clock, as a test fixture.
+ * manual clock, their transports members of one fault group, as a test fixture.
  */
 final class EnginePair implements AutoCloseable {
 
@@ -26,13 +26,12 @@ final class EnginePair implements AutoCloseable {
   static final Duration SAFETY_MARGIN = Duration.ofSeconds(1);
 
   final ManualClock clock = new ManualClock();
-  final FakeFabric fabric;
+  final Faults faults = new Faults(1);
   final Engine prefill;
   final Engine decode;
 
   EnginePair(LoadFailurePolicy decodePolicy) {
     String name = "engine-test-" + UUID.randomUUID();
-    this.fabric = FakeFabric.named(name);
     this.prefill = start(name, "p", Role.PRODUCER, LoadFailurePolicy.FAIL);
     this.decode = start(name, "d", Role.CONSUMER, decodePolicy);
   }
@@ -47,7 +46,8 @@ final class EnginePair implements AutoCloseable {
             .properties(Map.of(FakeTransportProvider.FABRIC, fabricName))
             .build();
     KvConnector connector =
-        ConnectorRegistry.of(List.of(new FakeTransportProvider())).create(settings);
+        ConnectorRegistry.of(List.of(new FakeTransportProvider()))
+            .create(settings, faults::decorate);
     return new EngineFactory(LAYOUT, policy, Duration.ofMillis(1)).start(connector);
   }
 

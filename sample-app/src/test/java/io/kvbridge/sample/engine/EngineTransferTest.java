@@ -104,7 +104,7 @@ class EngineTransferTest {
   void underPolicyFailAFailedReadEndsTheRequestWithTheReason() throws Exception {
     pair = new EnginePair(LoadFailurePolicy.FAIL);
     TransferParams params = prefill(PROMPT).transferParams().orElseThrow();
-    pair.fabric.faults().failNextReads(1, "injected read failure");
+    pair.faults.failNextReads(1, "injected read failure");
 
     CompletableFuture<Generation> decoded = decode(PROMPT, 4, params);
 
@@ -120,7 +120,7 @@ class EngineTransferTest {
   void underPolicyRecomputeAFailedReadIsPrefilledLocallyAndMatchesTheReference() throws Exception {
     pair = new EnginePair(LoadFailurePolicy.RECOMPUTE);
     TransferParams params = prefill(PROMPT).transferParams().orElseThrow();
-    pair.fabric.faults().failNextReads(1, "injected read failure");
+    pair.faults.failNextReads(1, "injected read failure");
 
     Generation decoded = decode(PROMPT, 9, params).get();
 
@@ -197,7 +197,7 @@ class EngineTransferTest {
   @Test
   void closingTheEngineFailsRequestsStillLoading() {
     pair = new EnginePair(LoadFailurePolicy.FAIL);
-    pair.fabric.faults().stallNextReads(1);
+    pair.faults.stallNextReads(1);
     TransferParams params = prefillUnchecked();
     CompletableFuture<Generation> decoded = decode(PROMPT, 4, params);
     await().until(() -> pair.decode.stats().loading() == 1);

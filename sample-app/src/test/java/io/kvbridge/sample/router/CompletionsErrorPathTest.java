@@ -3,18 +3,22 @@ package io.kvbridge.sample.router;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.sample.completions.CompletionRequest;
 import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.spi.TransferParams;
+import io.kvbridge.spring.TransportDecorator;
+import io.kvbridge.tck.faults.Faults;
 import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.web.client.RestClient;
 
@@ -42,6 +46,8 @@ class CompletionsErrorPathTest {
       "A prompt long enough to fill a few blocks of sixteen tokens each, and then some more.";
 
   @LocalServerPort int port;
+
+  @Autowired Faults faults;
 
   @Test
   void theRouterAnswersWithTheDecodeNodesCompletionEqualToTheReference() {
@@ -76,7 +82,7 @@ class CompletionsErrorPathTest {
 
   @Test
   void aFailedLoadOnTheDecodeNodeIsABadGatewayWithTheReason() {
-    FakeFabric.named(FABRIC).faults().failNextReads(1, "injected read failure");
+    faults.failNextReads(1, "injected read failure");
 
     Answer answer = post("/v1/completions", request(PROMPT, 4, null));
 
@@ -213,4 +219,19 @@ class CompletionsErrorPathTest {
   }
 
   private record Answer(int status, Map<String, Object> body) {}
+
+  /** Both nodes' transports join one fault group, which the tests arm. */
+  @TestConfiguration(proxyBeanMethods = false)
+  static class FaultInjection {
+
+    @Bean
+    Faults faults() {
+      return new Faults(1);
+    }
+
+    @Bean
+    TransportDecorator faultInjection(Faults faults) {
+      return (transport, settings) -> faults.decorate(transport);
+    }
+  }
 }

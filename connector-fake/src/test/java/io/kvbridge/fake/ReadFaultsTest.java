@@ -1,20 +1,23 @@
 package io.kvbridge.fake;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferStatus;
-import io.kvbridge.transfer.TransportException;
 import java.util.Arrays;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-class TransferFaultsTest {
+/**
+ * The read faults of the fault decorator, over fake agents that copy inside {@code post}: a READ
+ * fails or stalls before it reaches the fake.
+ */
+class ReadFaultsTest {
 
-  private final TwoAgents agents = TwoAgents.synchronous();
-  private final FakeFaults faults = agents.faults();
+  private final Faults faults = new Faults(7);
+  private final TwoAgents agents = TwoAgents.synchronous(faults);
 
   @AfterEach
   void close() {
@@ -60,23 +63,6 @@ class TransferFaultsTest {
   }
 
   @Test
-  void failTransfersHitsOnlyThoseThePredicateMatches() {
-    faults.failTransfers(FakeFaults.UNLIMITED, TransferAttempt.readsFrom("elsewhere"), "no");
-
-    assertThat(agents.decode.status(agents.read(1))).isEqualTo(TransferStatus.DONE);
-  }
-
-  @Test
-  void refusedPostsDoNotUseUpAFaultsCount() {
-    faults.failNextReads(1, "link down");
-    agents.decode.invalidateRemote("prefill");
-    assertThatThrownBy(() -> agents.read(1)).isInstanceOf(TransportException.class);
-    agents.decode.loadRemoteMetadata(agents.prefill.localMetadata());
-
-    assertThat(agents.decode.status(agents.read(1))).isInstanceOf(TransferStatus.Failed.class);
-  }
-
-  @Test
   void stalledReadStaysInProgressAndMovesNoByte() {
     faults.stallNextReads(1);
 
@@ -84,7 +70,7 @@ class TransferFaultsTest {
 
     assertThat(agents.decode.status(handle)).isEqualTo(TransferStatus.IN_PROGRESS);
     assertThat(agents.decodeBytes()).containsOnly(0);
-    assertThat(faults.stalledTransfers()).isEqualTo(1);
+    assertThat(faults.stalledReads()).isEqualTo(1);
   }
 
   @Test
@@ -92,12 +78,12 @@ class TransferFaultsTest {
     faults.stallNextReads(1);
     TransferHandle handle = agents.read(4);
 
-    assertThat(faults.unstallTransfers()).isEqualTo(1);
+    assertThat(faults.unstallReads()).isEqualTo(1);
 
     assertThat(agents.decode.status(handle)).isEqualTo(TransferStatus.DONE);
     assertThat(Arrays.copyOf(agents.decodeBytes(), 4 * TwoAgents.BLOCK))
         .isEqualTo(Arrays.copyOf(agents.prefillData, 4 * TwoAgents.BLOCK));
-    assertThat(faults.stalledTransfers()).isZero();
+    assertThat(faults.stalledReads()).isZero();
   }
 
   @Test
@@ -106,7 +92,7 @@ class TransferFaultsTest {
     agents.read(1, Optional.of(new byte[] {3}));
     assertThat(agents.prefill.drainNotifications()).isEmpty();
 
-    faults.unstallTransfers();
+    faults.unstallReads();
 
     assertThat(agents.prefill.drainNotifications()).hasSize(1);
   }
@@ -118,8 +104,8 @@ class TransferFaultsTest {
 
     agents.decode.release(handle);
 
-    assertThat(faults.stalledTransfers()).isZero();
-    assertThat(faults.unstallTransfers()).isZero();
+    assertThat(faults.stalledReads()).isZero();
+    assertThat(faults.unstallReads()).isZero();
     assertThat(agents.decodeBytes()).containsOnly(0);
   }
 
@@ -129,7 +115,7 @@ class TransferFaultsTest {
     TransferHandle handle = agents.read(4);
 
     faults.kill("prefill");
-    faults.unstallTransfers();
+    faults.unstallReads();
 
     assertThat(agents.decode.status(handle)).isInstanceOf(TransferStatus.Failed.class);
     assertThat(agents.decodeBytes()).containsOnly(0);

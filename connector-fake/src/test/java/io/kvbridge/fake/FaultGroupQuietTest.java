@@ -1,0 +1,46 @@
+package io.kvbridge.fake;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvbridge.tck.faults.Faults;
+import io.kvbridge.transfer.TransferHandle;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * When a fault group says nothing is moving between its members, over fake agents that copy inside
+ * {@code post}.
+ */
+class FaultGroupQuietTest {
+
+  private final Faults faults = new Faults(7);
+  private final TwoAgents agents = TwoAgents.synchronous(faults);
+
+  @AfterEach
+  void close() {
+    agents.close();
+  }
+
+  @Test
+  void groupIsQuietOnlyOnceWhatWasSentWasDrained() {
+    agents.decode.notify("prefill", new byte[] {1});
+    assertThat(faults.quiet()).isFalse();
+
+    agents.prefill.drainNotifications();
+
+    assertThat(faults.quiet()).isTrue();
+  }
+
+  @Test
+  void attachedNotificationCountsAsSentOnceTheTransferIsSeenDone() {
+    TransferHandle handle = agents.read(TwoAgents.BLOCKS, Optional.of(new byte[] {1}));
+    assertThat(faults.quiet()).isFalse(); // the transfer was never polled
+
+    agents.decode.status(handle);
+    assertThat(faults.quiet()).isFalse(); // its notification waits at prefill
+    agents.prefill.drainNotifications();
+
+    assertThat(faults.quiet()).isTrue();
+  }
+}
