@@ -115,10 +115,13 @@ public record TransferParams(
     if (map == null) {
       throw new InvalidTransferParamsException("missing");
     }
+    // Fields are read in the order a reader of the JSON expects them named when they are missing.
+    String producer = text(map, "producer_engine_id");
+    String requestId = text(map, "request_id");
     return new TransferParams(
-        text(map, "producer_engine_id"),
+        producer,
         incarnation(text(map, "producer_incarnation")),
-        text(map, "request_id"),
+        requestId,
         blockIds(map.get("block_ids")),
         (int) integer(map, "tokens", Integer.MIN_VALUE, Integer.MAX_VALUE),
         text(map, "prompt_digest"),

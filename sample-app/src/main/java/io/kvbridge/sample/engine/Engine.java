@@ -82,6 +82,9 @@ public final class Engine implements AutoCloseable {
   // that a dying loop fails each of them, wherever it is.
   private final Set<Pending> inFlight = Collections.newSetFromMap(new IdentityHashMap<>());
   private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
+  // Requests whose producer has not confirmed the lease yet: they hold no blocks and are asked
+  // about again every step.
+  private final ArrayDeque<Pending> confirming = new ArrayDeque<>();
   private final Map<String, Loading> loading = new HashMap<>();
   private final Map<String, List<Integer>> heldForTransfer = new HashMap<>();
 
@@ -371,6 +374,7 @@ public final class Engine implements AutoCloseable {
       fail(p, stopped());
     }
     waiting.clear();
+    confirming.clear();
     loading.clear();
     heldForTransfer.clear();
     waitingCount = 0;
@@ -433,7 +437,7 @@ public final class Engine implements AutoCloseable {
     for (LoadFailure failure : finished.failedLoads()) {
       loadFailed(failure.requestId(), failure.reason(), finishedThisStep);
     }
-    waitingCount = waiting.size();
+    waitingCount = waiting.size() + confirming.size();
     loadingCount = loading.size();
     heldForTransferCount = heldForTransfer.size();
   }
@@ -441,6 +445,19 @@ public final class Engine implements AutoCloseable {
   private void admit(Set<String> finishedThisStep) {
     for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
       accept(p);
+    }
+    // Requests whose lease was not confirmed yet are asked about again; they keep their turn.
+    for (int n = confirming.size(); n > 0 && !confirming.isEmpty(); n--) {
+      Pending p = confirming.pollFirst();
+      if (pool.freeBlocks() < blocksFor(p.tokens.length)) {
+        confirming.addLast(p);
+        continue;
+      }
+      try {
+        begin(p, finishedThisStep);
+      } catch (RuntimeException e) {
+        fail(p, e);
+      }
     }
     // First come, first served: a large request at the head waits for blocks rather than being
     // overtaken forever by small ones.
@@ -472,7 +489,16 @@ public final class Engine implements AutoCloseable {
       return;
     }
     SchedulerSide scheduler = connector.scheduler();
-    LoadMatch match = scheduler.matchRemote(id, TokenIds.of(p.tokens), params.get());
+    LoadMatch answer = scheduler.matchRemote(id, TokenIds.of(p.tokens), params.get());
+    if (answer instanceof LoadMatch.Pending) {
+      confirming.addLast(p);
+      return;
+    }
+    if (answer instanceof LoadMatch.Unavailable unavailable) {
+      unavailable(p, unavailable.reason(), finishedThisStep);
+      return;
+    }
+    LoadMatch.Ready match = (LoadMatch.Ready) answer;
     List<Integer> blocks = List.of();
     try {
       blocks = allocate(blocksFor(tokens));
@@ -538,7 +564,27 @@ public final class Engine implements AutoCloseable {
             request.requestId(), words, p.tokens.length, source, loaded, decision.params()));
   }
 
+  /** The KV of a request that holds no blocks yet cannot be loaded: the policy decides. */
+  private void unavailable(Pending p, String reason, Set<String> finishedThisStep) {
+    String id = p.request.requestId();
+    if (policy == LoadFailurePolicy.RECOMPUTE) {
+      LOG.info("engine {}: KV of {} unavailable ({}); recomputing locally", engineId, id, reason);
+      recomputed.incrementAndGet();
+      List<Integer> blocks = allocate(blocksFor(p.tokens.length));
+      try {
+        compute(p, blocks, 0);
+      } catch (RuntimeException e) {
+        pool.free(blocks);
+        throw e;
+      }
+      finish(p, blocks, KvSource.RECOMPUTED, 0, finishedThisStep);
+      return;
+    }
+    fail(p, new KvLoadFailedException(id, reason));
+  }
+
   private void loadFailed(String requestId, String reason, Set<String> finishedThisStep) {
+
     Loading l = loading.remove(requestId);
     if (l == null) {
       LOG.warn(

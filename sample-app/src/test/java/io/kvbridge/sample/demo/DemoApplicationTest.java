@@ -91,6 +91,7 @@ class DemoApplicationTest {
     assertThat(prefill.get("leasesEnded"))
         .isEqualTo(
             Map.of(
+                "RELEASED", (int) summary.ended(EndReason.RELEASED),
                 "READ", (int) summary.ended(EndReason.READ),
                 "EXPIRED", (int) summary.ended(EndReason.EXPIRED),
                 "REVOKED", (int) summary.ended(EndReason.REVOKED)));

@@ -123,7 +123,15 @@ abstract class MultiProcessDeployment {
               assertThat(status.get("liveLeases")).isEqualTo(0);
               assertThat(status.get("leasesEnded"))
                   .isEqualTo(
-                      Map.of("READ", REQUESTS - dropped(), "EXPIRED", dropped(), "REVOKED", 0));
+                      Map.of(
+                          "READ",
+                          REQUESTS - dropped(),
+                          "EXPIRED",
+                          dropped(),
+                          "REVOKED",
+                          0,
+                          "RELEASED",
+                          0));
             });
   }
 

@@ -3,9 +3,10 @@ package io.kvbridge.sample.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.sample.FaultInjection;
 import io.kvbridge.sample.HttpApi;
 import io.kvbridge.sample.decode.DecodeNode;
+import io.kvbridge.tck.faults.Faults;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.annotation.DirtiesContext;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -35,6 +37,7 @@ import tools.jackson.databind.json.JsonMapper;
     })
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DirtiesContext
+@Import(FaultInjection.class)
 class EngineFailureOverHttpTest {
 
   static final String FABRIC = "engine-failure-over-http-test";
@@ -45,6 +48,7 @@ class EngineFailureOverHttpTest {
 
   @LocalServerPort int port;
   @Autowired DecodeNode decode;
+  @Autowired Faults faults;
 
   private HttpApi api;
   private HttpApi.Answer loadingWhenItDied;
@@ -54,7 +58,7 @@ class EngineFailureOverHttpTest {
     api = new HttpApi(port);
     Map<String, Object> prefilled =
         api.post("/prefill/v1/completions", request(Map.of("do_remote_decode", true))).json();
-    FakeFabric.named(FABRIC).faults().stallNextReads(1);
+    faults.stallNextReads(1);
     CompletableFuture<HttpApi.Answer> loading =
         CompletableFuture.supplyAsync(
             () -> api.post("/decode/v1/completions", request(prefilled.get("kv_transfer_params"))));

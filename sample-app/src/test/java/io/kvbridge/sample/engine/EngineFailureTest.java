@@ -39,7 +39,7 @@ class EngineFailureTest {
 
   @Test
   void aRequestStillLoadingFailsAtOnceWhenTheStepLoopDies() throws Exception {
-    pair.fabric.faults().stallNextReads(1);
+    pair.faults.stallNextReads(1);
     CompletableFuture<Generation> decoded = decode(prefill());
     await().until(() -> pair.decode.stats().loading() == 1);
 

@@ -31,17 +31,23 @@ final class EnginePair implements AutoCloseable {
   final Engine decode;
 
   EnginePair(LoadFailurePolicy decodePolicy) {
-    String name = "engine-test-" + UUID.randomUUID();
-    this.prefill = start(name, "p", Role.PRODUCER, LoadFailurePolicy.FAIL);
-    this.decode = start(name, "d", Role.CONSUMER, decodePolicy);
+    this(decodePolicy, Duration.ofMinutes(1));
   }
 
-  private Engine start(String fabricName, String kind, Role role, LoadFailurePolicy policy) {
+  /** A pair whose leases live at most {@code maxLifetime}, renewals included. */
+  EnginePair(LoadFailurePolicy decodePolicy, Duration maxLifetime) {
+    String name = "engine-test-" + UUID.randomUUID();
+    this.prefill = start(name, "p", Role.PRODUCER, LoadFailurePolicy.FAIL, maxLifetime);
+    this.decode = start(name, "d", Role.CONSUMER, decodePolicy, maxLifetime);
+  }
+
+  private Engine start(
+      String fabricName, String kind, Role role, LoadFailurePolicy policy, Duration maxLifetime) {
     ConnectorSettings settings =
         ConnectorSettings.builder(FakeTransportProvider.TYPE, fabricName + "-" + kind)
             .role(role)
             .clock(clock)
-            .leaseTerms(new LeaseTerms(LEASE, Duration.ofMinutes(1)))
+            .leaseTerms(new LeaseTerms(LEASE, maxLifetime))
             .safetyMargin(SAFETY_MARGIN)
             .properties(Map.of(FakeTransportProvider.FABRIC, fabricName))
             .build();

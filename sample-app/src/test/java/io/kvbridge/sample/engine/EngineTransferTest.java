@@ -131,7 +131,9 @@ class EngineTransferTest {
 
   @Test
   void aLeaseEndingInsideTheSafetyMarginIsNotRead() throws Exception {
-    pair = new EnginePair(LoadFailurePolicy.FAIL);
+    // No renewal can move the lease past its maximum lifetime, here one lease long: the
+    // confirmation before the read finds it ending inside the margin.
+    pair = new EnginePair(LoadFailurePolicy.FAIL, EnginePair.LEASE);
     TransferParams params = prefill(PROMPT).transferParams().orElseThrow();
     pair.clock.advance(EnginePair.LEASE.minus(EnginePair.SAFETY_MARGIN).plusMillis(1));
 

@@ -3,11 +3,11 @@ package io.kvbridge.sample.router;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.kvbridge.sample.FaultInjection;
 import io.kvbridge.sample.completions.CompletionRequest;
 import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.spring.TransportDecorator;
 import io.kvbridge.tck.faults.Faults;
 import java.net.URI;
 import java.util.LinkedHashMap;
@@ -16,9 +16,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.web.client.RestClient;
 
@@ -35,6 +34,7 @@ import org.springframework.web.client.RestClient;
       "kvbridge.sample.router.drop-after-prefill=0",
       "kvbridge.sample.demo.enabled=false"
     })
+@Import(FaultInjection.class)
 class CompletionsErrorPathTest {
 
   static final String FABRIC = "completions-error-path-test";
@@ -219,19 +219,4 @@ class CompletionsErrorPathTest {
   }
 
   private record Answer(int status, Map<String, Object> body) {}
-
-  /** Both nodes' transports join one fault group, which the tests arm. */
-  @TestConfiguration(proxyBeanMethods = false)
-  static class FaultInjection {
-
-    @Bean
-    Faults faults() {
-      return new Faults(1);
-    }
-
-    @Bean
-    TransportDecorator faultInjection(Faults faults) {
-      return (transport, settings) -> faults.decorate(transport);
-    }
-  }
 }
