@@ -1,0 +1,153 @@
+package io.kvbridge.tck.wire;
+
+import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.integrity.PromptDigest;
+import io.kvbridge.integrity.ReadDigest;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.MemoryKind;
+import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeSecret;
+import io.kvbridge.wire.LeaseRef;
+import io.kvbridge.wire.ProtocolMessage;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The values behind the wire format's golden vectors ({@code golden-vectors.txt} beside this
+ * class): every protocol message, every handshake frame (with and without the deployment secret),
+ * and the digests. Fixed inputs only, so each encodes to the same bytes in any implementation; the
+ * file is what a peer written in another language tests itself against, and {@code
+ * docs/protocol.md} explains each field.
+ */
+public final class GoldenValues {
+
+  /** The deployment secret of the authenticated vectors. */
+  public static final HandshakeSecret SECRET = HandshakeSecret.of("kvbridge golden vector secret");
+
+  /** The lease every message names. */
+  public static final LeaseRef LEASE = new LeaseRef("req-1", "00112233445566778899aabbccddeeff");
+
+  /** The prompt the digests are computed over: token ids 1 to 8. */
+  public static final int[] PROMPT = {1, 2, 3, 4, 5, 6, 7, 8};
+
+  /** The prompt digest of {@link #PROMPT}. */
+  public static final String PROMPT_DIGEST = PromptDigest.of(PROMPT, PROMPT.length);
+
+  /** The read digest of reading blocks 3, 17, 5 of 1024 bytes for {@code req-1}. */
+  public static final ReadDigest READ_DIGEST =
+      ReadDigest.of("req-1", PROMPT_DIGEST, 1024, List.of(3, 17, 5));
+
+  /** The producer's greeting of the plain conversation. */
+  public static final Handshake.Greeting GREETING = new Handshake.Greeting(bytes(0x10), false);
+
+  /** The producer's greeting of the authenticated conversation. */
+  public static final Handshake.Greeting GREETING_AUTHENTICATED =
+      new Handshake.Greeting(bytes(0x10), true);
+
+  /** The consumer's request. */
+  public static final Handshake.Request REQUEST =
+      new Handshake.Request(
+          bytes(0x20),
+          "decode-0",
+          0x0123456789abcdefL,
+          "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+          new byte[] {(byte) 0xde, (byte) 0xad, (byte) 0xbe, (byte) 0xef});
+
+  /** The producer's acceptance. */
+  public static final Handshake.Accepted ACCEPTED =
+      new Handshake.Accepted(
+          "prefill-0",
+          0x0fedcba987654321L,
+          new byte[] {(byte) 0xca, (byte) 0xfe},
+          64,
+          1024,
+          0x7f00_0000_1000L,
+          0,
+          MemoryKind.DRAM,
+          1_000_000_000L);
+
+  private GoldenValues() {}
+
+  /** Every protocol message of the vectors, by vector name. */
+  public static Map<String, ProtocolMessage> messages() {
+    Map<String, ProtocolMessage> m = new LinkedHashMap<>();
+    m.put("message.completion", new ProtocolMessage.Completion(LEASE, "decode-0", READ_DIGEST));
+    m.put("message.ack", new ProtocolMessage.Ack(LEASE));
+    m.put("message.nack", new ProtocolMessage.Nack(LEASE, "WRONG_BLOCKS"));
+    m.put(
+        "message.heartbeat",
+        new ProtocolMessage.Heartbeat(
+            "decode-0", 5_000_000_000L, List.of(LEASE, new LeaseRef("req-2", LEASE.token()))));
+    m.put(
+        "message.renewed",
+        new ProtocolMessage.Renewed(
+            5_000_000_000L,
+            7_000_000_000L,
+            List.of(new ProtocolMessage.Renewal(LEASE, 37_000_000_000L))));
+    m.put(
+        "message.confirm",
+        new ProtocolMessage.Confirm(LEASE, "decode-0", READ_DIGEST, 5_000_000_000L));
+    m.put(
+        "message.confirmed",
+        new ProtocolMessage.Confirmed(LEASE, 37_000_000_000L, 5_000_000_000L, 7_000_000_000L));
+    m.put("message.release", new ProtocolMessage.Release(LEASE, "decode-0", "aborted on D"));
+    return m;
+  }
+
+  /** Every handshake frame of the vectors, encoded, by vector name. */
+  public static Map<String, byte[]> handshakeFrames() {
+    Optional<HandshakeSecret> none = Optional.empty();
+    Optional<HandshakeSecret> secret = Optional.of(SECRET);
+    Map<String, byte[]> m = new LinkedHashMap<>();
+    m.put("handshake.greeting", Handshake.encode(GREETING));
+    m.put("handshake.request", Handshake.encode(REQUEST, GREETING, none));
+    m.put("handshake.accepted", Handshake.encode(ACCEPTED, GREETING, REQUEST, none));
+    m.put("handshake.refused", Handshake.encode(new Handshake.Refused("incompatible KV layout")));
+    m.put("handshake.greeting.authenticated", Handshake.encode(GREETING_AUTHENTICATED));
+    m.put(
+        "handshake.request.authenticated",
+        Handshake.encode(REQUEST, GREETING_AUTHENTICATED, secret));
+    m.put(
+        "handshake.accepted.authenticated",
+        Handshake.encode(ACCEPTED, GREETING_AUTHENTICATED, REQUEST, secret));
+    return m;
+  }
+
+  /** The digests of the vectors, by vector name. */
+  public static Map<String, byte[]> digests() {
+    Map<String, byte[]> m = new LinkedHashMap<>();
+    m.put("digest.prompt", HexFormat.of().parseHex(PROMPT_DIGEST));
+    m.put("digest.read", READ_DIGEST.toBytes());
+    return m;
+  }
+
+  /**
+   * The checksums of the vectors, as four big-endian bytes each, by vector name: a block of 1024
+   * bytes and one of 8192 bytes, byte {@code i} of each being {@code i % 251}, under both schemes.
+   */
+  public static Map<String, byte[]> checksums() {
+    Map<String, byte[]> m = new LinkedHashMap<>();
+    for (int size : new int[] {1024, 8192}) {
+      KvMemory block = HeapMemory.counting(size);
+      for (ChecksumScheme scheme : ChecksumScheme.values()) {
+        int crc = scheme.checksum(block, 0, size);
+        m.put(
+            "checksum." + scheme.wireName() + "." + size,
+            HexFormat.of().parseHex(HexFormat.of().toHexDigits(crc)));
+      }
+    }
+    return m;
+  }
+
+  /** 16 bytes counting up from {@code first}. */
+  private static byte[] bytes(int first) {
+    byte[] b = new byte[Handshake.NONCE_BYTES];
+    for (int i = 0; i < b.length; i++) {
+      b[i] = (byte) (first + i);
+    }
+    return b;
+  }
+}
