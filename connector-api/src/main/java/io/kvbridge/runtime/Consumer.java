@@ -1,9 +1,7 @@
 package io.kvbridge.runtime;
 
-import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
-import io.kvbridge.spi.InvalidTransferParamsException;
 import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
@@ -19,9 +17,7 @@ import io.kvbridge.transfer.TransportException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -29,8 +25,8 @@ import java.util.Set;
  * D's half of the pull protocol: takes a request's transfer parameters through the {@linkplain Load
  * load state machine}: confirms the lease with the producer before any block is committed, posts
  * the read when the engine lent its blocks, checks what arrived, and reports the request received
- * only after P's ACK. Replies from producers are handled by {@link ConsumerReplies}; heartbeats by
- * {@link Heartbeats}.
+ * only after P's ACK. The first stage (parameters, handshake, confirmation) is {@link Admission};
+ * replies from producers are handled by {@link ConsumerReplies}; heartbeats by {@link Heartbeats}.
  *
  * <p>Threads: every method runs under the connector's lock; handshakes run on the {@link
  * HandshakeClient}'s threads.
@@ -38,9 +34,6 @@ import java.util.Set;
 final class Consumer {
 
   private static final System.Logger LOG = System.getLogger(Consumer.class.getName());
-
-  /** How many refusals of loads still in confirmation are kept for the engine's next ask. */
-  private static final int MAX_REFUSALS_KEPT = 65_536;
 
   private final ConnectorSettings settings;
   private final Transport transport;
@@ -50,13 +43,7 @@ final class Consumer {
   private final Heartbeats heartbeats;
   private final Set<String> received = new HashSet<>();
   private final List<LoadFailure> failures = new ArrayList<>();
-  private final Map<String, String> refusals =
-      new LinkedHashMap<>() {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-          return size() > MAX_REFUSALS_KEPT;
-        }
-      };
+  private final Admission admission;
   private volatile KvMemory memory;
   private volatile KvLayout layout;
 
@@ -66,11 +53,22 @@ final class Consumer {
     this.counters = counters;
     this.handshakes = new HandshakeClient(settings, transport, counters, this::requireLayout);
     this.heartbeats = new Heartbeats(settings, transport, loads);
+    this.admission =
+        new Admission(settings, transport, counters, loads, handshakes, this::requireLayout);
   }
 
   void start(KvMemory kvMemory, KvLayout kvLayout) {
     this.memory = kvMemory;
     this.layout = kvLayout;
+  }
+
+  LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params) {
+    return admission.matchRemote(requestId, prompt, params);
+  }
+
+  /** Ends a load that still confirms: the engine learns it at its next {@code matchRemote}. */
+  void refuse(Load load, String reason) {
+    admission.refuse(load, reason);
   }
 
   LoadTable loads() {
@@ -83,59 +81,6 @@ final class Consumer {
 
   Heartbeats heartbeats() {
     return heartbeats;
-  }
-
-  LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params) {
-    Optional<Load> existing = loads.get(requestId);
-    if (existing.isPresent()) {
-      Load load = existing.get();
-      if (!load.params.equals(params)) {
-        throw new InvalidTransferParamsException(
-            "request " + requestId + " is already loading other transfer parameters");
-      }
-      return switch (load.state()) {
-        case CONFIRMING -> LoadMatch.PENDING;
-        case AWAITING_ALLOCATION -> new LoadMatch.Ready(params.tokens());
-        default ->
-            throw new IllegalStateException(
-                "request " + requestId + " already has its blocks; matchRemote comes before that");
-      };
-    }
-    String refusal = refusals.remove(requestId);
-    if (refusal != null) {
-      return new LoadMatch.Unavailable(refusal);
-    }
-    check(requestId, prompt, params);
-    if (loads.from(params.producerEngineId()) >= settings.maxLoadsPerProducer()) {
-      String why =
-          "producer "
-              + params.producerEngineId()
-              + " already has "
-              + settings.maxLoadsPerProducer()
-              + " loads on engine "
-              + settings.engineId()
-              + " (kvbridge.consumer.max-loads-per-producer)";
-      counters.rejected(RejectedInput.OVER_PRODUCER_LIMIT, why);
-      return new LoadMatch.Unavailable(why);
-    }
-    long now = settings.clock().nanoTime();
-    // The digest is derived from what this consumer verified: the block ids P checks against the
-    // lease, and the prompt digest just compared with this request's own prompt.
-    ReadDigest digest =
-        ReadDigest.of(
-            params.requestId(),
-            params.promptDigest(),
-            requireLayout().blockBytes(),
-            params.blockIds());
-    Load load =
-        new Load(
-            requestId,
-            params,
-            digest,
-            now + settings.handshakeTimeout().toNanos() + settings.replyTimeout().toNanos());
-    loads.add(load);
-    confirm(load, now);
-    return LoadMatch.PENDING;
   }
 
   void afterAllocate(String requestId, List<Integer> localBlockIds) {
@@ -232,7 +177,7 @@ final class Consumer {
                     + (settings.handshakeTimeout().toMillis() + settings.replyTimeout().toMillis())
                     + " ms");
           } else {
-            confirm(load, now);
+            admission.confirm(load, now);
           }
         }
         case READY -> restarted.ifPresent(why -> fail(load, why));
@@ -269,7 +214,7 @@ final class Consumer {
    * lands after this returns), and its producer is told to release the lease.
    */
   boolean cancel(String requestId, String why) {
-    if (refusals.remove(requestId) != null) {
+    if (admission.forgetRefusal(requestId)) {
       return true;
     }
     Optional<Load> found = loads.get(requestId);
@@ -329,14 +274,6 @@ final class Consumer {
         settings.clock().nanoTime() - load.readStartedAt);
   }
 
-  /** Ends a load that still confirms: the engine learns it at its next {@code matchRemote}. */
-  void refuse(Load load, String reason) {
-    loads.remove(load);
-    refusals.put(load.requestId, reason);
-    counters.transferFailed(load.requestId, reason);
-    LOG.log(Level.WARNING, "load of {0} refused before allocation: {1}", load.requestId, reason);
-  }
-
   /** Ends a load whose blocks the engine lent, releasing its read if one is posted. */
   void fail(Load load, String reason) {
     releaseRead(load);
@@ -350,73 +287,6 @@ final class Consumer {
     failures.add(new LoadFailure(load.requestId, blocks, reason));
   }
 
-  private void check(String requestId, TokenIds prompt, TransferParams params) {
-    KvLayout kv = requireLayout();
-    String problem = null;
-    if (params.tokens() > prompt.size()) {
-      problem = "tokens " + params.tokens() + " exceed the prompt's " + prompt.size();
-    } else if ((long) params.blockIds().size() * kv.tokensPerBlock() != params.tokens()) {
-      problem =
-          params.blockIds().size()
-              + " blocks of "
-              + kv.tokensPerBlock()
-              + " tokens cannot hold "
-              + params.tokens()
-              + " tokens";
-    } else if (params.blockIds().size() > kv.blockCount()) {
-      problem =
-          params.blockIds().size() + " blocks exceed this engine's pool of " + kv.blockCount();
-    } else if (loads.reads(new Load.LeaseKey(params.producerEngineId(), params.requestId()))) {
-      problem = "the lease of " + params.requestId() + " is already being loaded on this engine";
-    }
-    if (problem != null) {
-      counters.rejected(RejectedInput.MALFORMED_TRANSFER_PARAMS, problem);
-      throw new InvalidTransferParamsException(problem);
-    }
-    if (!prompt.digest(params.tokens()).equals(params.promptDigest())) {
-      String why =
-          "prompt_digest is not the digest of this request's first "
-              + params.tokens()
-              + " prompt tokens: the parameters belong to another prompt";
-      counters.rejected(RejectedInput.PROMPT_MISMATCH, requestId + ": " + why);
-      throw new InvalidTransferParamsException(why);
-    }
-  }
-
-  /** Sends the load's Confirm once its producer is handshaken; refuses it if that failed. */
-  private void confirm(Load load, long now) {
-    if (load.confirmSentAt != Long.MIN_VALUE) {
-      return;
-    }
-    TransferParams p = load.params;
-    HandshakeClient.Resolution resolution =
-        handshakes.resolve(p.producerEngineId(), p.handshakeAddress(), p.producerIncarnation());
-    if (resolution instanceof HandshakeClient.Resolution.Failed failed) {
-      refuse(load, failed.reason());
-    } else if (resolution instanceof HandshakeClient.Resolution.Ready ready) {
-      ProducerPeer peer = ready.peer();
-      for (int id : p.blockIds()) {
-        if (id >= peer.blockCount()) {
-          String why =
-              "block id "
-                  + id
-                  + " is outside the producer's pool of "
-                  + peer.blockCount()
-                  + " blocks";
-          counters.rejected(RejectedInput.MALFORMED_TRANSFER_PARAMS, load.requestId + ": " + why);
-          refuse(load, why);
-          return;
-        }
-      }
-      load.peer = peer;
-      load.confirmSentAt = now;
-      if (!ConsumerReplies.sendConfirm(transport, settings.engineId(), load, now)) {
-        handshakes.suspect(peer.engineId());
-        refuse(load, "could not send the confirmation to " + peer.engineId());
-      }
-    }
-  }
-
   private void pollRead(Load load, long now) {
     TransferStatus status;
     try {
@@ -426,7 +296,8 @@ final class Consumer {
     }
     if (status instanceof TransferStatus.Done) {
       releaseRead(load);
-      Optional<String> corrupt = checkContent(load);
+      Optional<String> corrupt =
+          LoadChecks.contentProblem(load.params, memory, layout.blockBytes(), load.localBlocks);
       if (corrupt.isPresent()) {
         counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId + ": " + corrupt.get());
         fail(load, corrupt.get() + "; not using the read");
@@ -442,32 +313,6 @@ final class Consumer {
     } else if (now >= load.stateDeadline()) {
       fail(load, "read did not finish before the lease deadline; its bytes are not trusted");
     }
-  }
-
-  /** Compares each block read with the checksum P recorded at grant; names the first mismatch. */
-  private Optional<String> checkContent(Load load) {
-    TransferParams p = load.params;
-    int blockBytes = layout.blockBytes();
-    for (int i = 0; i < p.blockIds().size(); i++) {
-      int actual =
-          p.checksumScheme()
-              .checksum(memory, (long) load.localBlocks.get(i) * blockBytes, blockBytes);
-      int expected = p.blockChecksums().get(i);
-      if (actual != expected) {
-        return Optional.of(
-            "block "
-                + p.blockIds().get(i)
-                + " of producer "
-                + p.producerEngineId()
-                + " arrived with "
-                + p.checksumScheme().wireName()
-                + " "
-                + Integer.toHexString(actual)
-                + ", the lease recorded "
-                + Integer.toHexString(expected));
-      }
-    }
-    return Optional.empty();
   }
 
   /** Why a load can no longer trust its producer: it restarted after the load chose it. */
