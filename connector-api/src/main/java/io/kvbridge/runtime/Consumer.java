@@ -164,10 +164,12 @@ final class Consumer {
   void progress() {
     long now = settings.clock().nanoTime();
     for (Load load : loads.all()) {
-      Optional<String> restarted = restartOf(load);
+      Optional<String> lost = lostProducer(load);
       switch (load.state()) {
         case CONFIRMING -> {
-          if (now >= load.stateDeadline()) {
+          if (lost.isPresent()) {
+            refuse(load, lost.get());
+          } else if (now >= load.stateDeadline()) {
             handshakes.suspect(load.params.producerEngineId());
             refuse(
                 load,
@@ -180,16 +182,18 @@ final class Consumer {
             admission.confirm(load, now);
           }
         }
-        case READY -> restarted.ifPresent(why -> fail(load, why));
+        case READY -> lost.ifPresent(why -> fail(load, why));
         case READING -> {
-          if (restarted.isPresent()) {
-            fail(load, restarted.get());
+          if (lost.isPresent()) {
+            fail(load, lost.get());
           } else {
             pollRead(load, now);
           }
         }
         case AWAITING_REPLY -> {
-          if (now >= load.stateDeadline()) {
+          if (lost.isPresent()) {
+            fail(load, lost.get());
+          } else if (now >= load.stateDeadline()) {
             handshakes.suspect(load.peer.engineId());
             fail(
                 load,
@@ -201,7 +205,7 @@ final class Consumer {
           }
         }
         case AWAITING_ALLOCATION -> {
-          // The engine allocates in the step that saw Ready; a restart is reported then.
+          // The engine allocates in the step that saw Ready; a lost producer is reported then.
         }
       }
     }
@@ -315,10 +319,18 @@ final class Consumer {
     }
   }
 
-  /** Why a load can no longer trust its producer: it restarted after the load chose it. */
-  private Optional<String> restartOf(Load load) {
+  /**
+   * Why a load can no longer trust its producer, if it cannot: the producer restarted after the
+   * load chose it, or stopped answering.
+   */
+  private Optional<String> lostProducer(Load load) {
+
     if (load.peer == null) {
       return Optional.empty();
+    }
+    Optional<String> gone = handshakes.gone(load.peer.engineId());
+    if (gone.isPresent()) {
+      return Optional.of("producer " + load.peer.engineId() + " stopped answering: " + gone.get());
     }
     return handshakes
         .current(load.peer.engineId())

@@ -55,6 +55,7 @@ final class HandshakeClient implements AutoCloseable {
   private final Map<String, ProducerPeer> peers = new ConcurrentHashMap<>();
   private final Map<String, ProducerPeer> byAgent = new ConcurrentHashMap<>();
   private final Set<String> suspects = ConcurrentHashMap.newKeySet();
+  private final Map<String, String> gone = new ConcurrentHashMap<>();
   private final Map<PeerKey, CompletableFuture<ProducerPeer>> inFlight = new ConcurrentHashMap<>();
   private final ThreadPoolExecutor threads;
 
@@ -154,12 +155,23 @@ final class HandshakeClient implements AutoCloseable {
   }
 
   /**
-   * Handshakes with {@code engineId} again before its next use: it failed a read or went silent.
+   * Marks {@code engineId} suspect (it failed a read or went silent) and handshakes with it again
+   * at once: it is not used until that handshake succeeds, and if it fails the producer is {@link
+   * #gone} and forgotten.
    */
   void suspect(String engineId) {
-    if (peers.containsKey(engineId)) {
-      suspects.add(engineId);
+    ProducerPeer peer = peers.get(engineId);
+    if (peer != null && suspects.add(engineId)) {
+      inFlight.computeIfAbsent(new PeerKey(engineId, peer.address()), this::start);
     }
+  }
+
+  /**
+   * Why a producer this consumer knew is gone (its handshake failed after it was suspected), if it
+   * is: loads still tied to it fail at once with this reason instead of waiting for their timeouts.
+   */
+  Optional<String> gone(String engineId) {
+    return Optional.ofNullable(gone.get(engineId));
   }
 
   /** Every producer handshaken. */
@@ -183,6 +195,7 @@ final class HandshakeClient implements AutoCloseable {
       try {
         return CompletableFuture.completedFuture(handshake(channel, key));
       } catch (HandshakeFailedException e) {
+        forgetIfSuspect(key, e.getMessage());
         return refused(e.getMessage());
       }
     }
@@ -193,6 +206,7 @@ final class HandshakeClient implements AutoCloseable {
               return handshake(channel, key);
             } catch (HandshakeFailedException e) {
               counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
+              forgetIfSuspect(key, e.getMessage());
               throw new CompletionException(e);
             }
           },
@@ -208,6 +222,22 @@ final class HandshakeClient implements AutoCloseable {
               + " at "
               + key.address());
     }
+  }
+
+  /** A suspect producer whose new handshake failed is gone: forgotten, its metadata dropped. */
+  private void forgetIfSuspect(PeerKey key, String reason) {
+    ProducerPeer peer = peers.get(key.engineId());
+    if (peer == null
+        || !suspects.contains(key.engineId())
+        || !peer.address().equals(key.address())) {
+      return;
+    }
+    gone.put(key.engineId(), reason);
+    peers.remove(key.engineId(), peer);
+    byAgent.remove(peer.agentName(), peer);
+    suspects.remove(key.engineId());
+    transport.invalidateRemote(peer.agentName());
+    LOG.log(Level.WARNING, "producer {0} is gone: {1}", key.engineId(), reason);
   }
 
   private CompletableFuture<ProducerPeer> refused(String reason) {
@@ -326,6 +356,8 @@ final class HandshakeClient implements AutoCloseable {
     peers.put(engineId, peer);
     byAgent.put(agent, peer);
     suspects.remove(engineId);
+    gone.remove(engineId);
+
     LOG.log(
         Level.INFO,
         "handshake with {0} at {1}: agent {2}, incarnation {3}, clock offset {4} ns (±{5} ns)",

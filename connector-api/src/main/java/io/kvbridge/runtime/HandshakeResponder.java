@@ -108,6 +108,26 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     return Optional.ofNullable(consumersByAgent.get(agent));
   }
 
+  /**
+   * Forgets a consumer's agent that can no longer be reached: its transport metadata is invalidated
+   * and its messages are refused as from an unknown peer until it handshakes again.
+   */
+  void forget(String agent) {
+    String consumer = consumersByAgent.remove(agent);
+    if (consumer == null) {
+      return;
+    }
+    KnownConsumer entry = consumers.get(consumer);
+    if (entry != null) {
+      synchronized (entry) {
+        if (agent.equals(entry.agent)) {
+          entry.agent = null;
+        }
+      }
+    }
+    transport.invalidateRemote(agent);
+  }
+
   /** The consumers that completed a handshake. */
   Set<String> consumers() {
     return Set.copyOf(consumersByAgent.values());

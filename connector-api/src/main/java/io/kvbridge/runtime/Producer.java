@@ -244,15 +244,18 @@ final class Producer {
     try {
       transport.notify(toAgent, ProtocolMessage.encode(reply));
     } catch (TransportException e) {
-      // The consumer times out waiting and fails the load; the lease outcome stands.
+      // The consumer times out waiting and fails the load; the lease outcome stands. Its agent is
+      // forgotten, so the transport stops trying to reach it; a consumer still alive handshakes
+      // again once its loads time out.
       LOG.log(
           Level.WARNING,
           "could not answer "
               + consumer
               + " with "
               + reply.getClass().getSimpleName()
-              + ": "
+              + "; forgetting its agent until it handshakes again: "
               + e.getMessage());
+      responder.forget(toAgent);
     }
   }
 

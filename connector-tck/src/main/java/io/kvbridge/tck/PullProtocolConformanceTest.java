@@ -112,9 +112,24 @@ public abstract class PullProtocolConformanceTest {
 
   /** Starts an engine with its own KV cache; closed after the test. */
   protected Node node(String name, Role role, KvLayout layout) {
+    return start(name + "-" + UUID.randomUUID().toString().substring(0, 8), role, layout);
+  }
+
+  /**
+   * Stops {@code node} as a process that exits would, and starts it again under the same engine id
+   * with a new incarnation and a fresh KV cache.
+   */
+  protected Node restart(Node node) {
+    nodes.remove(node);
+    node.connector.close();
+    node.memory.close();
+    return start(
+        node.connector.settings().engineId(), node.connector.settings().role(), node.layout);
+  }
+
+  private Node start(String engineId, Role role, KvLayout layout) {
     ConnectorSettings settings =
-        ConnectorSettings.builder(
-                provider().type(), name + "-" + UUID.randomUUID().toString().substring(0, 8))
+        ConnectorSettings.builder(provider().type(), engineId)
             .role(role)
             .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
             .safetyMargin(SAFETY_MARGIN)
@@ -329,6 +344,77 @@ public abstract class PullProtocolConformanceTest {
     consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
     settle("d-2");
     assertThat(consumer.received).contains("d-2");
+  }
+
+  // ---------------------------------------------------------------- restarts, aborts, silence
+
+  @Test
+  void producerRestartedUnderItsEngineIdServesAgainAfterOneHandshake() {
+    establishPeer();
+    TransferParams stale = prefill("p-stale", List.of(1));
+
+    producer = restart(producer);
+    Map<Integer, byte[]> written = producer.fill(List.of(2, 3));
+    TransferParams fresh = prefill("p-fresh", List.of(2, 3));
+    load("d-fresh", fresh, List.of(20, 21));
+    settle("d-fresh");
+    load("d-stale", stale, List.of(10));
+    settle("d-stale");
+
+    assertThat(consumer.received).contains("d-fresh");
+    assertThat(consumer.block(20)).isEqualTo(written.get(2));
+    assertThat(consumer.block(21)).isEqualTo(written.get(3));
+    assertThat(consumer.failed.get("d-stale").reason()).contains("restarted");
+  }
+
+  @Test
+  void consumerRestartedUnderItsEngineIdIsHandshakenAgainAndServed() {
+    establishPeer();
+
+    consumer = restart(consumer);
+    Map<Integer, byte[]> written = producer.fill(List.of(4));
+    TransferParams params = prefill("p-after", List.of(4));
+    load("d-after", params, List.of(7));
+    settle("d-after");
+
+    assertThat(consumer.received).contains("d-after");
+    assertThat(consumer.block(7)).isEqualTo(written.get(4));
+    assertThat(producer.connector.status().rejected())
+        .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 0L);
+  }
+
+  @Test
+  void loadCancelledOnTheConsumerReleasesTheLeaseOnTheProducerAtOnce() {
+    TransferParams params = prefill("p-1", List.of(1, 2));
+    assertThat(confirm(consumer, "d-1", params, Prompts.of("p-1", params.tokens()))).isTrue();
+    consumer.connector.scheduler().afterAllocate("d-1", List.of(5, 6));
+
+    assertThat(consumer.connector.scheduler().cancelLoad("d-1", "client went away")).isTrue();
+
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.RELEASED, 1L);
+    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+    consumer.drain();
+    assertThat(consumer.received).doesNotContain("d-1");
+    assertThat(consumer.failed).doesNotContainKey("d-1");
+  }
+
+  @Test
+  void producerThatNeverConfirmsIsRefusedAfterTheHandshakeAndReplyTimeoutsHavingHeldNoBlock() {
+    TransferParams params = prefill("p-1", List.of(1));
+    TokenIds prompt = Prompts.of("p-1", params.tokens());
+
+    // The producer's engine never steps, so the confirmation is never answered.
+    LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, params);
+    consumer.drain();
+    clock.advance(HANDSHAKE_TIMEOUT.plus(Duration.ofSeconds(5)));
+    consumer.drain();
+    LoadMatch later = consumer.connector.scheduler().matchRemote("d-1", prompt, params);
+
+    assertThat(first).isEqualTo(LoadMatch.PENDING);
+    assertThat(later).isInstanceOf(LoadMatch.Unavailable.class);
+    assertThat(((LoadMatch.Unavailable) later).reason()).contains("did not confirm");
+    assertThat(consumer.connector.status().loadsInFlight()).isZero();
   }
 
   // ---------------------------------------------------------------- untrusted input
