@@ -19,6 +19,7 @@ import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.MalformedMessageException;
@@ -107,6 +108,8 @@ final class Consumer {
           params.blockIds().size() + " blocks exceed this engine's pool of " + kv.blockCount();
     } else if (awaitingAllocation.containsKey(requestId) || loads.containsKey(requestId)) {
       problem = "request " + requestId + " is already loading";
+    } else {
+      problem = handshakeAddressProblem(params.handshakeAddress()).orElse(null);
     }
     if (problem != null) {
       counters.rejected(RejectedInput.MALFORMED_TRANSFER_PARAMS, problem);
@@ -160,14 +163,9 @@ final class Consumer {
     if (known != null && known.address().equals(params.handshakeAddress())) {
       return Optional.of(known);
     }
-    HandshakeChannel channel;
-    try {
-      channel = HandshakeChannel.forAddress(params.handshakeAddress());
-    } catch (IllegalArgumentException e) {
-      counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
-      failed.add(new LoadFailure(spec.requestId(), spec.localBlockIds(), e.getMessage()));
-      return Optional.empty();
-    }
+    // matchRemote refused parameters whose address does not parse.
+    HandshakeChannel channel =
+        HandshakeChannel.forAddress(HandshakeAddress.parse(params.handshakeAddress()));
     if (channel.mayBlock()) {
       handshakesInFlight.computeIfAbsent(
           peerKey(params),
@@ -502,6 +500,16 @@ final class Consumer {
     }
   }
 
+  /** Why {@code address} is not a handshake address, if it is not. */
+  private static Optional<String> handshakeAddressProblem(String address) {
+    try {
+      HandshakeAddress.parse(address);
+      return Optional.empty();
+    } catch (IllegalArgumentException e) {
+      return Optional.of("handshake_address " + e.getMessage());
+    }
+  }
+
   private static String peerKey(TransferParams params) {
     return params.producerEngineId() + '\u0000' + params.handshakeAddress();
   }
@@ -607,10 +615,11 @@ final class Consumer {
     long sent = settings.clock().nanoTime();
     Handshake.Response response;
     try {
-      HandshakeChannel channel = HandshakeChannel.forAddress(address);
+      HandshakeAddress parsed = HandshakeAddress.parse(address);
       response =
           Handshake.decodeResponse(
-              channel.exchange(address, greeting -> request, settings.handshakeTimeout()));
+              HandshakeChannel.forAddress(parsed)
+                  .exchange(parsed, greeting -> request, settings.handshakeTimeout()));
     } catch (IOException | IllegalArgumentException e) {
       throw new HandshakeFailedException(
           "handshake with " + engineId + " at " + address + " failed: " + e.getMessage());

@@ -3,6 +3,7 @@ package io.kvbridge.spi;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.time.MonotonicClock;
+import io.kvbridge.wire.HandshakeAddress;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -18,8 +19,8 @@ import java.util.Objects;
  * @param safetyMargin a consumer does not start a read whose lease ends sooner than this
  * @param replyTimeout how long a consumer waits for P's ACK/NACK after a read
  * @param handshakeTimeout how long a consumer waits for a producer's handshake answer
- * @param handshakeAddress where this engine answers handshakes: {@code local} (same JVM) or {@code
- *     tcp://host:port} (port 0 picks a free one)
+ * @param handshakeAddress where this engine answers handshakes: in this JVM or on a TCP host and
+ *     port (port 0 picks a free one)
  * @param acksRequired how many distinct consumers must acknowledge a lease (producer)
  * @param clock the monotonic clock leases and timeouts use
  * @param observer receives events for metrics
@@ -35,7 +36,7 @@ public record ConnectorSettings(
     Duration safetyMargin,
     Duration replyTimeout,
     Duration handshakeTimeout,
-    String handshakeAddress,
+    HandshakeAddress handshakeAddress,
     int acksRequired,
     MonotonicClock clock,
     ConnectorObserver observer,
@@ -153,9 +154,18 @@ public record ConnectorSettings(
       return this;
     }
 
-    /** Sets the handshake address. */
+    /**
+     * Sets the handshake address, written {@code local}, {@code local://name} or {@code
+     * tcp://host:port}; checked when the settings are built.
+     */
     public Builder handshakeAddress(String value) {
       this.handshakeAddress = value;
+      return this;
+    }
+
+    /** Sets the handshake address. */
+    public Builder handshakeAddress(HandshakeAddress value) {
+      this.handshakeAddress = value.toString();
       return this;
     }
 
@@ -194,7 +204,7 @@ public record ConnectorSettings(
           safetyMargin,
           replyTimeout,
           handshakeTimeout,
-          handshakeAddress,
+          HandshakeAddress.parse(handshakeAddress),
           acksRequired,
           clock,
           observer,

@@ -69,10 +69,4 @@ class HandshakeTest {
     assertThatThrownBy(() -> Handshake.decodeRequest(Arrays.copyOf(bytes, bytes.length - 5)))
         .isInstanceOf(MalformedMessageException.class);
   }
-
-  @Test
-  void unsupportedAddressSchemeNamesTheAcceptedForms() {
-    assertThatThrownBy(() -> HandshakeChannel.forAddress("udp://x:1"))
-        .hasMessageContaining("'local' or 'tcp://host:port'");
-  }
 }
