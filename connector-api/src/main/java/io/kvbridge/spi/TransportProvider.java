@@ -25,7 +25,7 @@ public interface TransportProvider {
    * configured by {@code settings.properties()}. Called only when {@link #availability()} says the
    * connector can run here; the caller owns the transport and closes it.
    *
-   * @throws InvalidConnectorPropertyException if a connector-specific property is invalid
+   * @throws InvalidSettingException if a connector-specific property is invalid
    */
   Transport create(ConnectorSettings settings);
 }

@@ -53,18 +53,6 @@ class ConnectorRegistryTest {
     assertThat(ConnectorRegistry.load(getClass().getClassLoader()).types()).isEmpty();
   }
 
-  @Test
-  void settingsNameTheBadValue() {
-    assertThatThrownBy(() -> ConnectorSettings.builder("fake", " ").build())
-        .hasMessageContaining("engineId");
-    assertThatThrownBy(
-            () ->
-                ConnectorSettings.builder("fake", "e")
-                    .safetyMargin(java.time.Duration.ofMinutes(5))
-                    .build())
-        .hasMessageContaining("safetyMargin");
-  }
-
   private static TransportProvider provider(String type, Availability availability) {
     return new TransportProvider() {
       @Override

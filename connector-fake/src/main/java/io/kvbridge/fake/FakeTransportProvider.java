@@ -3,7 +3,7 @@ package io.kvbridge.fake;
 import io.kvbridge.spi.Availability;
 import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
-import io.kvbridge.spi.InvalidConnectorPropertyException;
+import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.transfer.Transport;
 import java.io.UncheckedIOException;
@@ -63,15 +63,14 @@ public final class FakeTransportProvider implements TransportProvider {
       return FakeFabric.named(properties.string(FABRIC, FakeFabric.DEFAULT_NAME));
     }
     if (properties.string(FABRIC).isPresent()) {
-      throw new InvalidConnectorPropertyException(
-          FABRIC,
-          "set either " + FABRIC + " or " + SHARED_DIR + " for the fake connector, not both");
+      throw new InvalidSettingException(
+          FABRIC, "cannot be set together with " + SHARED_DIR + "; set one of them, not both");
     }
     try {
       return FakeFabric.sharedDirectory(dir);
     } catch (UncheckedIOException e) {
-      throw new InvalidConnectorPropertyException(
-          SHARED_DIR, SHARED_DIR + "=" + dir + " is not a usable directory: " + e.getMessage());
+      throw new InvalidSettingException(
+          SHARED_DIR, "'" + dir + "' is not a usable directory: " + e.getMessage(), e);
     }
   }
 }

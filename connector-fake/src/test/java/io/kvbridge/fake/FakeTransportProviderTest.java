@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.runtime.PullConnector;
 import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.transfer.Transport;
 import java.nio.file.Files;
@@ -85,8 +86,8 @@ class FakeTransportProviderTest {
             .build();
 
     assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("'fake.fabrik'")
+        .isInstanceOf(InvalidSettingException.class)
+        .hasMessageContaining("fake.fabrik is unknown")
         .hasMessageContaining("fake.fabric");
   }
 
@@ -128,8 +129,8 @@ class FakeTransportProviderTest {
             .build();
 
     assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("not both");
+        .isInstanceOf(InvalidSettingException.class)
+        .hasMessageContaining("fake.fabric cannot be set together with fake.shared-dir");
   }
 
   @Test
@@ -141,8 +142,8 @@ class FakeTransportProviderTest {
             .build();
 
     assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("fake.shared-dir=" + file);
+        .isInstanceOf(InvalidSettingException.class)
+        .hasMessageContaining("fake.shared-dir '" + file + "' is not a usable directory");
   }
 
   private ConnectorSettings settings(String engineId) {

@@ -5,6 +5,7 @@ import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.Availability;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorUnavailableException;
+import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransportProvider;
@@ -63,13 +64,36 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       MonotonicClock clock,
       ObjectProvider<ConnectorObserverFactory> observerFactories) {
     this.properties = properties;
+    this.clock = clock;
+    // The configured engine's settings, built now so an invalid value stops start-up.
+    settings(properties.engineId(), properties.role());
     if (NIXL_TYPE.equals(properties.connector().type())) {
       exportNativeLocations(properties.nixl());
     }
     this.registry = registry;
     this.provider = select(registry, properties.connector().type());
-    this.clock = clock;
     this.observerFactories = observerFactories;
+  }
+
+  /**
+   * The settings of a connector for {@code engineId} in {@code role}, with every other value as
+   * configured.
+   *
+   * @throws InvalidKvBridgePropertyException naming the {@code kvbridge.*} property of a value
+   *     {@link ConnectorSettings} refuses
+   */
+  private ConnectorSettings settings(String engineId, Role role) {
+    try {
+      return properties.connectorSettings(engineId, role, clock, ConnectorObserver.NONE);
+    } catch (InvalidSettingException e) {
+      throw invalidProperty(e);
+    }
+  }
+
+  /** {@code e} reported under the property's full name, {@code kvbridge.} and the setting. */
+  static InvalidKvBridgePropertyException invalidProperty(InvalidSettingException e) {
+    String property = "kvbridge." + e.setting();
+    return new InvalidKvBridgePropertyException(property, property + " " + e.problem(), e);
   }
 
   /**
@@ -149,8 +173,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
                   + " unique, close the other connector first or choose another id");
         }
       }
-      ConnectorSettings base =
-          properties.connectorSettings(engineId, role, clock, ConnectorObserver.NONE);
+      ConnectorSettings base = settings(engineId, role);
       List<ConnectorObserver> observers = new ArrayList<>();
       observerFactories.orderedStream().forEach(f -> observers.add(f.observerFor(base)));
       ConnectorSettings settings = base.withObserver(CompositeConnectorObserver.of(observers));

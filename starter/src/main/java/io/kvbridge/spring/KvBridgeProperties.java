@@ -1,12 +1,11 @@
 package io.kvbridge.spring;
 
-import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
+import io.kvbridge.time.DurationText;
 import io.kvbridge.time.MonotonicClock;
-import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -18,9 +17,10 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Configuration of kvbridge, under the prefix {@code kvbridge}. Every value is checked when it is
- * bound: an invalid one stops start-up with an {@link InvalidKvBridgePropertyException} that names
- * the property and what it accepts.
+ * Configuration of kvbridge, under the prefix {@code kvbridge}. The values a connector runs with
+ * are checked by {@link ConnectorSettings} when the connectors are set up, and the values only the
+ * starter reads are checked here when they are bound: either way an invalid one stops start-up with
+ * an {@link InvalidKvBridgePropertyException} that names the property and what it accepts.
  *
  * @param connector Which connector this application uses.
  * @param role What this engine does: 'producer' (prefill node, grants leases), 'consumer' (decode
@@ -50,20 +50,8 @@ public record KvBridgeProperties(
 
   private static final String PREFIX = "kvbridge.";
 
-  /** Checks every value that does not belong to a group. */
+  /** Checks that free-form properties do not repeat typed ones. */
   public KvBridgeProperties {
-    requireNonNull("connector", connector);
-    requireNonNull("role", role);
-    requireNonNull("lease", lease);
-    requireNonNull("handshake", handshake);
-    requireNonNull("load-failure-policy", loadFailurePolicy);
-    requireNonNull("nixl", nixl);
-    if (engineId == null || engineId.isBlank()) {
-      throw new InvalidKvBridgePropertyException(
-          PREFIX + "engine-id",
-          PREFIX + "engine-id must not be blank; set it to this engine's unique name");
-    }
-    requirePositive("reply-timeout", replyTimeout);
     properties = properties == null ? Map.of() : Map.copyOf(properties);
     for (String key : properties.keySet()) {
       if (nixl.entries().containsKey(key)) {
@@ -99,7 +87,7 @@ public record KvBridgeProperties(
       String engineId, Role role, MonotonicClock clock, ConnectorObserver observer) {
     return ConnectorSettings.builder(connector.type(), engineId)
         .role(role)
-        .leaseTerms(new LeaseTerms(lease.duration(), lease.maxLifetime()))
+        .leaseTerms(lease.duration(), lease.maxLifetime())
         .heartbeatInterval(lease.heartbeatInterval())
         .safetyMargin(lease.safetyMargin())
         .acksRequired(lease.acksRequired())
@@ -118,17 +106,7 @@ public record KvBridgeProperties(
    * @param type Connector type: the name a provider on the class path answers to, such as 'fake'
    *     (in-JVM, for tests and demos) or 'nixl'.
    */
-  public record Connector(@DefaultValue("fake") String type) {
-
-    /** Checks the type is given; whether a provider knows it is checked when connectors start. */
-    public Connector {
-      if (type == null || type.isBlank()) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "connector.type",
-            PREFIX + "connector.type must not be blank; set it to a connector type such as fake");
-      }
-    }
-  }
+  public record Connector(@DefaultValue("fake") String type) {}
 
   /**
    * Lease terms and the timers that keep leases alive.
@@ -152,83 +130,25 @@ public record KvBridgeProperties(
       @DefaultValue("2s") Duration safetyMargin,
       @DefaultValue("1") int acksRequired) {
 
-    /** Checks each duration and how they relate. */
+    /**
+     * Checks the sweep interval, which only the starter reads; {@link ConnectorSettings} checks the
+     * others.
+     */
     public Lease {
-      requirePositive("lease.duration", duration);
-      requirePositive("lease.max-lifetime", maxLifetime);
-      requirePositive("lease.heartbeat-interval", heartbeatInterval);
       requirePositive("lease.sweep-interval", sweepInterval);
-      requireNonNull("lease.safety-margin", safetyMargin);
-      if (maxLifetime.compareTo(duration) < 0) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "lease.max-lifetime",
-            describe("lease.max-lifetime", maxLifetime)
-                + " must be at least "
-                + describe("lease.duration", duration));
-      }
-      if (heartbeatInterval.compareTo(duration) >= 0) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "lease.heartbeat-interval",
-            describe("lease.heartbeat-interval", heartbeatInterval)
-                + " must be shorter than "
-                + describe("lease.duration", duration)
-                + ", or leases expire between heartbeats");
-      }
-      if (safetyMargin.isNegative() || safetyMargin.compareTo(duration) >= 0) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "lease.safety-margin",
-            describe("lease.safety-margin", safetyMargin)
-                + " must be at least 0s and shorter than "
-                + describe("lease.duration", duration));
-      }
-      if (acksRequired < 1) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "lease.acks-required",
-            PREFIX + "lease.acks-required (" + acksRequired + ") must be at least 1");
-      }
     }
   }
 
   /**
    * Handshakes between engines.
    *
-   * @param address Where this engine answers handshakes: 'local' for engines in one JVM, or
-   *     'tcp://host:port' for separate processes ('tcp://0.0.0.0:0' picks a free port).
+   * @param address Where this engine answers handshakes: 'local' for engines in one JVM (or
+   *     'local://name' to choose the name), or 'tcp://host:port' for separate processes
+   *     ('tcp://0.0.0.0:0' picks a free port).
    * @param timeout How long a consumer waits for a producer's handshake answer.
    */
   public record Handshake(
-      @DefaultValue("local") String address, @DefaultValue("5s") Duration timeout) {
-
-    /** Checks the address's form and the timeout. */
-    public Handshake {
-      requireNonNull("handshake.address", address);
-      if (!isLocal(address) && !isTcp(address)) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "handshake.address",
-            PREFIX
-                + "handshake.address '"
-                + address
-                + "' is not an address; use 'local' (engines in one JVM) or 'tcp://host:port'");
-      }
-      requirePositive("handshake.timeout", timeout);
-    }
-
-    private static boolean isLocal(String address) {
-      return address.equals("local") || address.startsWith("local://");
-    }
-
-    private static boolean isTcp(String address) {
-      if (!address.startsWith("tcp://")) {
-        return false;
-      }
-      try {
-        URI uri = new URI(address);
-        return uri.getHost() != null && uri.getPort() >= 0 && uri.getPort() <= 65_535;
-      } catch (java.net.URISyntaxException e) {
-        return false;
-      }
-    }
-  }
+      @DefaultValue("local") String address, @DefaultValue("5s") Duration timeout) {}
 
   /**
    * Settings of the {@code nixl} connector, handed to it as {@code nixl.*} entries of {@link
@@ -287,10 +207,6 @@ public record KvBridgeProperties(
     }
   }
 
-  private static String describe(String name, Duration value) {
-    return PREFIX + name + " (" + DurationText.of(value) + ")";
-  }
-
   private static void requireNonNull(String name, @Nullable Object value) {
     if (value == null) {
       throw new InvalidKvBridgePropertyException(PREFIX + name, PREFIX + name + " must be set");
@@ -301,7 +217,8 @@ public record KvBridgeProperties(
     requireNonNull(name, value);
     if (value.isNegative() || value.isZero()) {
       throw new InvalidKvBridgePropertyException(
-          PREFIX + name, describe(name, value) + " must be positive, e.g. 5s or 500ms");
+          PREFIX + name,
+          PREFIX + name + " (" + DurationText.of(value) + ") must be positive, e.g. 5s or 500ms");
     }
   }
 }

@@ -36,7 +36,7 @@ class StartupFailureReportTest {
         .contains(
             "Description:",
             "Invalid kvbridge configuration: kvbridge.lease.max-lifetime (10s) must be at least"
-                + " kvbridge.lease.duration (30s)",
+                + " the lease duration (30s)",
             "Action:",
             "Update kvbridge.lease.max-lifetime in your application's configuration.");
   }
