@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.runtime.PullConnector;
+import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.KvConnector;
@@ -26,12 +28,14 @@ class FakeTransportProviderTest {
     ConnectorRegistry registry = ConnectorRegistry.load(getClass().getClassLoader());
 
     assertThat(registry.types()).contains("fake");
-    assertThat(registry.require("fake")).isInstanceOf(FakeTransportProvider.class);
+    assertThat(registry.require("fake", ConnectorProperties.EMPTY))
+        .isInstanceOf(FakeTransportProvider.class);
   }
 
   @Test
   void fakeIsAlwaysAvailable() {
-    assertThat(new FakeTransportProvider().availability().isAvailable()).isTrue();
+    assertThat(new FakeTransportProvider().availability(ConnectorProperties.EMPTY))
+        .isInstanceOf(Availability.Available.class);
   }
 
   @Test
@@ -89,6 +93,15 @@ class FakeTransportProviderTest {
         .isInstanceOf(InvalidSettingException.class)
         .hasMessageContaining("fake.fabrik is unknown")
         .hasMessageContaining("fake.fabric");
+  }
+
+  @Test
+  void anInvalidFakePropertyIsRefusedWhenAvailabilityIsAsked() {
+    ConnectorProperties properties = ConnectorProperties.of(Map.of("fake.fabrik", "x"));
+
+    assertThatThrownBy(() -> new FakeTransportProvider().availability(properties))
+        .isInstanceOfSatisfying(
+            InvalidSettingException.class, e -> assertThat(e.setting()).isEqualTo("fake.fabrik"));
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.kvbridge.nixl;
 
 import io.kvbridge.nixl.capi.NixlLibrary;
 import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.transfer.Transport;
@@ -11,7 +12,7 @@ import io.kvbridge.transfer.Transport;
  * engine id. Properties are described in {@link NixlOptions}.
  *
  * <p>Available where NIXL's C API and the JNI glue load (see {@link NixlLibrary} for where they are
- * looked for); the reason it is not, with how to install NIXL, is what {@link #availability()}
+ * looked for); the reason it is not, with how to install NIXL, is what {@link #availability}
  * reports.
  */
 public final class NixlTransportProvider implements TransportProvider {
@@ -28,7 +29,8 @@ public final class NixlTransportProvider implements TransportProvider {
   }
 
   @Override
-  public Availability availability() {
+  public Availability availability(ConnectorProperties properties) {
+    NixlOptions.fromProperties(properties.asMap());
     if (NixlLibrary.probe() instanceof NixlLibrary.Failed failed) {
       return Availability.unavailable(failed.reason(), failed.cause().orElse(null));
     }

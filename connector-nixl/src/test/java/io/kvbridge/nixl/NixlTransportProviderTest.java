@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvbridge.nixl.testing.RequiresNixl;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.runtime.PullConnector;
+import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.transfer.MemoryKind;
@@ -22,12 +24,14 @@ class NixlTransportProviderTest {
     ConnectorRegistry registry = ConnectorRegistry.load(getClass().getClassLoader());
 
     assertThat(registry.types()).contains("nixl");
-    assertThat(registry.require("nixl")).isInstanceOf(NixlTransportProvider.class);
+    assertThat(registry.require("nixl", ConnectorProperties.EMPTY))
+        .isInstanceOf(NixlTransportProvider.class);
   }
 
   @Test
   void isAvailableWhereNixlLoads() {
-    assertThat(new NixlTransportProvider().availability().isAvailable()).isTrue();
+    assertThat(new NixlTransportProvider().availability(ConnectorProperties.EMPTY))
+        .isInstanceOf(Availability.Available.class);
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.kvbridge.spring;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorUnavailableException;
 import io.kvbridge.spi.InvalidSettingException;
@@ -45,6 +46,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
 
   private final KvBridgeProperties properties;
   private final ConnectorRegistry registry;
+  private final ConnectorProperties connectorProperties;
   private final TransportProvider provider;
   private final MonotonicClock clock;
   private final ObjectProvider<ConnectorObserverFactory> observerFactories;
@@ -71,7 +73,8 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       exportNativeLocations(properties.nixl());
     }
     this.registry = registry;
-    this.provider = select(registry, properties.connector().type());
+    this.connectorProperties = ConnectorProperties.of(properties.connectorProperties());
+    this.provider = select(registry, properties.connector().type(), connectorProperties);
     this.observerFactories = observerFactories;
   }
 
@@ -109,9 +112,10 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
     }
   }
 
-  private static TransportProvider select(ConnectorRegistry registry, String type) {
+  private static TransportProvider select(
+      ConnectorRegistry registry, String type, ConnectorProperties connectorProperties) {
     try {
-      return registry.require(type);
+      return registry.require(type, connectorProperties);
     } catch (UnknownConnectorTypeException e) {
       throw new InvalidKvBridgePropertyException(
           "kvbridge.connector.type",
@@ -142,6 +146,11 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   @Override
   public TransportProvider provider() {
     return provider;
+  }
+
+  @Override
+  public Availability availability() {
+    return provider.availability(connectorProperties);
   }
 
   @Override

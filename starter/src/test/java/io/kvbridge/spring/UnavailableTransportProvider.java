@@ -1,6 +1,7 @@
 package io.kvbridge.spring;
 
 import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorUnavailableException;
 import io.kvbridge.spi.TransportProvider;
@@ -21,13 +22,14 @@ public final class UnavailableTransportProvider implements TransportProvider {
   }
 
   @Override
-  public Availability availability() {
+  public Availability availability(ConnectorProperties properties) {
     return Availability.unavailable(
         REASON, new UnsatisfiedLinkError("no test in java.library.path"));
   }
 
   @Override
   public Transport create(ConnectorSettings settings) {
-    throw new ConnectorUnavailableException(TYPE, (Availability.Unavailable) availability());
+    throw new ConnectorUnavailableException(
+        TYPE, (Availability.Unavailable) availability(settings.properties()));
   }
 }
