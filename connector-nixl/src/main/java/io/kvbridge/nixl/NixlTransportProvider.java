@@ -28,10 +28,15 @@ public final class NixlTransportProvider implements TransportProvider {
     return TYPE;
   }
 
+  /**
+   * Available where NIXL loads from the installation the properties (or the JVM's defaults) name,
+   * and it is the one this process loaded, if it loaded one already; refuses an unknown or invalid
+   * {@code nixl.*} property.
+   */
   @Override
   public Availability availability(ConnectorProperties properties) {
-    NixlOptions.fromProperties(properties.asMap());
-    if (NixlLibrary.probe() instanceof NixlLibrary.Failed failed) {
+    NixlOptions options = NixlOptions.fromProperties(properties);
+    if (NixlLibrary.probe(options.library()) instanceof NixlLibrary.Failed failed) {
       return Availability.unavailable(failed.reason(), failed.cause().orElse(null));
     }
     return Availability.available();
@@ -40,6 +45,6 @@ public final class NixlTransportProvider implements TransportProvider {
   @Override
   public Transport create(ConnectorSettings settings) {
     return NixlTransport.create(
-        settings.engineId(), NixlOptions.fromProperties(settings.properties().asMap()));
+        settings.engineId(), NixlOptions.fromProperties(settings.properties()));
   }
 }

@@ -9,9 +9,9 @@ import java.util.List;
 
 /**
  * The multi-process deployment on the NIXL connector, in host memory, with the NIXL that
- * connector-nixl's build fetched into {@code connector-nixl/target/nixl/lib}. Fails when NIXL is
- * missing, unless the build was told NIXL is optional ({@code -Dkvbridge.nixl.required=false}),
- * which skips it with the reason.
+ * connector-nixl's build fetched into {@code connector-nixl/target/nixl/lib}, named to each node by
+ * {@code kvbridge.nixl.home}. Fails when NIXL is missing, unless the build was told NIXL is
+ * optional ({@code -Dkvbridge.nixl.required=false}), which skips it with the reason.
  */
 class NixlDeploymentTest extends MultiProcessDeployment {
 
@@ -27,12 +27,9 @@ class NixlDeploymentTest extends MultiProcessDeployment {
     } else {
       assumeTrue(Files.isDirectory(lib), missing);
     }
-    return List.of("--kvbridge.connector.type=nixl", "--kvbridge.nixl.memory=dram");
-  }
-
-  /** NIXL finds its libraries in connector-nixl/target/nixl/lib, seen from the repository root. */
-  @Override
-  Path nodeDirectory() {
-    return REPOSITORY;
+    return List.of(
+        "--kvbridge.connector.type=nixl",
+        "--kvbridge.nixl.memory=dram",
+        "--kvbridge.nixl.home=" + lib);
   }
 }
