@@ -33,15 +33,6 @@ import org.springframework.beans.factory.ObjectProvider;
  */
 final class DefaultKvConnectors implements KvConnectors, DisposableBean {
 
-  /** The connector type whose native locations are exported before probing. */
-  static final String NIXL_TYPE = "nixl";
-
-  /** The system property NIXL's connector reads its installation from. */
-  static final String NIXL_HOME_PROPERTY = "kvbridge.nixl.home";
-
-  /** The system property NIXL's connector reads its plugin directory from. */
-  static final String NIXL_PLUGIN_DIR_PROPERTY = "kvbridge.nixl.plugin-dir";
-
   private static final Log logger = LogFactory.getLog(DefaultKvConnectors.class);
 
   private final KvBridgeProperties properties;
@@ -55,25 +46,25 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   private boolean closed;
 
   /**
-   * Selects the provider of {@code kvbridge.connector.type} and checks it can run here.
+   * Checks the configured engine's settings and selects the provider of {@code
+   * kvbridge.connector.type}, checked to run here with {@code connectorProperties}.
    *
-   * @throws InvalidKvBridgePropertyException if no provider has that type
+   * @throws InvalidKvBridgePropertyException if a setting is invalid, no provider has that type or
+   *     the provider refuses one of its properties
    * @throws ConnectorUnavailableException if the provider cannot run on this machine
    */
   DefaultKvConnectors(
       KvBridgeProperties properties,
+      ConnectorProperties connectorProperties,
       ConnectorRegistry registry,
       MonotonicClock clock,
       ObjectProvider<ConnectorObserverFactory> observerFactories) {
     this.properties = properties;
+    this.connectorProperties = connectorProperties;
     this.clock = clock;
     // The configured engine's settings, built now so an invalid value stops start-up.
     settings(properties.engineId(), properties.role());
-    if (NIXL_TYPE.equals(properties.connector().type())) {
-      exportNativeLocations(properties.nixl());
-    }
     this.registry = registry;
-    this.connectorProperties = ConnectorProperties.of(properties.connectorProperties());
     this.provider = select(registry, properties.connector().type(), connectorProperties);
     this.observerFactories = observerFactories;
   }
@@ -87,29 +78,17 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
    */
   private ConnectorSettings settings(String engineId, Role role) {
     try {
-      return properties.connectorSettings(engineId, role, clock, ConnectorObserver.NONE);
+      return properties.connectorSettings(
+          engineId, role, clock, ConnectorObserver.NONE, connectorProperties);
     } catch (InvalidSettingException e) {
       throw invalidProperty(e);
     }
   }
 
-  /** {@code e} reported under the property's full name, {@code kvbridge.} and the setting. */
-  static InvalidKvBridgePropertyException invalidProperty(InvalidSettingException e) {
+  /** {@code e} reported under the property's full name: {@code kvbridge.} and the setting. */
+  private static InvalidKvBridgePropertyException invalidProperty(InvalidSettingException e) {
     String property = "kvbridge." + e.setting();
     return new InvalidKvBridgePropertyException(property, property + " " + e.problem(), e);
-  }
-
-  /**
-   * NIXL is loaded once per process, when its provider is first probed, from system properties:
-   * make the configured locations those properties unless the JVM was started with its own.
-   */
-  static void exportNativeLocations(KvBridgeProperties.Nixl nixl) {
-    if (nixl.home() != null && System.getProperty(NIXL_HOME_PROPERTY) == null) {
-      System.setProperty(NIXL_HOME_PROPERTY, nixl.home().toString());
-    }
-    if (nixl.pluginDir() != null && System.getProperty(NIXL_PLUGIN_DIR_PROPERTY) == null) {
-      System.setProperty(NIXL_PLUGIN_DIR_PROPERTY, nixl.pluginDir().toString());
-    }
   }
 
   private static TransportProvider select(
@@ -125,6 +104,8 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
               + knownTypes(registry)
               + " (a type is known when its connector's jar is on the class path)",
           e);
+    } catch (InvalidSettingException e) {
+      throw invalidProperty(e);
     } catch (ConnectorUnavailableException e) {
       Availability.Unavailable why = e.why();
       throw new ConnectorUnavailableException(
@@ -186,8 +167,13 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       List<ConnectorObserver> observers = new ArrayList<>();
       observerFactories.orderedStream().forEach(f -> observers.add(f.observerFor(base)));
       ConnectorSettings settings = base.withObserver(CompositeConnectorObserver.of(observers));
-      TrackedKvConnector connector =
-          new TrackedKvConnector(registry.create(settings), live::remove);
+      KvConnector created;
+      try {
+        created = registry.create(settings);
+      } catch (InvalidSettingException e) {
+        throw invalidProperty(e);
+      }
+      TrackedKvConnector connector = new TrackedKvConnector(created, live::remove);
       live.add(connector);
       logger.info(
           "Created a "

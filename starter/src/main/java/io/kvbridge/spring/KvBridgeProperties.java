@@ -1,17 +1,13 @@
 package io.kvbridge.spring;
 
 import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import io.kvbridge.time.DurationText;
 import io.kvbridge.time.MonotonicClock;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -21,6 +17,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * are checked by {@link ConnectorSettings} when the connectors are set up, and the values only the
  * starter reads are checked here when they are bound: either way an invalid one stops start-up with
  * an {@link InvalidKvBridgePropertyException} that names the property and what it accepts.
+ *
+ * <p>A connector's own settings are not held here: every property under {@code kvbridge.<type>.},
+ * for each connector type on the class path, reaches the connectors as {@code <type>.<name>} (e.g.
+ * {@code kvbridge.nixl.memory} as {@code nixl.memory}), and the connector of that type checks it.
  *
  * @param connector Which connector this application uses.
  * @param role What this engine does: 'producer' (prefill node, grants leases), 'consumer' (decode
@@ -32,9 +32,6 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param handshake Where this engine answers handshakes and how long a consumer waits for one.
  * @param loadFailurePolicy What the engine does with a request whose KV cache could not be loaded:
  *     'fail' (end it with an error) or 'recompute' (prefill it locally).
- * @param nixl Settings of the 'nixl' connector.
- * @param properties Further connector-specific settings, passed to the connector as they are. For
- *     instance 'kvbridge.properties.fake.fabric=demo' reaches the connector as 'fake.fabric'.
  */
 @ConfigurationProperties("kvbridge")
 public record KvBridgeProperties(
@@ -44,47 +41,23 @@ public record KvBridgeProperties(
     @DefaultValue Lease lease,
     @DefaultValue("5s") Duration replyTimeout,
     @DefaultValue Handshake handshake,
-    @DefaultValue("fail") LoadFailurePolicy loadFailurePolicy,
-    @DefaultValue Nixl nixl,
-    Map<String, String> properties) {
+    @DefaultValue("fail") LoadFailurePolicy loadFailurePolicy) {
 
   private static final String PREFIX = "kvbridge.";
 
-  /** Checks that free-form properties do not repeat typed ones. */
-  public KvBridgeProperties {
-    properties = properties == null ? Map.of() : Map.copyOf(properties);
-    for (String key : properties.keySet()) {
-      if (nixl.entries().containsKey(key)) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "properties." + key,
-            PREFIX
-                + "properties."
-                + key
-                + " duplicates "
-                + PREFIX
-                + key
-                + "; set it there instead");
-      }
-    }
-  }
-
-  /**
-   * The connector-specific settings handed to the connector ({@link
-   * ConnectorSettings#properties()}): the {@code nixl.*} group under keys such as {@code
-   * nixl.memory}, then every entry of {@link #properties()}.
-   */
-  public Map<String, String> connectorProperties() {
-    Map<String, String> all = new LinkedHashMap<>(nixl.entries());
-    all.putAll(properties);
-    return Map.copyOf(all);
-  }
-
   /**
    * The settings of a connector for {@code engineId} in {@code role}, with every other value as
-   * configured here.
+   * configured here and {@code connectorProperties} as the connector's own.
+   *
+   * @throws io.kvbridge.spi.InvalidSettingException naming the setting (under this prefix) of a
+   *     value a connector cannot run with
    */
   public ConnectorSettings connectorSettings(
-      String engineId, Role role, MonotonicClock clock, ConnectorObserver observer) {
+      String engineId,
+      Role role,
+      MonotonicClock clock,
+      ConnectorObserver observer,
+      ConnectorProperties connectorProperties) {
     return ConnectorSettings.builder(connector.type(), engineId)
         .role(role)
         .leaseTerms(lease.duration(), lease.maxLifetime())
@@ -96,7 +69,7 @@ public record KvBridgeProperties(
         .handshakeTimeout(handshake.timeout())
         .clock(clock)
         .observer(observer)
-        .properties(connectorProperties())
+        .properties(connectorProperties)
         .build();
   }
 
@@ -149,63 +122,6 @@ public record KvBridgeProperties(
    */
   public record Handshake(
       @DefaultValue("local") String address, @DefaultValue("5s") Duration timeout) {}
-
-  /**
-   * Settings of the {@code nixl} connector, handed to it as {@code nixl.*} entries of {@link
-   * ConnectorSettings#properties()}.
-   *
-   * @param backends NIXL backends to create, in order of preference, such as 'UCX'.
-   * @param memory Memory the KV cache lives in: 'vram' (GPU), 'dram' (host), or 'auto' (GPU when a
-   *     usable device is found, host otherwise).
-   * @param pluginDir Directory NIXL loads its backend plugins from. NIXL's default when unset.
-   * @param home NIXL installation whose native libraries are loaded. The class path's when unset.
-   */
-  public record Nixl(
-      @DefaultValue("UCX") List<String> backends,
-      @DefaultValue("auto") Memory memory,
-      @Nullable Path pluginDir,
-      @Nullable Path home) {
-
-    /** Checks the backend list. */
-    public Nixl {
-      requireNonNull("nixl.memory", memory);
-      if (backends == null
-          || backends.isEmpty()
-          || backends.stream().anyMatch(b -> b == null || b.isBlank())) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "nixl.backends",
-            PREFIX
-                + "nixl.backends "
-                + backends
-                + " must name at least one backend and no blank one, e.g. UCX");
-      }
-      backends = List.copyOf(backends);
-    }
-
-    /** This group as connector properties: {@code nixl.backends}, {@code nixl.memory}, ... */
-    Map<String, String> entries() {
-      Map<String, String> entries = new LinkedHashMap<>();
-      entries.put("nixl.backends", String.join(",", backends));
-      entries.put("nixl.memory", memory.name().toLowerCase(Locale.ROOT));
-      if (pluginDir != null) {
-        entries.put("nixl.plugin-dir", pluginDir.toString());
-      }
-      if (home != null) {
-        entries.put("nixl.home", home.toString());
-      }
-      return entries;
-    }
-
-    /** Where the KV cache lives. */
-    public enum Memory {
-      /** GPU memory when a usable device is found, host memory otherwise. */
-      AUTO,
-      /** GPU device memory. */
-      VRAM,
-      /** Host memory. */
-      DRAM
-    }
-  }
 
   private static void requireNonNull(String name, @Nullable Object value) {
     if (value == null) {

@@ -168,19 +168,37 @@ class KvBridgePropertiesValidationTest {
   }
 
   @Test
-  void blankNixlBackendIsRejected() {
+  void unknownConnectorPropertyIsRejectedWithTheKnownOnes() {
     assertRejected(
-        "kvbridge.nixl.backends",
-        "kvbridge.nixl.backends [UCX, ] must name at least one backend and no blank one, e.g. UCX",
-        "kvbridge.nixl.backends[0]=UCX",
-        "kvbridge.nixl.backends[1]=");
+        "kvbridge.fake.fabrik",
+        "kvbridge.fake.fabrik is unknown; known: fake.fabric, fake.shared-dir",
+        "kvbridge.fake.fabrik=demo");
   }
 
   @Test
-  void freeFormPropertyThatDuplicatesATypedOneIsRejected() {
+  void blankConnectorPropertyIsRejected() {
+    assertRejected(
+        "kvbridge.fake.shared-dir",
+        "kvbridge.fake.shared-dir '' is not a file system path",
+        "kvbridge.fake.shared-dir=");
+  }
+
+  @Test
+  void connectorPropertiesThatContradictEachOtherAreRejected() {
+    assertRejected(
+        "kvbridge.fake.fabric",
+        "kvbridge.fake.fabric cannot be set together with fake.shared-dir; set one of them, not"
+            + " both",
+        "kvbridge.fake.fabric=demo",
+        "kvbridge.fake.shared-dir=/tmp/kvbridge-validation-test");
+  }
+
+  @Test
+  void freeFormPropertyIsRejectedNamingWhereToSetIt() {
     assertRejected(
         "kvbridge.properties.nixl.memory",
-        "kvbridge.properties.nixl.memory duplicates kvbridge.nixl.memory; set it there instead",
+        "kvbridge.properties.nixl.memory is not read: a connector's properties are set under"
+            + " kvbridge.<type>., here kvbridge.nixl.memory",
         "kvbridge.properties.nixl.memory=vram");
   }
 }

@@ -92,17 +92,14 @@ class StartupFailureReportTest {
   }
 
   @Test
-  void unknownNixlMemoryIsReportedWithTheValidKinds(CapturedOutput output) {
-    start("kvbridge.nixl.memory=hbm");
+  void invalidConnectorPropertyIsReportedUnderItsFullName(CapturedOutput output) {
+    start("kvbridge.fake.fabrik=demo");
 
     assertThat(output)
         .contains(
-            "kvbridge.nixl.memory",
-            "\"hbm\"",
-            "The following values are valid:",
-            "AUTO",
-            "DRAM",
-            "VRAM");
+            "Invalid kvbridge configuration: kvbridge.fake.fabrik is unknown; known: fake.fabric,"
+                + " fake.shared-dir",
+            "Update kvbridge.fake.fabrik in your application's configuration.");
   }
 
   @Configuration(proxyBeanMethods = false)

@@ -11,7 +11,8 @@ import java.util.List;
  * The multi-process deployment on the NIXL connector, in host memory, with the NIXL that
  * connector-nixl's build fetched into {@code connector-nixl/target/nixl/lib}, named to each node by
  * {@code kvbridge.nixl.home}. Fails when NIXL is missing, unless the build was told NIXL is
- * optional ({@code -Dkvbridge.nixl.required=false}), which skips it with the reason.
+ * optional ({@code -Dkvbridge.nixl.required=false}, handed to the tests as {@code
+ * kvbridge.test.nixl-required}), which skips it with the reason.
  */
 class NixlDeploymentTest extends MultiProcessDeployment {
 
@@ -22,7 +23,7 @@ class NixlDeploymentTest extends MultiProcessDeployment {
     Path lib = REPOSITORY.resolve("connector-nixl/target/nixl/lib");
     String missing =
         "NIXL is not fetched into " + lib + "; run ./mvnw -pl connector-nixl generate-resources";
-    if (Boolean.parseBoolean(System.getProperty("kvbridge.nixl.required", "true"))) {
+    if (Boolean.parseBoolean(System.getProperty("kvbridge.test.nixl-required", "true"))) {
       assertThat(lib).as(missing).isDirectory();
     } else {
       assumeTrue(Files.isDirectory(lib), missing);
