@@ -23,10 +23,11 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * The {@link KvConnectors} of an application context: selects the provider when it is created (so
- * an unknown or unusable connector type stops start-up), creates connectors with the configured
- * settings and every {@link ConnectorObserverFactory}'s observer, and closes the connectors still
- * open when the context closes.
+ * The {@link KvConnectors} of an application context: checks the configured settings and selects
+ * the provider when it is created (so an invalid setting, or an unknown or unusable connector type,
+ * stops start-up, reported under its {@code kvbridge.} name), creates connectors with the
+ * configured settings and every {@link ConnectorObserverFactory}'s observer, and closes the
+ * connectors still open when the context closes.
  *
  * <p>Thread-safe: creation and shutdown are serialized by one lock; {@link #all()} reads a
  * copy-on-write list.
