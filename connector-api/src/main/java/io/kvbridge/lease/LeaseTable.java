@@ -66,11 +66,6 @@ public final class LeaseTable {
     this.listener = Objects.requireNonNull(listener, "listener");
   }
 
-  /** The terms every lease of this table is granted under. */
-  public LeaseTerms terms() {
-    return terms;
-  }
-
   /**
    * Grants a lease on {@code blockIds} for {@code requestId}, expiring one lease duration from now.
    *
@@ -274,13 +269,6 @@ public final class LeaseTable {
   public Optional<Long> soonestDeadline() {
     synchronized (lock) {
       return byDeadline.isEmpty() ? Optional.empty() : Optional.of(byDeadline.first().deadline);
-    }
-  }
-
-  /** Snapshots of every live lease, soonest deadline first. O(n): for diagnostics only. */
-  public List<Lease> snapshot() {
-    synchronized (lock) {
-      return byDeadline.stream().map(LiveLease::snapshot).toList();
     }
   }
 

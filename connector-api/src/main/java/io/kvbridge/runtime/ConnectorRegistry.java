@@ -1,8 +1,10 @@
 package io.kvbridge.runtime;
 
 import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorUnavailableException;
+import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.spi.UnknownConnectorTypeException;
@@ -66,19 +68,22 @@ public final class ConnectorRegistry {
   }
 
   /**
-   * The provider of {@code type}, checked to be able to run on this machine.
+   * The provider of {@code type}, checked to be able to run on this machine with {@code
+   * properties}.
    *
    * @throws UnknownConnectorTypeException listing the known types if there is none
+   * @throws InvalidSettingException if the provider refuses one of its properties
    * @throws ConnectorUnavailableException with the provider's reason and root cause if it cannot
    *     run here
    */
-  public TransportProvider require(String type) {
+  public TransportProvider require(String type, ConnectorProperties properties) {
     Objects.requireNonNull(type, "type");
+    Objects.requireNonNull(properties, "properties");
     TransportProvider provider = byType.get(type);
     if (provider == null) {
       throw new UnknownConnectorTypeException(type, byType.keySet());
     }
-    if (provider.availability() instanceof Availability.Unavailable why) {
+    if (provider.availability(properties) instanceof Availability.Unavailable why) {
       throw new ConnectorUnavailableException(type, why);
     }
     return provider;
@@ -89,6 +94,7 @@ public final class ConnectorRegistry {
    * protocol.
    *
    * @throws UnknownConnectorTypeException if the type is unknown
+   * @throws InvalidSettingException if the provider refuses one of its properties
    * @throws ConnectorUnavailableException if the type cannot run here
    */
   public KvConnector create(ConnectorSettings settings) {
@@ -100,7 +106,7 @@ public final class ConnectorRegistry {
    * inject faults or trace transfers); the connector owns and closes what the decorator returns.
    */
   public KvConnector create(ConnectorSettings settings, UnaryOperator<Transport> decorator) {
-    Transport transport = require(settings.type()).create(settings);
+    Transport transport = require(settings.type(), settings.properties()).create(settings);
     try {
       return new PullConnector(settings, decorator.apply(transport));
     } catch (RuntimeException e) {

@@ -6,6 +6,7 @@ import io.kvbridge.spi.KvLayout;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.MalformedMessageException;
 import java.io.IOException;
@@ -186,14 +187,16 @@ final class HandshakeClient implements AutoCloseable {
 
   private CompletableFuture<ProducerPeer> start(PeerKey key) {
     HandshakeChannel channel;
+    HandshakeAddress address;
     try {
-      channel = HandshakeChannel.forAddress(key.address());
+      address = HandshakeAddress.parse(key.address());
+      channel = HandshakeChannel.forAddress(address);
     } catch (IllegalArgumentException e) {
       return refused(e.getMessage());
     }
     if (!channel.mayBlock()) {
       try {
-        return CompletableFuture.completedFuture(handshake(channel, key));
+        return CompletableFuture.completedFuture(handshake(channel, address, key));
       } catch (HandshakeFailedException e) {
         forgetIfSuspect(key, e.getMessage());
         return refused(e.getMessage());
@@ -203,7 +206,7 @@ final class HandshakeClient implements AutoCloseable {
       return CompletableFuture.supplyAsync(
           () -> {
             try {
-              return handshake(channel, key);
+              return handshake(channel, address, key);
             } catch (HandshakeFailedException e) {
               counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
               forgetIfSuspect(key, e.getMessage());
@@ -245,7 +248,7 @@ final class HandshakeClient implements AutoCloseable {
     return CompletableFuture.failedFuture(new HandshakeFailedException(reason));
   }
 
-  private ProducerPeer handshake(HandshakeChannel channel, PeerKey key)
+  private ProducerPeer handshake(HandshakeChannel channel, HandshakeAddress target, PeerKey key)
       throws HandshakeFailedException {
     KvLayout kv = layout.get();
     String engineId = key.engineId();
@@ -263,7 +266,7 @@ final class HandshakeClient implements AutoCloseable {
     try {
       byte[] answer =
           channel.exchange(
-              address,
+              target,
               greetingFrame -> {
                 try {
                   greeting[0] = Handshake.decodeGreeting(greetingFrame);

@@ -4,6 +4,7 @@ import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.wire.HandshakeAddress;
 import java.util.List;
 import java.util.Optional;
 
@@ -29,6 +30,11 @@ final class LoadChecks {
               + " tokens cannot hold "
               + params.tokens()
               + " tokens");
+    }
+    try {
+      HandshakeAddress.parse(params.handshakeAddress());
+    } catch (IllegalArgumentException e) {
+      return Optional.of("handshake_address " + e.getMessage());
     }
     if (params.blockIds().size() > layout.blockCount()) {
       return Optional.of(

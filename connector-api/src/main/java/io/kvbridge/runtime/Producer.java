@@ -82,7 +82,7 @@ final class Producer {
 
   Optional<String> handshakeAddress() {
     HandshakeChannel.Server s = server;
-    return s == null ? Optional.empty() : Optional.of(s.address());
+    return s == null ? Optional.empty() : Optional.of(s.address().toString());
   }
 
   FinishDecision requestFinished(FinishedRequest request) {
@@ -119,7 +119,7 @@ final class Producer {
             promptDigest,
             lease.token().value(),
             lease.deadlineNanos(),
-            server.address(),
+            server.address().toString(),
             scheme,
             checksums));
   }

@@ -15,11 +15,6 @@ public sealed interface Availability {
     return new Unavailable(reason, Optional.ofNullable(cause));
   }
 
-  /** Whether the connector can run. */
-  default boolean isAvailable() {
-    return this instanceof Available;
-  }
-
   /** The connector can run here. */
   record Available() implements Availability {}
 

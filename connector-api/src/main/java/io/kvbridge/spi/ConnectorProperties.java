@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
 /**
  * A connector's own settings, as text keyed by name (e.g. {@code nixl.memory}), read through typed
  * accessors that share one error type. Every accessor that finds a value it cannot use throws
- * {@link InvalidConnectorPropertyException} naming the property, the value and what is accepted.
+ * {@link InvalidSettingException} naming the property, the value and what is accepted.
  *
  * <p>Immutable; safe for use from any thread.
  */
@@ -248,8 +248,7 @@ public final class ConnectorProperties {
         for (String p : openPrefixes) {
           names.add(p + "*");
         }
-        throw new InvalidConnectorPropertyException(
-            key, "unknown property '" + key + "'; known: " + String.join(", ", names));
+        throw new InvalidSettingException(key, "is unknown; known: " + String.join(", ", names));
       }
     }
   }
@@ -259,9 +258,8 @@ public final class ConnectorProperties {
     return "ConnectorProperties" + asMap();
   }
 
-  private static InvalidConnectorPropertyException invalid(
-      String key, String value, String accepted) {
+  private static InvalidSettingException invalid(String key, String value, String accepted) {
     String shown = value.length() > 64 ? value.substring(0, 64) + "…" : value;
-    return new InvalidConnectorPropertyException(key, key + "='" + shown + "' is not " + accepted);
+    return new InvalidSettingException(key, "'" + shown + "' is not " + accepted);
   }
 }

@@ -1,8 +1,11 @@
 package io.kvbridge.spi;
 
+import io.kvbridge.lease.InvalidLeaseTermsException;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.time.DurationText;
 import io.kvbridge.time.MonotonicClock;
+import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeSecret;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -11,23 +14,34 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Everything a provider needs to create a connector for one engine.
+ * Everything a provider needs to create a connector for one engine. Every value is checked here,
+ * once: a value kvbridge cannot run with is refused with an {@link InvalidSettingException} whose
+ * {@link InvalidSettingException#setting() setting} is the name it is configured by, shown in
+ * brackets below.
  *
- * @param type the connector type, e.g. {@code fake}
- * @param engineId this engine's identity in handshakes; unique in the deployment
- * @param role what this engine does
- * @param leaseTerms lease duration and maximum lifetime (producer)
- * @param heartbeatInterval how often a consumer renews the leases it still means to read
- * @param safetyMargin a consumer does not start a read whose lease ends sooner than this
- * @param replyTimeout how long a consumer waits for P's ACK/NACK after a read
- * @param handshakeTimeout how long a consumer waits for a producer's handshake answer
- * @param handshakeAddress where this engine answers handshakes: {@code local} (same JVM) or {@code
- *     tcp://host:port} (port 0 picks a free one)
- * @param acksRequired how many distinct consumers must acknowledge a lease (producer)
+ * @param type the connector type, e.g. {@code fake} ({@code connector.type})
+ * @param engineId this engine's identity in handshakes; unique in the deployment ({@code
+ *     engine-id})
+ * @param role what this engine does ({@code role})
+ * @param leaseTerms lease duration and maximum lifetime of a producer's leases ({@code
+ *     lease.duration}, {@code lease.max-lifetime})
+ * @param heartbeatInterval how often a consumer renews the leases it still means to read; shorter
+ *     than the lease duration ({@code lease.heartbeat-interval})
+ * @param safetyMargin a consumer does not start a read whose lease ends sooner than this; at least
+ *     0 and shorter than the lease duration ({@code lease.safety-margin})
+ * @param replyTimeout how long a consumer waits for P's ACK/NACK after a read ({@code
+ *     reply-timeout})
+ * @param handshakeTimeout how long a consumer waits for a producer's handshake answer ({@code
+ *     handshake.timeout})
+ * @param handshakeAddress where this engine answers handshakes: in this JVM or on a TCP host and
+ *     port, port 0 picking a free one ({@code handshake.address})
+ * @param acksRequired how many distinct consumers must acknowledge a lease ({@code
+ *     lease.acks-required})
  * @param maxLoadsPerProducer how many loads from one producer a consumer holds at once; more are
  *     refused at once, so one slow or hostile producer cannot take every block of the consumer
+ *     ({@code consumer.max-loads-per-producer})
  * @param handshakeSecret the deployment's shared secret: when present, both ends of every handshake
- *     prove they know it before anything else is exchanged; never logged
+ *     prove they know it before anything else is exchanged; never logged ({@code handshake.secret})
  * @param incarnation drawn afresh at every start of the engine, so peers tell a restarted engine
  *     from its former self
  * @param clock the monotonic clock leases and timeouts use
@@ -44,7 +58,7 @@ public record ConnectorSettings(
     Duration safetyMargin,
     Duration replyTimeout,
     Duration handshakeTimeout,
-    String handshakeAddress,
+    HandshakeAddress handshakeAddress,
     int acksRequired,
     int maxLoadsPerProducer,
     Optional<HandshakeSecret> handshakeSecret,
@@ -53,34 +67,57 @@ public record ConnectorSettings(
     ConnectorObserver observer,
     ConnectorProperties properties) {
 
-  /** Checks every value; messages name the setting. */
+  /**
+   * Checks every value.
+   *
+   * @throws InvalidSettingException naming the setting, its value and what is accepted
+   */
   public ConnectorSettings {
-    Objects.requireNonNull(type, "type");
-    Objects.requireNonNull(engineId, "engineId");
-    Objects.requireNonNull(role, "role");
-    Objects.requireNonNull(leaseTerms, "leaseTerms");
-    Objects.requireNonNull(handshakeAddress, "handshakeAddress");
+    if (type == null || type.isBlank()) {
+      throw new InvalidSettingException(
+          "connector.type", "must not be blank; set it to a connector type such as fake");
+    }
+    if (engineId == null || engineId.isBlank()) {
+      throw new InvalidSettingException(
+          "engine-id", "must not be blank; set it to this engine's unique name");
+    }
+    requireSet("role", role);
+    requireSet("lease.duration", leaseTerms);
+    requirePositive("lease.heartbeat-interval", heartbeatInterval);
+    if (heartbeatInterval.compareTo(leaseTerms.duration()) >= 0) {
+      throw new InvalidSettingException(
+          "lease.heartbeat-interval",
+          "("
+              + DurationText.of(heartbeatInterval)
+              + ") must be shorter than the lease duration ("
+              + DurationText.of(leaseTerms.duration())
+              + "), or leases expire between heartbeats");
+    }
+    requireSet("lease.safety-margin", safetyMargin);
+    if (safetyMargin.isNegative() || safetyMargin.compareTo(leaseTerms.duration()) >= 0) {
+      throw new InvalidSettingException(
+          "lease.safety-margin",
+          "("
+              + DurationText.of(safetyMargin)
+              + ") must be at least 0s and shorter than the lease duration ("
+              + DurationText.of(leaseTerms.duration())
+              + ")");
+    }
+    if (acksRequired < 1) {
+      throw new InvalidSettingException(
+          "lease.acks-required", "(" + acksRequired + ") must be at least 1");
+    }
+    if (maxLoadsPerProducer < 1) {
+      throw new InvalidSettingException(
+          "consumer.max-loads-per-producer", "(" + maxLoadsPerProducer + ") must be at least 1");
+    }
+    requireSet("handshake.secret", handshakeSecret);
+    requirePositive("reply-timeout", replyTimeout);
+    requirePositive("handshake.timeout", handshakeTimeout);
+    requireSet("handshake.address", handshakeAddress);
     Objects.requireNonNull(clock, "clock");
     Objects.requireNonNull(observer, "observer");
     Objects.requireNonNull(properties, "properties");
-    if (engineId.isBlank()) {
-      throw new IllegalArgumentException("engineId must not be blank");
-    }
-    requirePositive("heartbeatInterval", heartbeatInterval);
-    requirePositive("replyTimeout", replyTimeout);
-    requirePositive("handshakeTimeout", handshakeTimeout);
-    if (safetyMargin.isNegative() || safetyMargin.compareTo(leaseTerms.duration()) >= 0) {
-      throw new IllegalArgumentException(
-          "safetyMargin must be at least 0 and below the lease duration, got " + safetyMargin);
-    }
-    if (acksRequired < 1) {
-      throw new IllegalArgumentException("acksRequired must be at least 1, got " + acksRequired);
-    }
-    if (maxLoadsPerProducer < 1) {
-      throw new IllegalArgumentException(
-          "maxLoadsPerProducer must be at least 1, got " + maxLoadsPerProducer);
-    }
-    Objects.requireNonNull(handshakeSecret, "handshakeSecret");
   }
 
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -111,19 +148,30 @@ public record ConnectorSettings(
         properties);
   }
 
-  private static void requirePositive(String name, Duration value) {
-    Objects.requireNonNull(value, name);
-    if (value.isNegative() || value.isZero()) {
-      throw new IllegalArgumentException(name + " must be positive, got " + value);
+  private static void requireSet(String setting, Object value) {
+    if (value == null) {
+      throw new InvalidSettingException(setting, "must be set");
     }
   }
 
-  /** Builds {@link ConnectorSettings}; defaults follow common P/D deployments. */
+  private static void requirePositive(String setting, Duration value) {
+    requireSet(setting, value);
+    if (value.isNegative() || value.isZero()) {
+      throw new InvalidSettingException(
+          setting, "(" + DurationText.of(value) + ") must be positive, e.g. 5s or 500ms");
+    }
+  }
+
+  /**
+   * Builds {@link ConnectorSettings}; defaults follow common P/D deployments. Values are checked
+   * when {@link #build()} is called.
+   */
   public static final class Builder {
     private final String type;
     private final String engineId;
     private Role role = Role.BOTH;
-    private LeaseTerms leaseTerms = new LeaseTerms(Duration.ofSeconds(30), Duration.ofMinutes(2));
+    private Duration leaseDuration = Duration.ofSeconds(30);
+    private Duration leaseMaxLifetime = Duration.ofMinutes(2);
     private Duration heartbeatInterval = Duration.ofSeconds(5);
     private Duration safetyMargin = Duration.ofSeconds(2);
     private Duration replyTimeout = Duration.ofSeconds(5);
@@ -150,7 +198,16 @@ public record ConnectorSettings(
 
     /** Sets lease duration and maximum lifetime. */
     public Builder leaseTerms(LeaseTerms value) {
-      this.leaseTerms = value;
+      return leaseTerms(value.duration(), value.maxLifetime());
+    }
+
+    /**
+     * Sets lease duration and maximum lifetime as configured; {@link #build()} checks them as
+     * {@code lease.duration} and {@code lease.max-lifetime}.
+     */
+    public Builder leaseTerms(Duration duration, Duration maxLifetime) {
+      this.leaseDuration = duration;
+      this.leaseMaxLifetime = maxLifetime;
       return this;
     }
 
@@ -178,10 +235,18 @@ public record ConnectorSettings(
       return this;
     }
 
-    /** Sets the handshake address. */
+    /**
+     * Sets the handshake address, written {@code local}, {@code local://name} or {@code
+     * tcp://host:port}; {@link #build()} parses it.
+     */
     public Builder handshakeAddress(String value) {
       this.handshakeAddress = value;
       return this;
+    }
+
+    /** Sets the handshake address. */
+    public Builder handshakeAddress(HandshakeAddress value) {
+      return handshakeAddress(value.toString());
     }
 
     /** Sets how many consumers must acknowledge each lease. */
@@ -196,7 +261,7 @@ public record ConnectorSettings(
       return this;
     }
 
-    /** Sets the deployment's handshake secret; {@code null} or empty for none. */
+    /** Sets the deployment's handshake secret; {@code null} for none. */
     public Builder handshakeSecret(HandshakeSecret value) {
       this.handshakeSecret = Optional.ofNullable(value);
       return this;
@@ -222,22 +287,32 @@ public record ConnectorSettings(
 
     /** Sets connector-specific properties. */
     public Builder properties(Map<String, String> value) {
-      this.properties = ConnectorProperties.of(value);
+      return properties(ConnectorProperties.of(value));
+    }
+
+    /** Sets connector-specific properties. */
+    public Builder properties(ConnectorProperties value) {
+      this.properties = value;
       return this;
     }
 
-    /** Checks and builds. */
+    /**
+     * Checks and builds.
+     *
+     * @throws InvalidSettingException naming the first setting that holds a value kvbridge cannot
+     *     run with
+     */
     public ConnectorSettings build() {
       return new ConnectorSettings(
           type,
           engineId,
           role,
-          leaseTerms,
+          leaseTerms(),
           heartbeatInterval,
           safetyMargin,
           replyTimeout,
           handshakeTimeout,
-          handshakeAddress,
+          handshakeAddress(),
           acksRequired,
           maxLoadsPerProducer,
           handshakeSecret,
@@ -245,6 +320,30 @@ public record ConnectorSettings(
           clock,
           observer,
           properties);
+    }
+
+    private LeaseTerms leaseTerms() {
+      requireSet("lease.duration", leaseDuration);
+      requireSet("lease.max-lifetime", leaseMaxLifetime);
+      try {
+        return new LeaseTerms(leaseDuration, leaseMaxLifetime);
+      } catch (InvalidLeaseTermsException e) {
+        String setting =
+            switch (e.term()) {
+              case DURATION -> "lease.duration";
+              case MAX_LIFETIME -> "lease.max-lifetime";
+            };
+        throw new InvalidSettingException(setting, e.problem(), e);
+      }
+    }
+
+    private HandshakeAddress handshakeAddress() {
+      requireSet("handshake.address", handshakeAddress);
+      try {
+        return HandshakeAddress.parse(handshakeAddress);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidSettingException("handshake.address", e.getMessage(), e);
+      }
     }
   }
 }

@@ -25,7 +25,9 @@ import java.util.Objects;
  *     is not its own request's, and P refuses a read whose digest is not the lease's
  * @param leaseToken the lease's secret
  * @param deadlineNanos when the lease expires, on P's monotonic clock
- * @param handshakeAddress where P answers handshakes
+ * @param handshakeAddress where P answers handshakes, in the written form of a {@link
+ *     io.kvbridge.wire.HandshakeAddress}; a consumer refuses parameters whose address does not
+ *     parse
  * @param checksumScheme how P fingerprinted each block's content
  * @param blockChecksums one checksum per block of {@code blockIds}, in the same order; D checks
  *     what it read against them before it asks P to validate the read

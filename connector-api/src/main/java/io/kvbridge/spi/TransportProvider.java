@@ -10,22 +10,32 @@ import io.kvbridge.transfer.Transport;
  * same leases and reports the same status.
  *
  * <p>Providers are small: creating one must not load native libraries or allocate resources; {@link
- * #availability()} does the probing (once, cached) and {@link #create} the work.
+ * #availability} does the probing (cached) and {@link #create} the work.
+ *
+ * <p>Threads: any thread may call any method; a provider is shared by every engine of a process.
  */
 public interface TransportProvider {
 
   /** The name configuration selects this connector by, e.g. {@code fake} or {@code nixl}. */
   String type();
 
-  /** Whether this connector can run on this machine; probes once and remembers the answer. */
-  Availability availability();
+  /**
+   * Whether this connector can run on this machine with {@code properties}, the connector-specific
+   * settings an engine would create it with (some, such as where a native library is installed,
+   * decide whether it can). Checks the properties this connector reads, so an invalid one is
+   * refused before any engine starts. Probes at most once per distinct answer-deciding setting and
+   * remembers the answer.
+   *
+   * @throws InvalidSettingException if a property of this connector is unknown or invalid
+   */
+  Availability availability(ConnectorProperties properties);
 
   /**
    * Creates the transport agent of one engine, named after {@code settings.engineId()} and
-   * configured by {@code settings.properties()}. Called only when {@link #availability()} says the
-   * connector can run here; the caller owns the transport and closes it.
+   * configured by {@code settings.properties()}. Called only when {@link #availability} says the
+   * connector can run here with those properties; the caller owns the transport and closes it.
    *
-   * @throws InvalidConnectorPropertyException if a connector-specific property is invalid
+   * @throws InvalidSettingException if a connector-specific property is invalid
    */
   Transport create(ConnectorSettings settings);
 }

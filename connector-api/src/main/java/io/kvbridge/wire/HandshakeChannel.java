@@ -20,12 +20,15 @@ public interface HandshakeChannel {
   /**
    * Starts answering handshakes.
    *
-   * @param requestedAddress the configured address, e.g. {@code tcp://127.0.0.1:0}
+   * @param requestedAddress the configured address, e.g. {@code tcp://127.0.0.1:0}; of this
+   *     channel's kind
    * @param engineId this engine's id, for channels that name addresses after it
    * @param responder greets each connection and answers its request
    * @return the bound server, whose {@link Server#address()} is what consumers dial
+   * @throws IllegalArgumentException if the address is of another channel's kind
    */
-  Server serve(String requestedAddress, String engineId, Responder responder) throws IOException;
+  Server serve(HandshakeAddress requestedAddress, String engineId, Responder responder)
+      throws IOException;
 
   /**
    * Holds one conversation with the server at {@code address}: reads its greeting, sends the
@@ -37,8 +40,10 @@ public interface HandshakeChannel {
    * @throws java.net.SocketTimeoutException if the deadline passes; the message names the address
    *     and what was awaited
    * @throws IOException if the server cannot be reached, closes early or sends a refused frame
+   * @throws IllegalArgumentException if the address is of another channel's kind
    */
-  byte[] exchange(String address, UnaryOperator<byte[]> requestForGreeting, Duration deadline)
+  byte[] exchange(
+      HandshakeAddress address, UnaryOperator<byte[]> requestForGreeting, Duration deadline)
       throws IOException;
 
   /**
@@ -76,7 +81,7 @@ public interface HandshakeChannel {
   /** A running handshake server. Its methods may be called from any thread. */
   interface Server extends AutoCloseable {
     /** The address consumers dial. */
-    String address();
+    HandshakeAddress address();
 
     /**
      * How many connections this server has dropped, by reason, since it started; every reason is
@@ -89,15 +94,10 @@ public interface HandshakeChannel {
     void close();
   }
 
-  /** The channel for an address: {@code local...} in this JVM, {@code tcp://...} over TCP. */
-  static HandshakeChannel forAddress(String address) {
-    if (address.startsWith(LocalHandshakeChannel.SCHEME) || address.equals("local")) {
-      return LocalHandshakeChannel.INSTANCE;
-    }
-    if (address.startsWith(TcpHandshakeChannel.SCHEME)) {
-      return TcpHandshakeChannel.INSTANCE;
-    }
-    throw new IllegalArgumentException(
-        "handshake address '" + address + "' must be 'local' or 'tcp://host:port'");
+  /** The channel for an address: in this JVM for a local one, over TCP for a tcp one. */
+  static HandshakeChannel forAddress(HandshakeAddress address) {
+    return address instanceof HandshakeAddress.Local
+        ? LocalHandshakeChannel.INSTANCE
+        : TcpHandshakeChannel.INSTANCE;
   }
 }

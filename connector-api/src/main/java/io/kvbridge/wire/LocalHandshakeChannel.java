@@ -10,39 +10,39 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
 /**
- * Handshakes between engines in one JVM: addresses are {@code local://<engine id>}. The same
- * three-frame conversation as over a network, called on the consumer's thread: each frame crosses
- * as a copy and is held to {@link Handshake#MAX_FRAME_BYTES}, so the same checks apply as over a
- * network.
+ * Handshakes between engines in one JVM: addresses are {@code local://<name>}, where a server
+ * requested as plain {@code local} is named after its engine id. The same three-frame conversation
+ * as over a network, called on the consumer's thread: each frame crosses as a copy and is held to
+ * {@link Handshake#MAX_FRAME_BYTES}, so the same checks apply as over a network.
  *
  * <p>Threads: any thread may call any method; a responder runs on the thread that calls {@link
  * #exchange}.
  */
 public final class LocalHandshakeChannel implements HandshakeChannel {
 
-  /** The address prefix. */
-  public static final String SCHEME = "local://";
-
   static final LocalHandshakeChannel INSTANCE = new LocalHandshakeChannel();
 
   private static final Map<DropReason, Long> NONE_DROPPED =
       Collections.unmodifiableMap(new EnumCounters<>(DropReason.class).snapshot());
 
-  private final Map<String, Responder> servers = new ConcurrentHashMap<>();
+  private final Map<HandshakeAddress, Responder> servers = new ConcurrentHashMap<>();
 
   private LocalHandshakeChannel() {}
 
   @Override
-  public Server serve(String requestedAddress, String engineId, Responder responder)
+  public Server serve(HandshakeAddress requestedAddress, String engineId, Responder responder)
       throws IOException {
-    String address = SCHEME + engineId;
+    HandshakeAddress.Local address =
+        HandshakeAddress.Local.named(local(requestedAddress).name().orElse(engineId));
     if (servers.putIfAbsent(address, responder) != null) {
       throw new IOException(
-          "handshake address " + address + " is taken: engine ids must be unique in one JVM");
+          "handshake address "
+              + address
+              + " is taken: engine ids and local names must be unique in one JVM");
     }
     return new Server() {
       @Override
-      public String address() {
+      public HandshakeAddress address() {
         return address;
       }
 
@@ -66,15 +66,23 @@ public final class LocalHandshakeChannel implements HandshakeChannel {
 
   @Override
   public byte[] exchange(
-      String address, UnaryOperator<byte[]> requestForGreeting, Duration deadline)
+      HandshakeAddress address, UnaryOperator<byte[]> requestForGreeting, Duration deadline)
       throws IOException {
-    Responder responder = servers.get(address);
+    Responder responder = servers.get(local(address));
     if (responder == null) {
       throw new ConnectException("no engine answers handshakes at " + address);
     }
     byte[] greeting = checked(responder.greet(), "greeting");
     byte[] request = checked(requestForGreeting.apply(greeting.clone()), "request");
     return checked(responder.answer(greeting, request.clone()), "answer").clone();
+  }
+
+  private static HandshakeAddress.Local local(HandshakeAddress address) {
+    if (address instanceof HandshakeAddress.Local local) {
+      return local;
+    }
+    throw new IllegalArgumentException(
+        "the in-JVM handshake channel cannot reach " + address + "; use a local address");
   }
 
   private static byte[] checked(byte[] frame, String what) throws IOException {

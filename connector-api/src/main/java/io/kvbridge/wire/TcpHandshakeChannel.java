@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
-import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -29,9 +28,6 @@ import java.util.function.UnaryOperator;
  * <p>Threads: immutable; any thread may call any method.
  */
 public final class TcpHandshakeChannel implements HandshakeChannel {
-
-  /** The address prefix. */
-  public static final String SCHEME = "tcp://";
 
   static final TcpHandshakeChannel INSTANCE = new TcpHandshakeChannel(Limits.DEFAULTS);
 
@@ -84,7 +80,7 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
   }
 
   @Override
-  public Server serve(String requestedAddress, String engineId, Responder responder)
+  public Server serve(HandshakeAddress requestedAddress, String engineId, Responder responder)
       throws IOException {
     return TcpHandshakeServer.start(
         resolved(requestedAddress), engineId, Objects.requireNonNull(responder), limits);
@@ -92,7 +88,7 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
 
   @Override
   public byte[] exchange(
-      String address, UnaryOperator<byte[]> requestForGreeting, Duration deadline)
+      HandshakeAddress address, UnaryOperator<byte[]> requestForGreeting, Duration deadline)
       throws IOException {
     InetSocketAddress target = resolved(address);
     try (Conversation conversation = new Conversation(address, deadline)) {
@@ -111,27 +107,18 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
     }
   }
 
-  static InetSocketAddress parse(String address) {
-    URI uri;
-    try {
-      uri = URI.create(address);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("handshake address '" + address + "' is not a URI", e);
-    }
-    if (!"tcp".equals(uri.getScheme()) || uri.getHost() == null || uri.getPort() < 0) {
+  /** The socket address of {@code address}, resolved. */
+  static InetSocketAddress resolved(HandshakeAddress address) throws UnknownHostException {
+    if (!(address instanceof HandshakeAddress.Tcp tcp)) {
       throw new IllegalArgumentException(
-          "handshake address '" + address + "' must look like tcp://host:port");
+          "the TCP handshake channel cannot reach " + address + "; use a tcp://host:port address");
     }
-    return new InetSocketAddress(uri.getHost(), uri.getPort());
-  }
-
-  private static InetSocketAddress resolved(String address) throws UnknownHostException {
-    InetSocketAddress parsed = parse(address);
-    if (parsed.isUnresolved()) {
+    InetSocketAddress resolved = new InetSocketAddress(tcp.host(), tcp.port());
+    if (resolved.isUnresolved()) {
       throw new UnknownHostException(
           "handshake address '" + address + "' names a host that does not resolve");
     }
-    return parsed;
+    return resolved;
   }
 
   /** {@code duration} in nanoseconds, saturated rather than overflowing. */
@@ -149,7 +136,7 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
    * trickling peer could reset byte by byte.
    */
   private static final class Conversation implements AutoCloseable {
-    private final String address;
+    private final HandshakeAddress address;
     private final Duration deadline;
     private final long startNanos = System.nanoTime();
     private final long deadlineNanos;
@@ -157,7 +144,7 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
     private final Selector selector;
     private final SelectionKey key;
 
-    Conversation(String address, Duration deadline) throws IOException {
+    Conversation(HandshakeAddress address, Duration deadline) throws IOException {
       this.address = address;
       this.deadline = deadline;
       this.deadlineNanos = saturatedNanos(deadline);

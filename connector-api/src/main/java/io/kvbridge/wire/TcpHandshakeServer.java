@@ -55,7 +55,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
   private static final int WORKER_THREADS = 4;
   private static final long ACCEPT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
-  private final String address;
+  private final HandshakeAddress address;
   private final Responder responder;
   private final TcpHandshakeChannel.Limits limits;
   private final long deadlineNanos;
@@ -76,7 +76,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
   private boolean acceptPaused;
 
   private TcpHandshakeServer(
-      String address,
+      HandshakeAddress address,
       String engineId,
       Responder responder,
       TcpHandshakeChannel.Limits limits,
@@ -129,7 +129,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
       String host = bind.getAddress().isAnyLocalAddress() ? "127.0.0.1" : bind.getHostString();
       TcpHandshakeServer server =
           new TcpHandshakeServer(
-              TcpHandshakeChannel.SCHEME + host + ":" + bound.getPort(),
+              new HandshakeAddress.Tcp(host, bound.getPort()),
               engineId,
               responder,
               limits,
@@ -147,7 +147,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
   }
 
   @Override
-  public String address() {
+  public HandshakeAddress address() {
     return address;
   }
 

@@ -344,7 +344,8 @@ class LeaseTableTest {
   @Test
   void termsRejectLifetimeShorterThanDuration() {
     assertThatThrownBy(() -> new LeaseTerms(Duration.ofSeconds(30), Duration.ofSeconds(10)))
-        .hasMessageContaining("max lifetime");
+        .isInstanceOf(InvalidLeaseTermsException.class)
+        .hasMessage("lease max lifetime (10s) must be at least the lease duration (30s)");
   }
 
   @Test

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.transfer.Transport;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class ConnectorRegistryTest {
@@ -18,7 +20,7 @@ class ConnectorRegistryTest {
                 provider("fake", Availability.available()),
                 provider("nixl", Availability.available())));
 
-    assertThatThrownBy(() -> registry.require("rdma"))
+    assertThatThrownBy(() -> registry.require("rdma", ConnectorProperties.EMPTY))
         .isInstanceOf(UnknownConnectorTypeException.class)
         .hasMessageContaining("'rdma'")
         .hasMessageContaining("known types: fake, nixl");
@@ -49,20 +51,41 @@ class ConnectorRegistryTest {
   }
 
   @Test
-  void serviceLoaderFindsNoProviderInTheApiAlone() {
-    assertThat(ConnectorRegistry.load(getClass().getClassLoader()).types()).isEmpty();
+  void availabilityIsDecidedWithTheEnginesConnectorProperties() {
+    List<ConnectorProperties> asked = new ArrayList<>();
+    TransportProvider provider =
+        new TransportProvider() {
+          @Override
+          public String type() {
+            return "native";
+          }
+
+          @Override
+          public Availability availability(ConnectorProperties properties) {
+            asked.add(properties);
+            return properties.string("native.home").isPresent()
+                ? Availability.available()
+                : Availability.unavailable("native.home is not set", null);
+          }
+
+          @Override
+          public Transport create(ConnectorSettings settings) {
+            throw new UnsupportedOperationException("not needed by this test");
+          }
+        };
+    ConnectorRegistry registry = ConnectorRegistry.of(List.of(provider));
+    ConnectorProperties withHome = ConnectorProperties.of(Map.of("native.home", "/opt/native"));
+
+    assertThat(registry.require("native", withHome)).isSameAs(provider);
+    assertThatThrownBy(() -> registry.require("native", ConnectorProperties.EMPTY))
+        .isInstanceOf(ConnectorUnavailableException.class)
+        .hasMessageContaining("native.home is not set");
+    assertThat(asked).containsExactly(withHome, ConnectorProperties.EMPTY);
   }
 
   @Test
-  void settingsNameTheBadValue() {
-    assertThatThrownBy(() -> ConnectorSettings.builder("fake", " ").build())
-        .hasMessageContaining("engineId");
-    assertThatThrownBy(
-            () ->
-                ConnectorSettings.builder("fake", "e")
-                    .safetyMargin(java.time.Duration.ofMinutes(5))
-                    .build())
-        .hasMessageContaining("safetyMargin");
+  void serviceLoaderFindsNoProviderInTheApiAlone() {
+    assertThat(ConnectorRegistry.load(getClass().getClassLoader()).types()).isEmpty();
   }
 
   private static TransportProvider provider(String type, Availability availability) {
@@ -73,7 +96,7 @@ class ConnectorRegistryTest {
       }
 
       @Override
-      public Availability availability() {
+      public Availability availability(ConnectorProperties properties) {
         return availability;
       }
 

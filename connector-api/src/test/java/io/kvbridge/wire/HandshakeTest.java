@@ -91,12 +91,6 @@ class HandshakeTest {
         .isInstanceOf(MalformedMessageException.class);
   }
 
-  @Test
-  void unsupportedAddressSchemeNamesTheAcceptedForms() {
-    assertThatThrownBy(() -> HandshakeChannel.forAddress("udp://x:1"))
-        .hasMessageContaining("'local' or 'tcp://host:port'");
-  }
-
   // ---------------------------------------------------------------- authentication
 
   @Test

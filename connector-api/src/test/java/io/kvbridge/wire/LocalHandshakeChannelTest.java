@@ -11,7 +11,9 @@ import org.junit.jupiter.api.Test;
 
 class LocalHandshakeChannelTest {
 
-  private final HandshakeChannel channel = HandshakeChannel.forAddress("local");
+  private static final HandshakeAddress LOCAL = HandshakeAddress.parse("local");
+
+  private final HandshakeChannel channel = HandshakeChannel.forAddress(LOCAL);
 
   @Test
   void localChannelCarriesTheSameConversation() throws Exception {
@@ -19,7 +21,7 @@ class LocalHandshakeChannelTest {
     TestResponder responder =
         new TestResponder(
             new byte[] {7, 7}, (greeting, request) -> TestResponder.concat(greeting, request));
-    try (HandshakeChannel.Server server = channel.serve("local", engineId(), responder)) {
+    try (HandshakeChannel.Server server = channel.serve(LOCAL, engineId(), responder)) {
       byte[] answer =
           channel.exchange(
               server.address(),
@@ -47,7 +49,7 @@ class LocalHandshakeChannelTest {
               requestSeen.set(received);
               return received;
             });
-    try (HandshakeChannel.Server server = channel.serve("local", engineId(), responder)) {
+    try (HandshakeChannel.Server server = channel.serve(LOCAL, engineId(), responder)) {
       byte[] answer =
           channel.exchange(
               server.address(),
@@ -68,9 +70,48 @@ class LocalHandshakeChannelTest {
   void localChannelRefusesAnAddressNobodyServes() {
     assertThatThrownBy(
             () ->
-                channel.exchange("local://nobody", greeting -> new byte[1], Duration.ofSeconds(1)))
+                channel.exchange(
+                    HandshakeAddress.parse("local://nobody"),
+                    greeting -> new byte[1],
+                    Duration.ofSeconds(1)))
         .isInstanceOf(ConnectException.class)
         .hasMessageContaining("local://nobody");
+  }
+
+  @Test
+  void serverRequestedAsLocalIsNamedAfterItsEngine() throws Exception {
+    String engineId = engineId();
+    try (HandshakeChannel.Server server = channel.serve(LOCAL, engineId, TestResponder.echo())) {
+      assertThat(server.address()).hasToString("local://" + engineId);
+    }
+  }
+
+  @Test
+  void serverRequestedUnderANameAnswersAtThatName() throws Exception {
+    String name = "named-" + UUID.randomUUID();
+    try (HandshakeChannel.Server server =
+        channel.serve(
+            HandshakeAddress.parse("local://" + name), engineId(), TestResponder.echo())) {
+      assertThat(server.address()).hasToString("local://" + name);
+      assertThat(
+              channel.exchange(
+                  HandshakeAddress.parse("local://" + name),
+                  greeting -> new byte[] {5},
+                  Duration.ofSeconds(1)))
+          .containsExactly(5);
+    }
+  }
+
+  @Test
+  void localChannelRefusesATcpAddress() {
+    assertThatThrownBy(
+            () ->
+                channel.exchange(
+                    HandshakeAddress.parse("tcp://127.0.0.1:1"),
+                    greeting -> new byte[1],
+                    Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("tcp://127.0.0.1:1");
   }
 
   private static String engineId() {

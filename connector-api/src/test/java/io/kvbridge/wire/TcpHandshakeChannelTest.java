@@ -31,6 +31,8 @@ import org.junit.jupiter.api.Test;
 
 class TcpHandshakeChannelTest {
 
+  private static final HandshakeAddress ANY_PORT = HandshakeAddress.parse("tcp://127.0.0.1:0");
+
   /** How long a raw test socket waits for the server before the test fails instead of hanging. */
   private static final int SAFETY_TIMEOUT_MS = 10_000;
 
@@ -47,7 +49,7 @@ class TcpHandshakeChannelTest {
 
   @Test
   void conversationCarriesTheGreetingIntoTheRequestAndReturnsTheAnswer() throws Exception {
-    HandshakeChannel channel = HandshakeChannel.forAddress("tcp://127.0.0.1:0");
+    HandshakeChannel channel = HandshakeChannel.forAddress(ANY_PORT);
     HandshakeChannel.Server server =
         serve(channel, new TestResponder(new byte[] {7, 7}, TestResponder::concat));
     AtomicReference<byte[]> greetingSeen = new AtomicReference<>();
@@ -63,7 +65,7 @@ class TcpHandshakeChannelTest {
 
     assertThat(greetingSeen.get()).containsExactly(7, 7);
     assertThat(answer).containsExactly(7, 7, 1, 2, 3);
-    assertThat(server.address()).startsWith("tcp://127.0.0.1:");
+    assertThat(server.address().toString()).startsWith("tcp://127.0.0.1:");
   }
 
   @Test
@@ -115,7 +117,7 @@ class TcpHandshakeChannelTest {
 
   @Test
   void tcpServerDropsAnOversizedFrameAndKeepsServing() throws Exception {
-    HandshakeChannel channel = HandshakeChannel.forAddress("tcp://127.0.0.1:0");
+    HandshakeChannel channel = HandshakeChannel.forAddress(ANY_PORT);
     HandshakeChannel.Server server = serve(channel);
     Socket socket = connect("127.0.0.1", server);
     readFrame(socket);
@@ -131,7 +133,7 @@ class TcpHandshakeChannelTest {
 
   @Test
   void aFrameLengthWithTheTopBitSetIsRefused() throws Exception {
-    HandshakeChannel.Server server = serve(HandshakeChannel.forAddress("tcp://127.0.0.1:0"));
+    HandshakeChannel.Server server = serve(HandshakeChannel.forAddress(ANY_PORT));
     Socket socket = connect("127.0.0.1", server);
     readFrame(socket);
 
@@ -176,7 +178,7 @@ class TcpHandshakeChannelTest {
     ServerSocket dripping = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     toClose.add(dripping);
     peers.execute(() -> greetThenDripForever(dripping));
-    String address = "tcp://127.0.0.1:" + dripping.getLocalPort();
+    HandshakeAddress address = HandshakeAddress.parse("tcp://127.0.0.1:" + dripping.getLocalPort());
     HandshakeChannel channel = HandshakeChannel.forAddress(address);
 
     assertTimeoutPreemptively(
@@ -194,9 +196,8 @@ class TcpHandshakeChannelTest {
   @Test
   void closingTheServerClosesItsConnectionsAndEndsItsThreads() throws Exception {
     String engineId = "closing-" + UUID.randomUUID();
-    HandshakeChannel channel = HandshakeChannel.forAddress("tcp://127.0.0.1:0");
-    HandshakeChannel.Server server =
-        channel.serve("tcp://127.0.0.1:0", engineId, TestResponder.echo());
+    HandshakeChannel channel = HandshakeChannel.forAddress(ANY_PORT);
+    HandshakeChannel.Server server = channel.serve(ANY_PORT, engineId, TestResponder.echo());
     channel.exchange(server.address(), greeting -> new byte[] {1}, Duration.ofSeconds(5));
     Socket open = connect("127.0.0.1", server);
     readFrame(open);
@@ -234,7 +235,7 @@ class TcpHandshakeChannelTest {
 
   private HandshakeChannel.Server serve(HandshakeChannel channel, TestResponder responder)
       throws IOException {
-    HandshakeChannel.Server server = channel.serve("tcp://127.0.0.1:0", "p", responder);
+    HandshakeChannel.Server server = channel.serve(ANY_PORT, "p", responder);
     toClose.add(server);
     return server;
   }
@@ -244,7 +245,7 @@ class TcpHandshakeChannelTest {
     Socket socket = new Socket();
     toClose.add(socket);
     socket.bind(new InetSocketAddress(localAddress, 0));
-    socket.connect(TcpHandshakeChannel.parse(server.address()), SAFETY_TIMEOUT_MS);
+    socket.connect(TcpHandshakeChannel.resolved(server.address()), SAFETY_TIMEOUT_MS);
     socket.setSoTimeout(SAFETY_TIMEOUT_MS);
     return socket;
   }

@@ -3,12 +3,13 @@ package io.kvbridge.fake;
 import io.kvbridge.spi.Availability;
 import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
-import io.kvbridge.spi.InvalidConnectorPropertyException;
+import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.transfer.Transport;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The {@code fake} connector: a {@link FakeTransport} per engine. Always available; it needs
@@ -46,32 +47,43 @@ public final class FakeTransportProvider implements TransportProvider {
     return TYPE;
   }
 
+  /** Always available; refuses an unknown or invalid {@code fake.*} property. */
   @Override
-  public Availability availability() {
+  public Availability availability(ConnectorProperties properties) {
+    FabricChoice.of(properties);
     return Availability.available();
   }
 
   @Override
   public Transport create(ConnectorSettings settings) {
-    return fabric(settings.properties()).joinUnique(settings.engineId());
+    return FabricChoice.of(settings.properties()).open().joinUnique(settings.engineId());
   }
 
-  private static FakeFabric fabric(ConnectorProperties properties) {
-    properties.requireOnlyKnown(TYPE + ".", List.of(FABRIC, SHARED_DIR));
-    Path dir = properties.path(SHARED_DIR).orElse(null);
-    if (dir == null) {
-      return FakeFabric.named(properties.string(FABRIC, FakeFabric.DEFAULT_NAME));
+  /** The fabric the properties name: a shared directory, or an in-JVM fabric by name. */
+  private record FabricChoice(Optional<Path> sharedDir, String name) {
+
+    static FabricChoice of(ConnectorProperties properties) {
+      properties.requireOnlyKnown(TYPE + ".", List.of(FABRIC, SHARED_DIR));
+      Optional<Path> dir = properties.path(SHARED_DIR);
+      if (dir.isPresent() && properties.string(FABRIC).isPresent()) {
+        throw new InvalidSettingException(
+            FABRIC, "cannot be set together with " + SHARED_DIR + "; set one of them, not both");
+      }
+      return new FabricChoice(dir, properties.string(FABRIC, FakeFabric.DEFAULT_NAME));
     }
-    if (properties.string(FABRIC).isPresent()) {
-      throw new InvalidConnectorPropertyException(
-          FABRIC,
-          "set either " + FABRIC + " or " + SHARED_DIR + " for the fake connector, not both");
-    }
-    try {
-      return FakeFabric.sharedDirectory(dir);
-    } catch (UncheckedIOException e) {
-      throw new InvalidConnectorPropertyException(
-          SHARED_DIR, SHARED_DIR + "=" + dir + " is not a usable directory: " + e.getMessage());
+
+    FakeFabric open() {
+      if (sharedDir.isEmpty()) {
+        return FakeFabric.named(name);
+      }
+      try {
+        return FakeFabric.sharedDirectory(sharedDir.get());
+      } catch (UncheckedIOException e) {
+        throw new InvalidSettingException(
+            SHARED_DIR,
+            "'" + sharedDir.get() + "' is not a usable directory: " + e.getMessage(),
+            e);
+      }
     }
   }
 }

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.runtime.PullConnector;
+import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.transfer.Transport;
 import java.nio.file.Files;
@@ -25,12 +28,14 @@ class FakeTransportProviderTest {
     ConnectorRegistry registry = ConnectorRegistry.load(getClass().getClassLoader());
 
     assertThat(registry.types()).contains("fake");
-    assertThat(registry.require("fake")).isInstanceOf(FakeTransportProvider.class);
+    assertThat(registry.require("fake", ConnectorProperties.EMPTY))
+        .isInstanceOf(FakeTransportProvider.class);
   }
 
   @Test
   void fakeIsAlwaysAvailable() {
-    assertThat(new FakeTransportProvider().availability().isAvailable()).isTrue();
+    assertThat(new FakeTransportProvider().availability(ConnectorProperties.EMPTY))
+        .isInstanceOf(Availability.Available.class);
   }
 
   @Test
@@ -85,9 +90,18 @@ class FakeTransportProviderTest {
             .build();
 
     assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("'fake.fabrik'")
+        .isInstanceOf(InvalidSettingException.class)
+        .hasMessageContaining("fake.fabrik is unknown")
         .hasMessageContaining("fake.fabric");
+  }
+
+  @Test
+  void anInvalidFakePropertyIsRefusedWhenAvailabilityIsAsked() {
+    ConnectorProperties properties = ConnectorProperties.of(Map.of("fake.fabrik", "x"));
+
+    assertThatThrownBy(() -> new FakeTransportProvider().availability(properties))
+        .isInstanceOfSatisfying(
+            InvalidSettingException.class, e -> assertThat(e.setting()).isEqualTo("fake.fabrik"));
   }
 
   @Test
@@ -128,8 +142,8 @@ class FakeTransportProviderTest {
             .build();
 
     assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("not both");
+        .isInstanceOf(InvalidSettingException.class)
+        .hasMessageContaining("fake.fabric cannot be set together with fake.shared-dir");
   }
 
   @Test
@@ -141,8 +155,8 @@ class FakeTransportProviderTest {
             .build();
 
     assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("fake.shared-dir=" + file);
+        .isInstanceOf(InvalidSettingException.class)
+        .hasMessageContaining("fake.shared-dir '" + file + "' is not a usable directory");
   }
 
   private ConnectorSettings settings(String engineId) {

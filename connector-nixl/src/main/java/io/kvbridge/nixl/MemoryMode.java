@@ -2,7 +2,10 @@ package io.kvbridge.nixl;
 
 import java.util.Locale;
 
-/** Which memory a NIXL transport allocates for the KV cache ({@code nixl.memory}). */
+/**
+ * Which memory a NIXL transport allocates for the KV cache ({@code nixl.memory}: {@code auto},
+ * {@code vram} or {@code dram}, in any case).
+ */
 public enum MemoryMode {
   /** Device memory when a CUDA GPU is usable, host memory otherwise. */
   AUTO,
@@ -11,21 +14,7 @@ public enum MemoryMode {
   /** Host memory. */
   DRAM;
 
-  /**
-   * Parses {@code auto}, {@code vram} or {@code dram}, ignoring case.
-   *
-   * @throws IllegalArgumentException naming the property and the accepted values
-   */
-  public static MemoryMode parse(String property, String value) {
-    for (MemoryMode mode : values()) {
-      if (mode.name().equalsIgnoreCase(value.trim())) {
-        return mode;
-      }
-    }
-    throw new IllegalArgumentException(
-        property + "='" + value + "' is not one of auto, vram, dram");
-  }
-
+  /** The name as configured, e.g. {@code dram}. */
   @Override
   public String toString() {
     return name().toLowerCase(Locale.ROOT);

@@ -1,10 +1,14 @@
 package io.kvbridge.nixl;
 
-import java.util.ArrayList;
+import io.kvbridge.nixl.capi.NixlLibrary;
+import io.kvbridge.spi.ConnectorProperties;
+import io.kvbridge.spi.InvalidSettingException;
+import java.nio.file.Path;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -20,13 +24,14 @@ import java.util.TreeMap;
  *   <li>{@code nixl.backend.<PLUGIN>.<parameter>}: a backend parameter overriding the plugin's
  *       default, e.g. {@code nixl.backend.UCX.ucx_error_handling_mode=none};
  *   <li>{@value #TELEMETRY}: {@code true} to capture NIXL's per-transfer telemetry (default false);
- *   <li>{@value #HOME} and {@value #PLUGIN_DIR}: where NIXL's libraries and plugins are. These are
- *       process-wide: NIXL is loaded once, when the provider is first probed, from the system
- *       properties {@value io.kvbridge.nixl.capi.NixlLibrary#HOME_PROPERTY} and {@value
- *       io.kvbridge.nixl.capi.NixlLibrary#PLUGIN_DIR_PROPERTY} (the starter sets them from {@code
- *       kvbridge.nixl.home} and {@code kvbridge.nixl.plugin-dir} before it probes). Accepted here
- *       so one configuration carries them.
+ *   <li>{@value #HOME}: the NIXL installation to load, when the JVM does not name one with {@code
+ *       -Dkvbridge.nixl.home} or {@code KVBRIDGE_NIXL_HOME} (see {@link NixlLibrary});
+ *   <li>{@value #PLUGIN_DIR}: NIXL's plugin directory, when the JVM does not name one with {@code
+ *       -Dkvbridge.nixl.plugin-dir} (default: NIXL's own, {@code plugins/} beside its libraries).
  * </ul>
+ *
+ * <p>NIXL is loaded once per process: every engine of a process must ask for the same installation
+ * and plugin directory, or leave them unset.
  *
  * @param memory which memory {@code allocate} returns
  * @param cudaDevice the GPU for device memory
@@ -34,6 +39,8 @@ import java.util.TreeMap;
  * @param backends the backend plugins to create, in order
  * @param backendParameters per plugin, the parameters that override its defaults
  * @param telemetry whether transfers capture telemetry
+ * @param home the NIXL installation to load; the JVM's default when empty
+ * @param pluginDir NIXL's plugin directory; the JVM's or NIXL's default when empty
  */
 public record NixlOptions(
     MemoryMode memory,
@@ -41,7 +48,9 @@ public record NixlOptions(
     long progressDelayMicros,
     List<String> backends,
     Map<String, Map<String, String>> backendParameters,
-    boolean telemetry) {
+    boolean telemetry,
+    Optional<Path> home,
+    Optional<Path> pluginDir) {
 
   /** Property: {@code auto}, {@code vram} or {@code dram}. */
   public static final String MEMORY = "nixl.memory";
@@ -61,10 +70,10 @@ public record NixlOptions(
   /** Property: whether to capture telemetry. */
   public static final String TELEMETRY = "nixl.telemetry";
 
-  /** Property: the NIXL installation (applied process-wide before the first probe). */
+  /** Property: the NIXL installation to load. */
   public static final String HOME = "nixl.home";
 
-  /** Property: NIXL's plugin directory (applied process-wide before the first probe). */
+  /** Property: NIXL's plugin directory. */
   public static final String PLUGIN_DIR = "nixl.plugin-dir";
 
   /** The default progress-thread delay: idle agents cost well under 5% of a core. */
@@ -79,34 +88,46 @@ public record NixlOptions(
   private static final List<String> KEYS =
       List.of(MEMORY, CUDA_DEVICE, PROGRESS_DELAY_US, BACKENDS, TELEMETRY, HOME, PLUGIN_DIR);
 
-  /** Checks and copies the values. */
+  /**
+   * Checks and copies the values.
+   *
+   * @throws InvalidSettingException naming the property a value belongs to
+   */
   public NixlOptions {
+    Objects.requireNonNull(memory, "memory");
+    Objects.requireNonNull(home, "home");
+    Objects.requireNonNull(pluginDir, "pluginDir");
     if (cudaDevice < 0) {
-      throw new IllegalArgumentException(CUDA_DEVICE + " must be at least 0, got " + cudaDevice);
+      throw new InvalidSettingException(CUDA_DEVICE, "(" + cudaDevice + ") must be at least 0");
     }
     if (progressDelayMicros < MIN_PROGRESS_DELAY_US
         || progressDelayMicros > MAX_PROGRESS_DELAY_US) {
-      throw new IllegalArgumentException(
-          PROGRESS_DELAY_US
-              + " must be between "
+      throw new InvalidSettingException(
+          PROGRESS_DELAY_US,
+          "("
+              + progressDelayMicros
+              + ") must be between "
               + MIN_PROGRESS_DELAY_US
               + " and "
               + MAX_PROGRESS_DELAY_US
-              + " microseconds, got "
-              + progressDelayMicros);
+              + " microseconds");
     }
     backends = List.copyOf(backends);
     if (backends.isEmpty()) {
-      throw new IllegalArgumentException(BACKENDS + " must name at least one backend plugin");
+      throw new InvalidSettingException(
+          BACKENDS, "must name at least one backend plugin, e.g. UCX");
     }
     Map<String, Map<String, String>> copy = new TreeMap<>();
     backendParameters.forEach((plugin, params) -> copy.put(plugin, Map.copyOf(params)));
-    for (String plugin : copy.keySet()) {
-      if (!backends.contains(plugin)) {
-        throw new IllegalArgumentException(
-            BACKEND_PREFIX
-                + plugin
-                + ".* sets parameters of a backend that "
+    for (Map.Entry<String, Map<String, String>> plugin : copy.entrySet()) {
+      if (!backends.contains(plugin.getKey())) {
+        String first =
+            plugin.getValue().isEmpty() ? "" : "." + new TreeMap<>(plugin.getValue()).firstKey();
+        throw new InvalidSettingException(
+            BACKEND_PREFIX + plugin.getKey() + first,
+            "sets a parameter of backend "
+                + plugin.getKey()
+                + ", which "
                 + BACKENDS
                 + "="
                 + String.join(",", backends)
@@ -116,106 +137,76 @@ public record NixlOptions(
     backendParameters = Collections.unmodifiableMap(copy);
   }
 
-  /** The defaults: automatic memory, GPU 0, the default delay, UCX, no telemetry. */
+  /**
+   * The defaults: automatic memory, GPU 0, the default delay, UCX, no telemetry, NIXL where the JVM
+   * says.
+   */
   public static NixlOptions defaults() {
     return new NixlOptions(
-        MemoryMode.AUTO, 0, DEFAULT_PROGRESS_DELAY_US, List.of("UCX"), Map.of(), false);
+        MemoryMode.AUTO,
+        0,
+        DEFAULT_PROGRESS_DELAY_US,
+        List.of("UCX"),
+        Map.of(),
+        false,
+        Optional.empty(),
+        Optional.empty());
   }
 
   /** A copy with another memory mode. */
   public NixlOptions withMemory(MemoryMode mode) {
     return new NixlOptions(
-        mode, cudaDevice, progressDelayMicros, backends, backendParameters, telemetry);
+        mode,
+        cudaDevice,
+        progressDelayMicros,
+        backends,
+        backendParameters,
+        telemetry,
+        home,
+        pluginDir);
+  }
+
+  /** Where these options ask NIXL to be loaded from. */
+  public NixlLibrary.Location library() {
+    return new NixlLibrary.Location(home, pluginDir);
   }
 
   /**
-   * Reads the {@code nixl.*} connector properties; other keys are ignored.
+   * Reads the {@code nixl.*} connector properties; other connectors' properties are ignored.
    *
-   * @throws IllegalArgumentException naming the property, its value and what is accepted; also for
-   *     an unknown {@code nixl.*} key
+   * @throws InvalidSettingException naming the property, its value and what is accepted; also for
+   *     an unknown {@code nixl.*} property
    */
-  public static NixlOptions fromProperties(Map<String, String> properties) {
+  public static NixlOptions fromProperties(ConnectorProperties properties) {
+    properties.requireOnlyKnown("nixl.", KEYS, BACKEND_PREFIX);
     NixlOptions d = defaults();
-    MemoryMode memory = d.memory();
-    int device = d.cudaDevice();
-    long delay = d.progressDelayMicros();
-    List<String> backends = d.backends();
-    Map<String, Map<String, String>> parameters = new LinkedHashMap<>();
-    boolean telemetry = d.telemetry();
-    for (Map.Entry<String, String> e : new TreeMap<>(properties).entrySet()) {
-      String key = e.getKey();
-      String value = e.getValue();
-      if (!key.startsWith("nixl.")) {
-        continue;
-      }
-      switch (key) {
-        case MEMORY -> memory = MemoryMode.parse(key, value);
-        case CUDA_DEVICE -> device = (int) parseLong(key, value, 0, Integer.MAX_VALUE);
-        case PROGRESS_DELAY_US ->
-            delay = parseLong(key, value, MIN_PROGRESS_DELAY_US, MAX_PROGRESS_DELAY_US);
-        case BACKENDS -> backends = parseList(key, value);
-        case TELEMETRY -> telemetry = parseBoolean(key, value);
-        case HOME, PLUGIN_DIR -> {
-          // Read by NixlLibrary from system properties when NIXL is loaded; see the class javadoc.
-        }
-        default -> {
-          if (!key.startsWith(BACKEND_PREFIX)) {
-            throw new IllegalArgumentException(
-                "unknown property '"
-                    + key
-                    + "' for the nixl connector; known: "
-                    + KEYS
-                    + " and "
-                    + BACKEND_PREFIX
-                    + "<PLUGIN>.<parameter>");
-          }
-          String rest = key.substring(BACKEND_PREFIX.length());
-          int dot = rest.indexOf('.');
-          if (dot <= 0 || dot == rest.length() - 1) {
-            throw new IllegalArgumentException(
-                "property '" + key + "' must have the form " + BACKEND_PREFIX + "<PLUGIN>.<name>");
-          }
-          parameters
-              .computeIfAbsent(rest.substring(0, dot), p -> new LinkedHashMap<>())
-              .put(rest.substring(dot + 1), value);
-        }
-      }
-    }
-    return new NixlOptions(memory, device, delay, backends, parameters, telemetry);
-  }
-
-  private static long parseLong(String key, String value, long min, long max) {
-    long parsed;
-    try {
-      parsed = Long.parseLong(value.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          key + "='" + value + "' is not a whole number between " + min + " and " + max, e);
-    }
-    if (parsed < min || parsed > max) {
-      throw new IllegalArgumentException(key + "=" + parsed + " is outside " + min + ".." + max);
-    }
-    return parsed;
-  }
-
-  private static boolean parseBoolean(String key, String value) {
-    String v = value.trim();
-    if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
-      return Boolean.parseBoolean(v);
-    }
-    throw new IllegalArgumentException(key + "='" + value + "' is not true or false");
-  }
-
-  private static List<String> parseList(String key, String value) {
-    List<String> out = new ArrayList<>();
-    for (String part : value.split(",")) {
-      String name = part.trim();
-      if (name.isEmpty()) {
-        throw new IllegalArgumentException(
-            key + "='" + value + "' must be comma-separated plugin names, e.g. UCX");
-      }
-      out.add(name);
-    }
-    return out;
+    Map<String, Map<String, String>> parameters = new TreeMap<>();
+    properties
+        .under(BACKEND_PREFIX)
+        .forEach(
+            (rest, value) -> {
+              int dot = rest.indexOf('.');
+              if (dot <= 0 || dot == rest.length() - 1) {
+                throw new InvalidSettingException(
+                    BACKEND_PREFIX + rest,
+                    "must have the form " + BACKEND_PREFIX + "<PLUGIN>.<name>");
+              }
+              parameters
+                  .computeIfAbsent(rest.substring(0, dot), p -> new TreeMap<>())
+                  .put(rest.substring(dot + 1), value);
+            });
+    return new NixlOptions(
+        properties.choice(MEMORY, MemoryMode.class, d.memory()),
+        (int) properties.integer(CUDA_DEVICE, d.cudaDevice(), 0, Integer.MAX_VALUE),
+        properties.integer(
+            PROGRESS_DELAY_US,
+            d.progressDelayMicros(),
+            MIN_PROGRESS_DELAY_US,
+            MAX_PROGRESS_DELAY_US),
+        properties.list(BACKENDS, d.backends()),
+        parameters,
+        properties.bool(TELEMETRY, d.telemetry()),
+        properties.path(HOME),
+        properties.path(PLUGIN_DIR));
   }
 }

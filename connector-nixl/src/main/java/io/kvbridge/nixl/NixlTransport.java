@@ -3,6 +3,7 @@ package io.kvbridge.nixl;
 import io.kvbridge.nixl.capi.NixlAgent;
 import io.kvbridge.nixl.capi.NixlCapi;
 import io.kvbridge.nixl.capi.NixlException;
+import io.kvbridge.nixl.capi.NixlLibrary;
 import io.kvbridge.nixl.capi.NixlStatus;
 import io.kvbridge.nixl.capi.NixlTransfer;
 import io.kvbridge.nixl.capi.NixlUnavailableException;
@@ -76,13 +77,16 @@ public final class NixlTransport implements Transport {
   }
 
   /**
-   * Creates an agent named {@code agentName} with the backends of {@code options}.
+   * Creates an agent named {@code agentName} with the backends of {@code options}, loading NIXL
+   * from where they say if this process has not loaded it yet.
    *
-   * @throws NixlUnavailableException if NIXL cannot be loaded
+   * @throws NixlUnavailableException if NIXL cannot be loaded, or not from where {@code options}
+   *     say
    * @throws TransportException if {@code nixl.memory=vram} and no GPU is usable (with the root
    *     cause), or NIXL refuses the agent or a backend
    */
   public static NixlTransport create(String agentName, NixlOptions options) {
+    NixlLibrary.require(options.library());
     MemoryKind kind = chooseMemory(options);
     NixlAgent agent;
     try {

@@ -2,6 +2,7 @@ package io.kvbridge.nixl;
 
 import io.kvbridge.nixl.capi.NixlLibrary;
 import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.transfer.Transport;
@@ -11,7 +12,7 @@ import io.kvbridge.transfer.Transport;
  * engine id. Properties are described in {@link NixlOptions}.
  *
  * <p>Available where NIXL's C API and the JNI glue load (see {@link NixlLibrary} for where they are
- * looked for); the reason it is not, with how to install NIXL, is what {@link #availability()}
+ * looked for); the reason it is not, with how to install NIXL, is what {@link #availability}
  * reports.
  */
 public final class NixlTransportProvider implements TransportProvider {
@@ -27,9 +28,15 @@ public final class NixlTransportProvider implements TransportProvider {
     return TYPE;
   }
 
+  /**
+   * Available where NIXL loads from the installation the properties (or the JVM's defaults) name,
+   * and it is the one this process loaded, if it loaded one already; refuses an unknown or invalid
+   * {@code nixl.*} property.
+   */
   @Override
-  public Availability availability() {
-    if (NixlLibrary.probe() instanceof NixlLibrary.Failed failed) {
+  public Availability availability(ConnectorProperties properties) {
+    NixlOptions options = NixlOptions.fromProperties(properties);
+    if (NixlLibrary.probe(options.library()) instanceof NixlLibrary.Failed failed) {
       return Availability.unavailable(failed.reason(), failed.cause().orElse(null));
     }
     return Availability.available();
@@ -38,6 +45,6 @@ public final class NixlTransportProvider implements TransportProvider {
   @Override
   public Transport create(ConnectorSettings settings) {
     return NixlTransport.create(
-        settings.engineId(), NixlOptions.fromProperties(settings.properties().asMap()));
+        settings.engineId(), NixlOptions.fromProperties(settings.properties()));
   }
 }

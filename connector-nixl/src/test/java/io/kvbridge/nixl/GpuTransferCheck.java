@@ -2,6 +2,7 @@ package io.kvbridge.nixl;
 
 import io.kvbridge.nixl.capi.NixlLibrary;
 import io.kvbridge.nixl.memory.CudaRuntime;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
 
@@ -59,9 +61,15 @@ public final class GpuTransferCheck {
     System.exit(new GpuTransferCheck().run(new ArrayList<>(Arrays.asList(args))));
   }
 
+  /** {@code vram} or {@code dram}, read as the {@code nixl.memory} property is. */
+  private static MemoryMode memoryMode(String text) {
+    return ConnectorProperties.of(Map.of(NixlOptions.MEMORY, text))
+        .choice(NixlOptions.MEMORY, MemoryMode.class, MemoryMode.VRAM);
+  }
+
   private int run(List<String> args) throws Exception {
     if (!args.isEmpty() && args.get(0).equals("peer")) {
-      return peer(Path.of(args.get(1)), MemoryMode.parse("memory", args.get(2)));
+      return peer(Path.of(args.get(1)), memoryMode(args.get(2)));
     }
     boolean twoProcesses = true;
     if (!args.isEmpty() && (args.get(0).equals("one") || args.get(0).equals("two"))) {
@@ -69,7 +77,7 @@ public final class GpuTransferCheck {
     }
     MemoryMode mode = MemoryMode.VRAM;
     if (!args.isEmpty() && !Character.isDigit(args.get(0).charAt(0))) {
-      mode = MemoryMode.parse("memory", args.remove(0));
+      mode = memoryMode(args.remove(0));
     }
     long[] sizes =
         args.isEmpty()

@@ -26,6 +26,7 @@ import io.kvbridge.time.ManualClock;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
 import java.nio.ByteBuffer;
@@ -530,6 +531,24 @@ public abstract class PullProtocolConformanceTest {
   }
 
   @Test
+  void paramsWhoseHandshakeAddressDoesNotParseAreRefusedAtMatch() {
+    TransferParams honest = prefill("p-1", List.of(1));
+    TransferParams forged = altered(honest, "handshake_address", "udp://prefill:1");
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                consumer
+                    .connector
+                    .scheduler()
+                    .matchRemote("d-1", Prompts.of("p-1", forged.tokens()), forged))
+        .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class)
+        .hasMessageContaining("handshake_address 'udp://prefill:1' is not an address");
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
+    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+  }
+
+  @Test
   void blockListLargerThanTheConsumersPoolIsRefusedAtMatch() {
     TransferParams honest = prefill("p-1", List.of(1));
     int tooMany = CONSUMER_LAYOUT.blockCount() + 1;
@@ -696,7 +715,8 @@ public abstract class PullProtocolConformanceTest {
 
   @Test
   void malformedHandshakeIsRefusedAndCounted() throws Exception {
-    String address = producer.connector.status().handshakeAddress().orElseThrow();
+    HandshakeAddress address =
+        HandshakeAddress.parse(producer.connector.status().handshakeAddress().orElseThrow());
 
     byte[] answer =
         HandshakeChannel.forAddress(address)

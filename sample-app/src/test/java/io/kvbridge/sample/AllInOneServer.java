@@ -20,7 +20,7 @@ import org.springframework.boot.test.context.SpringBootTest;
     properties = {
       "kvbridge.sample.prefill.engine-id=api-test-prefill",
       "kvbridge.sample.decode.engine-id=api-test-decode",
-      "kvbridge.properties.fake.fabric=api-test",
+      "kvbridge.fake.fabric=api-test",
       "kvbridge.sample.router.drop-after-prefill=0",
       "kvbridge.sample.demo.enabled=false"
     })

@@ -3,8 +3,10 @@ package io.kvbridge.spring;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorUnavailableException;
+import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransportProvider;
@@ -23,9 +25,10 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * The {@link KvConnectors} of an application context: selects the provider when it is created (so
- * an unknown or unusable connector type stops start-up), creates connectors with the configured
- * settings, every {@link ConnectorObserverFactory}'s observer and every {@link
+ * The {@link KvConnectors} of an application context: checks the configured settings and selects
+ * the provider when it is created (so an invalid setting, or an unknown or unusable connector type,
+ * stops start-up, reported under its {@code kvbridge.} name), creates connectors with the
+ * configured settings, every {@link ConnectorObserverFactory}'s observer and every {@link
  * TransportDecorator}'s wrapper, and closes the connectors still open when the context closes.
  *
  * <p>Thread-safe: creation and shutdown are serialized by one lock; {@link #all()} reads a
@@ -33,19 +36,11 @@ import org.springframework.beans.factory.ObjectProvider;
  */
 final class DefaultKvConnectors implements KvConnectors, DisposableBean {
 
-  /** The connector type whose native locations are exported before probing. */
-  static final String NIXL_TYPE = "nixl";
-
-  /** The system property NIXL's connector reads its installation from. */
-  static final String NIXL_HOME_PROPERTY = "kvbridge.nixl.home";
-
-  /** The system property NIXL's connector reads its plugin directory from. */
-  static final String NIXL_PLUGIN_DIR_PROPERTY = "kvbridge.nixl.plugin-dir";
-
   private static final Log logger = LogFactory.getLog(DefaultKvConnectors.class);
 
   private final KvBridgeProperties properties;
   private final ConnectorRegistry registry;
+  private final ConnectorProperties connectorProperties;
   private final TransportProvider provider;
   private final MonotonicClock clock;
   private final ObjectProvider<ConnectorObserverFactory> observerFactories;
@@ -55,44 +50,57 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   private boolean closed;
 
   /**
-   * Selects the provider of {@code kvbridge.connector.type} and checks it can run here.
+   * Checks the configured engine's settings and selects the provider of {@code
+   * kvbridge.connector.type}, checked to run here with {@code connectorProperties}.
    *
-   * @throws InvalidKvBridgePropertyException if no provider has that type
+   * @throws InvalidKvBridgePropertyException if a setting is invalid, no provider has that type or
+   *     the provider refuses one of its properties
    * @throws ConnectorUnavailableException if the provider cannot run on this machine
    */
   DefaultKvConnectors(
       KvBridgeProperties properties,
+      ConnectorProperties connectorProperties,
       ConnectorRegistry registry,
       MonotonicClock clock,
       ObjectProvider<ConnectorObserverFactory> observerFactories,
       ObjectProvider<TransportDecorator> transportDecorators) {
     this.properties = properties;
-    if (NIXL_TYPE.equals(properties.connector().type())) {
-      exportNativeLocations(properties.nixl());
-    }
-    this.registry = registry;
-    this.provider = select(registry, properties.connector().type());
+    this.connectorProperties = connectorProperties;
     this.clock = clock;
+    // The configured engine's settings, built now so an invalid value stops start-up.
+    settings(properties.engineId(), properties.role());
+    this.registry = registry;
+    this.provider = select(registry, properties.connector().type(), connectorProperties);
     this.observerFactories = observerFactories;
     this.transportDecorators = transportDecorators;
   }
 
   /**
-   * NIXL is loaded once per process, when its provider is first probed, from system properties:
-   * make the configured locations those properties unless the JVM was started with its own.
+   * The settings of a connector for {@code engineId} in {@code role}, with every other value as
+   * configured.
+   *
+   * @throws InvalidKvBridgePropertyException naming the {@code kvbridge.*} property of a value
+   *     {@link ConnectorSettings} refuses
    */
-  static void exportNativeLocations(KvBridgeProperties.Nixl nixl) {
-    if (nixl.home() != null && System.getProperty(NIXL_HOME_PROPERTY) == null) {
-      System.setProperty(NIXL_HOME_PROPERTY, nixl.home().toString());
-    }
-    if (nixl.pluginDir() != null && System.getProperty(NIXL_PLUGIN_DIR_PROPERTY) == null) {
-      System.setProperty(NIXL_PLUGIN_DIR_PROPERTY, nixl.pluginDir().toString());
+  private ConnectorSettings settings(String engineId, Role role) {
+    try {
+      return properties.connectorSettings(
+          engineId, role, clock, ConnectorObserver.NONE, connectorProperties);
+    } catch (InvalidSettingException e) {
+      throw invalidProperty(e);
     }
   }
 
-  private static TransportProvider select(ConnectorRegistry registry, String type) {
+  /** {@code e} reported under the property's full name: {@code kvbridge.} and the setting. */
+  private static InvalidKvBridgePropertyException invalidProperty(InvalidSettingException e) {
+    String property = "kvbridge." + e.setting();
+    return new InvalidKvBridgePropertyException(property, property + " " + e.problem(), e);
+  }
+
+  private static TransportProvider select(
+      ConnectorRegistry registry, String type, ConnectorProperties connectorProperties) {
     try {
-      return registry.require(type);
+      return registry.require(type, connectorProperties);
     } catch (UnknownConnectorTypeException e) {
       throw new InvalidKvBridgePropertyException(
           "kvbridge.connector.type",
@@ -102,6 +110,8 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
               + knownTypes(registry)
               + " (a type is known when its connector's jar is on the class path)",
           e);
+    } catch (InvalidSettingException e) {
+      throw invalidProperty(e);
     } catch (ConnectorUnavailableException e) {
       Availability.Unavailable why = e.why();
       throw new ConnectorUnavailableException(
@@ -123,6 +133,11 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   @Override
   public TransportProvider provider() {
     return provider;
+  }
+
+  @Override
+  public Availability availability() {
+    return provider.availability(connectorProperties);
   }
 
   @Override
@@ -154,8 +169,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
                   + " unique, close the other connector first or choose another id");
         }
       }
-      ConnectorSettings base =
-          properties.connectorSettings(engineId, role, clock, ConnectorObserver.NONE);
+      ConnectorSettings base = settings(engineId, role);
       List<ConnectorObserver> observers = new ArrayList<>();
       observerFactories.orderedStream().forEach(f -> observers.add(f.observerFor(base)));
       ConnectorSettings settings = base.withObserver(CompositeConnectorObserver.of(observers));
@@ -168,8 +182,13 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
             }
             return transport;
           };
-      TrackedKvConnector connector =
-          new TrackedKvConnector(registry.create(settings, decorate), live::remove);
+      KvConnector created;
+      try {
+        created = registry.create(settings, decorate);
+      } catch (InvalidSettingException e) {
+        throw invalidProperty(e);
+      }
+      TrackedKvConnector connector = new TrackedKvConnector(created, live::remove);
       live.add(connector);
       logger.info(
           "Created a "

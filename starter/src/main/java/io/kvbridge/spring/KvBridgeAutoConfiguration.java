@@ -6,13 +6,16 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
 
 /**
- * Auto-configuration of kvbridge's core: binds {@link KvBridgeProperties}, discovers the connector
- * providers on the class path and offers {@link KvConnectors}, which fails start-up when {@code
- * kvbridge.connector.type} names no provider or one that cannot run here.
+ * Auto-configuration of kvbridge's core: binds {@link KvBridgeProperties} and, for each connector
+ * type on the class path, the connector's own properties under {@code kvbridge.<type>.}; discovers
+ * the connector providers and offers {@link KvConnectors}, which fails start-up when a setting is
+ * invalid or {@code kvbridge.connector.type} names no provider or one that cannot run here.
  *
  * <p>Beans an application may define instead: a {@link ConnectorRegistry} (e.g. over providers it
  * builds itself), a {@link MonotonicClock} (e.g. a {@link io.kvbridge.time.ManualClock} in tests;
@@ -34,11 +37,13 @@ public final class KvBridgeAutoConfiguration {
   KvConnectors kvConnectors(
       KvBridgeProperties properties,
       ConnectorRegistry registry,
+      Environment environment,
       ObjectProvider<MonotonicClock> clock,
       ObjectProvider<ConnectorObserverFactory> observerFactories,
       ObjectProvider<TransportDecorator> transportDecorators) {
     return new DefaultKvConnectors(
         properties,
+        ConnectorPropertyBinding.bind(Binder.get(environment), registry.types()),
         registry,
         clock.getIfAvailable(() -> MonotonicClock.SYSTEM),
         observerFactories,

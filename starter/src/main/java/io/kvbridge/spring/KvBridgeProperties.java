@@ -1,26 +1,26 @@
 package io.kvbridge.spring;
 
-import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
+import io.kvbridge.time.DurationText;
 import io.kvbridge.time.MonotonicClock;
-import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Configuration of kvbridge, under the prefix {@code kvbridge}. Every value is checked when it is
- * bound: an invalid one stops start-up with an {@link InvalidKvBridgePropertyException} that names
- * the property and what it accepts.
+ * Configuration of kvbridge, under the prefix {@code kvbridge}. The values a connector runs with
+ * are checked by {@link ConnectorSettings} when the connectors are set up, and the values only the
+ * starter reads are checked here when they are bound: either way an invalid one stops start-up with
+ * an {@link InvalidKvBridgePropertyException} that names the property and what it accepts.
+ *
+ * <p>A connector's own settings are not held here: every property under {@code kvbridge.<type>.},
+ * for each connector type on the class path, reaches the connectors as {@code <type>.<name>} (e.g.
+ * {@code kvbridge.nixl.memory} as {@code nixl.memory}), and the connector of that type checks it.
  *
  * @param connector Which connector this application uses.
  * @param role What this engine does: 'producer' (prefill node, grants leases), 'consumer' (decode
@@ -32,9 +32,6 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param handshake Where this engine answers handshakes and how long a consumer waits for one.
  * @param loadFailurePolicy What the engine does with a request whose KV cache could not be loaded:
  *     'fail' (end it with an error) or 'recompute' (prefill it locally).
- * @param nixl Settings of the 'nixl' connector.
- * @param properties Further connector-specific settings, passed to the connector as they are. For
- *     instance 'kvbridge.properties.fake.fabric=demo' reaches the connector as 'fake.fabric'.
  */
 @ConfigurationProperties("kvbridge")
 public record KvBridgeProperties(
@@ -44,62 +41,26 @@ public record KvBridgeProperties(
     @DefaultValue Lease lease,
     @DefaultValue("5s") Duration replyTimeout,
     @DefaultValue Handshake handshake,
-    @DefaultValue("fail") LoadFailurePolicy loadFailurePolicy,
-    @DefaultValue Nixl nixl,
-    Map<String, String> properties) {
+    @DefaultValue("fail") LoadFailurePolicy loadFailurePolicy) {
 
   private static final String PREFIX = "kvbridge.";
 
-  /** Checks every value that does not belong to a group. */
-  public KvBridgeProperties {
-    requireNonNull("connector", connector);
-    requireNonNull("role", role);
-    requireNonNull("lease", lease);
-    requireNonNull("handshake", handshake);
-    requireNonNull("load-failure-policy", loadFailurePolicy);
-    requireNonNull("nixl", nixl);
-    if (engineId == null || engineId.isBlank()) {
-      throw new InvalidKvBridgePropertyException(
-          PREFIX + "engine-id",
-          PREFIX + "engine-id must not be blank; set it to this engine's unique name");
-    }
-    requirePositive("reply-timeout", replyTimeout);
-    properties = properties == null ? Map.of() : Map.copyOf(properties);
-    for (String key : properties.keySet()) {
-      if (nixl.entries().containsKey(key)) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "properties." + key,
-            PREFIX
-                + "properties."
-                + key
-                + " duplicates "
-                + PREFIX
-                + key
-                + "; set it there instead");
-      }
-    }
-  }
-
-  /**
-   * The connector-specific settings handed to the connector ({@link
-   * ConnectorSettings#properties()}): the {@code nixl.*} group under keys such as {@code
-   * nixl.memory}, then every entry of {@link #properties()}.
-   */
-  public Map<String, String> connectorProperties() {
-    Map<String, String> all = new LinkedHashMap<>(nixl.entries());
-    all.putAll(properties);
-    return Map.copyOf(all);
-  }
-
   /**
    * The settings of a connector for {@code engineId} in {@code role}, with every other value as
-   * configured here.
+   * configured here and {@code connectorProperties} as the connector's own.
+   *
+   * @throws io.kvbridge.spi.InvalidSettingException naming the setting (under this prefix) of a
+   *     value a connector cannot run with
    */
   public ConnectorSettings connectorSettings(
-      String engineId, Role role, MonotonicClock clock, ConnectorObserver observer) {
+      String engineId,
+      Role role,
+      MonotonicClock clock,
+      ConnectorObserver observer,
+      ConnectorProperties connectorProperties) {
     return ConnectorSettings.builder(connector.type(), engineId)
         .role(role)
-        .leaseTerms(new LeaseTerms(lease.duration(), lease.maxLifetime()))
+        .leaseTerms(lease.duration(), lease.maxLifetime())
         .heartbeatInterval(lease.heartbeatInterval())
         .safetyMargin(lease.safetyMargin())
         .acksRequired(lease.acksRequired())
@@ -108,7 +69,7 @@ public record KvBridgeProperties(
         .handshakeTimeout(handshake.timeout())
         .clock(clock)
         .observer(observer)
-        .properties(connectorProperties())
+        .properties(connectorProperties)
         .build();
   }
 
@@ -118,17 +79,7 @@ public record KvBridgeProperties(
    * @param type Connector type: the name a provider on the class path answers to, such as 'fake'
    *     (in-JVM, for tests and demos) or 'nixl'.
    */
-  public record Connector(@DefaultValue("fake") String type) {
-
-    /** Checks the type is given; whether a provider knows it is checked when connectors start. */
-    public Connector {
-      if (type == null || type.isBlank()) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "connector.type",
-            PREFIX + "connector.type must not be blank; set it to a connector type such as fake");
-      }
-    }
-  }
+  public record Connector(@DefaultValue("fake") String type) {}
 
   /**
    * Lease terms and the timers that keep leases alive.
@@ -152,144 +103,25 @@ public record KvBridgeProperties(
       @DefaultValue("2s") Duration safetyMargin,
       @DefaultValue("1") int acksRequired) {
 
-    /** Checks each duration and how they relate. */
+    /**
+     * Checks the sweep interval, which only the starter reads; {@link ConnectorSettings} checks the
+     * others.
+     */
     public Lease {
-      requirePositive("lease.duration", duration);
-      requirePositive("lease.max-lifetime", maxLifetime);
-      requirePositive("lease.heartbeat-interval", heartbeatInterval);
       requirePositive("lease.sweep-interval", sweepInterval);
-      requireNonNull("lease.safety-margin", safetyMargin);
-      if (maxLifetime.compareTo(duration) < 0) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "lease.max-lifetime",
-            describe("lease.max-lifetime", maxLifetime)
-                + " must be at least "
-                + describe("lease.duration", duration));
-      }
-      if (heartbeatInterval.compareTo(duration) >= 0) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "lease.heartbeat-interval",
-            describe("lease.heartbeat-interval", heartbeatInterval)
-                + " must be shorter than "
-                + describe("lease.duration", duration)
-                + ", or leases expire between heartbeats");
-      }
-      if (safetyMargin.isNegative() || safetyMargin.compareTo(duration) >= 0) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "lease.safety-margin",
-            describe("lease.safety-margin", safetyMargin)
-                + " must be at least 0s and shorter than "
-                + describe("lease.duration", duration));
-      }
-      if (acksRequired < 1) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "lease.acks-required",
-            PREFIX + "lease.acks-required (" + acksRequired + ") must be at least 1");
-      }
     }
   }
 
   /**
    * Handshakes between engines.
    *
-   * @param address Where this engine answers handshakes: 'local' for engines in one JVM, or
-   *     'tcp://host:port' for separate processes ('tcp://0.0.0.0:0' picks a free port).
+   * @param address Where this engine answers handshakes: 'local' for engines in one JVM (or
+   *     'local://name' to choose the name), or 'tcp://host:port' for separate processes
+   *     ('tcp://0.0.0.0:0' picks a free port).
    * @param timeout How long a consumer waits for a producer's handshake answer.
    */
   public record Handshake(
-      @DefaultValue("local") String address, @DefaultValue("5s") Duration timeout) {
-
-    /** Checks the address's form and the timeout. */
-    public Handshake {
-      requireNonNull("handshake.address", address);
-      if (!isLocal(address) && !isTcp(address)) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "handshake.address",
-            PREFIX
-                + "handshake.address '"
-                + address
-                + "' is not an address; use 'local' (engines in one JVM) or 'tcp://host:port'");
-      }
-      requirePositive("handshake.timeout", timeout);
-    }
-
-    private static boolean isLocal(String address) {
-      return address.equals("local") || address.startsWith("local://");
-    }
-
-    private static boolean isTcp(String address) {
-      if (!address.startsWith("tcp://")) {
-        return false;
-      }
-      try {
-        URI uri = new URI(address);
-        return uri.getHost() != null && uri.getPort() >= 0 && uri.getPort() <= 65_535;
-      } catch (java.net.URISyntaxException e) {
-        return false;
-      }
-    }
-  }
-
-  /**
-   * Settings of the {@code nixl} connector, handed to it as {@code nixl.*} entries of {@link
-   * ConnectorSettings#properties()}.
-   *
-   * @param backends NIXL backends to create, in order of preference, such as 'UCX'.
-   * @param memory Memory the KV cache lives in: 'vram' (GPU), 'dram' (host), or 'auto' (GPU when a
-   *     usable device is found, host otherwise).
-   * @param pluginDir Directory NIXL loads its backend plugins from. NIXL's default when unset.
-   * @param home NIXL installation whose native libraries are loaded. The class path's when unset.
-   */
-  public record Nixl(
-      @DefaultValue("UCX") List<String> backends,
-      @DefaultValue("auto") Memory memory,
-      @Nullable Path pluginDir,
-      @Nullable Path home) {
-
-    /** Checks the backend list. */
-    public Nixl {
-      requireNonNull("nixl.memory", memory);
-      if (backends == null
-          || backends.isEmpty()
-          || backends.stream().anyMatch(b -> b == null || b.isBlank())) {
-        throw new InvalidKvBridgePropertyException(
-            PREFIX + "nixl.backends",
-            PREFIX
-                + "nixl.backends "
-                + backends
-                + " must name at least one backend and no blank one, e.g. UCX");
-      }
-      backends = List.copyOf(backends);
-    }
-
-    /** This group as connector properties: {@code nixl.backends}, {@code nixl.memory}, ... */
-    Map<String, String> entries() {
-      Map<String, String> entries = new LinkedHashMap<>();
-      entries.put("nixl.backends", String.join(",", backends));
-      entries.put("nixl.memory", memory.name().toLowerCase(Locale.ROOT));
-      if (pluginDir != null) {
-        entries.put("nixl.plugin-dir", pluginDir.toString());
-      }
-      if (home != null) {
-        entries.put("nixl.home", home.toString());
-      }
-      return entries;
-    }
-
-    /** Where the KV cache lives. */
-    public enum Memory {
-      /** GPU memory when a usable device is found, host memory otherwise. */
-      AUTO,
-      /** GPU device memory. */
-      VRAM,
-      /** Host memory. */
-      DRAM
-    }
-  }
-
-  private static String describe(String name, Duration value) {
-    return PREFIX + name + " (" + DurationText.of(value) + ")";
-  }
+      @DefaultValue("local") String address, @DefaultValue("5s") Duration timeout) {}
 
   private static void requireNonNull(String name, @Nullable Object value) {
     if (value == null) {
@@ -301,7 +133,8 @@ public record KvBridgeProperties(
     requireNonNull(name, value);
     if (value.isNegative() || value.isZero()) {
       throw new InvalidKvBridgePropertyException(
-          PREFIX + name, describe(name, value) + " must be positive, e.g. 5s or 500ms");
+          PREFIX + name,
+          PREFIX + name + " (" + DurationText.of(value) + ") must be positive, e.g. 5s or 500ms");
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.kvbridge.spring;
 
+import io.kvbridge.spi.Availability;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransportProvider;
@@ -18,6 +19,9 @@ public interface KvConnectors {
 
   /** The provider selected by {@code kvbridge.connector.type}. */
   TransportProvider provider();
+
+  /** Whether that provider can run on this machine with the configured connector properties. */
+  Availability availability();
 
   /** Creates the connector for {@code kvbridge.engine-id} and {@code kvbridge.role}. */
   KvConnector create();

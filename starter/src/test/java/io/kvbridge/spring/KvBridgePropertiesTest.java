@@ -7,9 +7,9 @@ import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -39,11 +39,6 @@ class KvBridgePropertiesTest {
               assertThat(properties.handshake().address()).isEqualTo("local");
               assertThat(properties.handshake().timeout()).isEqualTo(Duration.ofSeconds(5));
               assertThat(properties.loadFailurePolicy()).isEqualTo(LoadFailurePolicy.FAIL);
-              assertThat(properties.nixl().backends()).containsExactly("UCX");
-              assertThat(properties.nixl().memory()).isEqualTo(KvBridgeProperties.Nixl.Memory.AUTO);
-              assertThat(properties.nixl().pluginDir()).isNull();
-              assertThat(properties.nixl().home()).isNull();
-              assertThat(properties.properties()).isEmpty();
             });
   }
 
@@ -73,21 +68,18 @@ class KvBridgePropertiesTest {
               assertThat(settings.safetyMargin()).isEqualTo(Duration.ofMillis(1500));
               assertThat(settings.acksRequired()).isEqualTo(2);
               assertThat(settings.replyTimeout()).isEqualTo(Duration.ofSeconds(7));
-              assertThat(settings.handshakeAddress()).isEqualTo("tcp://127.0.0.1:0");
+              assertThat(settings.handshakeAddress()).hasToString("tcp://127.0.0.1:0");
               assertThat(settings.handshakeTimeout()).isEqualTo(Duration.ofSeconds(4));
             });
   }
 
   @Test
-  void nixlGroupAndFreeFormPropertiesBecomeConnectorProperties() {
+  void propertiesUnderEachKnownConnectorTypeBecomeThatConnectorsProperties(@TempDir Path dir) {
     runner
         .withPropertyValues(
-            "kvbridge.nixl.backends=UCX,GDS",
-            "kvbridge.nixl.memory=vram",
-            "kvbridge.nixl.plugin-dir=/opt/nixl/plugins",
-            "kvbridge.nixl.home=/opt/nixl",
-            "kvbridge.properties.fake.fabric=properties-test",
-            "kvbridge.properties.ucx.tls=rc")
+            "kvbridge.fake.shared-dir=" + dir,
+            "kvbridge.unavailable.library=/opt/test/lib",
+            "kvbridge.unavailable.backend.UCX.mode=none")
         .run(
             context ->
                 assertThat(
@@ -97,48 +89,39 @@ class KvBridgePropertiesTest {
                             .settings()
                             .properties()
                             .asMap())
-                    .containsExactlyInAnyOrderEntriesOf(
+                    .isEqualTo(
                         Map.of(
-                            "nixl.backends", "UCX,GDS",
-                            "nixl.memory", "vram",
-                            "nixl.plugin-dir", Path.of("/opt/nixl/plugins").toString(),
-                            "nixl.home", Path.of("/opt/nixl").toString(),
-                            "fake.fabric", "properties-test",
-                            "ucx.tls", "rc")));
+                            "fake.shared-dir", dir.toString(),
+                            "unavailable.library", "/opt/test/lib",
+                            "unavailable.backend.UCX.mode", "none")));
   }
 
   @Test
-  void unsetNixlDirectoriesAreLeftOutOfConnectorProperties() {
-    runner.run(
-        context ->
-            assertThat(context.getBean(KvConnectors.class).create().settings().properties().asMap())
-                .containsOnlyKeys("nixl.backends", "nixl.memory"));
+  void propertiesOfATypeWithoutAConnectorOnTheClassPathReachNoConnector() {
+    runner
+        .withPropertyValues("kvbridge.nixl.memory=dram")
+        .run(
+            context ->
+                assertThat(
+                        context
+                            .getBean(KvConnectors.class)
+                            .create()
+                            .settings()
+                            .properties()
+                            .asMap())
+                    .isEmpty());
   }
 
   @Test
   void enumValuesBindWhateverTheirCase() {
     runner
-        .withPropertyValues(
-            "kvbridge.role=PRODUCER",
-            "kvbridge.load-failure-policy=recompute",
-            "kvbridge.nixl.memory=DRAM")
+        .withPropertyValues("kvbridge.role=PRODUCER", "kvbridge.load-failure-policy=recompute")
         .run(
             context -> {
               KvBridgeProperties properties = context.getBean(KvBridgeProperties.class);
               assertThat(properties.role()).isEqualTo(Role.PRODUCER);
               assertThat(properties.loadFailurePolicy()).isEqualTo(LoadFailurePolicy.RECOMPUTE);
-              assertThat(properties.nixl().memory()).isEqualTo(KvBridgeProperties.Nixl.Memory.DRAM);
             });
-  }
-
-  @Test
-  void backendsBindFromAnIndexedList() {
-    runner
-        .withPropertyValues("kvbridge.nixl.backends[0]=GDS", "kvbridge.nixl.backends[1]=UCX")
-        .run(
-            context ->
-                assertThat(context.getBean(KvBridgeProperties.class).nixl().backends())
-                    .isEqualTo(List.of("GDS", "UCX")));
   }
 
   @org.springframework.boot.context.properties.EnableConfigurationProperties(

@@ -28,7 +28,7 @@ class KvBridgePropertiesValidationTest {
   void maxLifetimeShorterThanTheLeaseIsRejected() {
     assertRejected(
         "kvbridge.lease.max-lifetime",
-        "kvbridge.lease.max-lifetime (10s) must be at least kvbridge.lease.duration (30s)",
+        "kvbridge.lease.max-lifetime (10s) must be at least the lease duration (30s)",
         "kvbridge.lease.max-lifetime=10s");
   }
 
@@ -36,8 +36,8 @@ class KvBridgePropertiesValidationTest {
   void heartbeatIntervalNotShorterThanTheLeaseIsRejected() {
     assertRejected(
         "kvbridge.lease.heartbeat-interval",
-        "kvbridge.lease.heartbeat-interval (40s) must be shorter than kvbridge.lease.duration"
-            + " (30s), or leases expire between heartbeats",
+        "kvbridge.lease.heartbeat-interval (40s) must be shorter than the lease duration (30s),"
+            + " or leases expire between heartbeats",
         "kvbridge.lease.heartbeat-interval=40s");
   }
 
@@ -45,8 +45,8 @@ class KvBridgePropertiesValidationTest {
   void safetyMarginNotShorterThanTheLeaseIsRejected() {
     assertRejected(
         "kvbridge.lease.safety-margin",
-        "kvbridge.lease.safety-margin (30s) must be at least 0s and shorter than"
-            + " kvbridge.lease.duration (30s)",
+        "kvbridge.lease.safety-margin (30s) must be at least 0s and shorter than the lease"
+            + " duration (30s)",
         "kvbridge.lease.safety-margin=30s");
   }
 
@@ -54,8 +54,8 @@ class KvBridgePropertiesValidationTest {
   void negativeSafetyMarginIsRejected() {
     assertRejected(
         "kvbridge.lease.safety-margin",
-        "kvbridge.lease.safety-margin (-1s) must be at least 0s and shorter than"
-            + " kvbridge.lease.duration (30s)",
+        "kvbridge.lease.safety-margin (-1s) must be at least 0s and shorter than the lease"
+            + " duration (30s)",
         "kvbridge.lease.safety-margin=-1s");
   }
 
@@ -151,8 +151,9 @@ class KvBridgePropertiesValidationTest {
   void handshakeAddressThatIsNeitherLocalNorTcpIsRejected() {
     assertRejected(
         "kvbridge.handshake.address",
-        "kvbridge.handshake.address 'udp://host:1' is not an address; use 'local' (engines in one"
-            + " JVM) or 'tcp://host:port'",
+        "kvbridge.handshake.address 'udp://host:1' is not an address; use 'local' or"
+            + " 'local://name' (engines in one JVM) or 'tcp://host:port' (port 0 picks a free one"
+            + " when serving)",
         "kvbridge.handshake.address=udp://host:1");
   }
 
@@ -160,25 +161,44 @@ class KvBridgePropertiesValidationTest {
   void tcpHandshakeAddressWithoutPortIsRejected() {
     assertRejected(
         "kvbridge.handshake.address",
-        "kvbridge.handshake.address 'tcp://host' is not an address; use 'local' (engines in one"
-            + " JVM) or 'tcp://host:port'",
+        "kvbridge.handshake.address 'tcp://host' is not an address; use 'local' or"
+            + " 'local://name' (engines in one JVM) or 'tcp://host:port' (port 0 picks a free one"
+            + " when serving)",
         "kvbridge.handshake.address=tcp://host");
   }
 
   @Test
-  void blankNixlBackendIsRejected() {
+  void unknownConnectorPropertyIsRejectedWithTheKnownOnes() {
     assertRejected(
-        "kvbridge.nixl.backends",
-        "kvbridge.nixl.backends [UCX, ] must name at least one backend and no blank one, e.g. UCX",
-        "kvbridge.nixl.backends[0]=UCX",
-        "kvbridge.nixl.backends[1]=");
+        "kvbridge.fake.fabrik",
+        "kvbridge.fake.fabrik is unknown; known: fake.fabric, fake.shared-dir",
+        "kvbridge.fake.fabrik=demo");
   }
 
   @Test
-  void freeFormPropertyThatDuplicatesATypedOneIsRejected() {
+  void blankConnectorPropertyIsRejected() {
+    assertRejected(
+        "kvbridge.fake.shared-dir",
+        "kvbridge.fake.shared-dir '' is not a file system path",
+        "kvbridge.fake.shared-dir=");
+  }
+
+  @Test
+  void connectorPropertiesThatContradictEachOtherAreRejected() {
+    assertRejected(
+        "kvbridge.fake.fabric",
+        "kvbridge.fake.fabric cannot be set together with fake.shared-dir; set one of them, not"
+            + " both",
+        "kvbridge.fake.fabric=demo",
+        "kvbridge.fake.shared-dir=/tmp/kvbridge-validation-test");
+  }
+
+  @Test
+  void freeFormPropertyIsRejectedNamingWhereToSetIt() {
     assertRejected(
         "kvbridge.properties.nixl.memory",
-        "kvbridge.properties.nixl.memory duplicates kvbridge.nixl.memory; set it there instead",
+        "kvbridge.properties.nixl.memory is not read: a connector's properties are set under"
+            + " kvbridge.<type>., here kvbridge.nixl.memory",
         "kvbridge.properties.nixl.memory=vram");
   }
 }

@@ -8,6 +8,7 @@ import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.Lease;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.runtime.ConnectorRegistry;
+import io.kvbridge.spi.Availability;
 import io.kvbridge.spi.ConnectorUnavailableException;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
@@ -179,6 +180,17 @@ class KvConnectorsTest {
   }
 
   @Test
+  void availabilityIsDecidedWithTheConfiguredConnectorProperties() {
+    runner
+        .withPropertyValues(
+            "kvbridge.connector.type=unavailable", "kvbridge.unavailable.installed=true")
+        .run(
+            context ->
+                assertThat(context.getBean(KvConnectors.class).availability())
+                    .isInstanceOf(Availability.Available.class));
+  }
+
+  @Test
   void applicationRegistryReplacesDiscovery() {
     runner
         .withBean(
@@ -220,48 +232,6 @@ class KvConnectorsTest {
           granted.add(lease);
         }
       };
-    }
-  }
-
-  @Test
-  void configuredNixlLocationsBecomeTheSystemPropertiesNixlIsLoadedFrom() {
-    String home = System.clearProperty(DefaultKvConnectors.NIXL_HOME_PROPERTY);
-    String plugins = System.clearProperty(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY);
-    try {
-      DefaultKvConnectors.exportNativeLocations(
-          new KvBridgeProperties.Nixl(
-              List.of("UCX"),
-              KvBridgeProperties.Nixl.Memory.AUTO,
-              java.nio.file.Path.of("/opt/nixl/plugins"),
-              java.nio.file.Path.of("/opt/nixl/lib")));
-
-      assertThat(System.getProperty(DefaultKvConnectors.NIXL_HOME_PROPERTY))
-          .isEqualTo(java.nio.file.Path.of("/opt/nixl/lib").toString());
-      assertThat(System.getProperty(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY))
-          .isEqualTo(java.nio.file.Path.of("/opt/nixl/plugins").toString());
-    } finally {
-      restore(DefaultKvConnectors.NIXL_HOME_PROPERTY, home);
-      restore(DefaultKvConnectors.NIXL_PLUGIN_DIR_PROPERTY, plugins);
-    }
-  }
-
-  @Test
-  void nixlLocationsAreLeftAloneWhenAnotherConnectorIsSelected() {
-    runner
-        .withPropertyValues("kvbridge.nixl.home=/opt/elsewhere/lib")
-        .run(
-            context -> {
-              assertThat(context).hasNotFailed();
-              assertThat(System.getProperty(DefaultKvConnectors.NIXL_HOME_PROPERTY))
-                  .isNotEqualTo(java.nio.file.Path.of("/opt/elsewhere/lib").toString());
-            });
-  }
-
-  private static void restore(String key, String value) {
-    if (value == null) {
-      System.clearProperty(key);
-    } else {
-      System.setProperty(key, value);
     }
   }
 }

@@ -36,7 +36,7 @@ class StartupFailureReportTest {
         .contains(
             "Description:",
             "Invalid kvbridge configuration: kvbridge.lease.max-lifetime (10s) must be at least"
-                + " kvbridge.lease.duration (30s)",
+                + " the lease duration (30s)",
             "Action:",
             "Update kvbridge.lease.max-lifetime in your application's configuration.");
   }
@@ -92,17 +92,14 @@ class StartupFailureReportTest {
   }
 
   @Test
-  void unknownNixlMemoryIsReportedWithTheValidKinds(CapturedOutput output) {
-    start("kvbridge.nixl.memory=hbm");
+  void invalidConnectorPropertyIsReportedUnderItsFullName(CapturedOutput output) {
+    start("kvbridge.fake.fabrik=demo");
 
     assertThat(output)
         .contains(
-            "kvbridge.nixl.memory",
-            "\"hbm\"",
-            "The following values are valid:",
-            "AUTO",
-            "DRAM",
-            "VRAM");
+            "Invalid kvbridge configuration: kvbridge.fake.fabrik is unknown; known: fake.fabric,"
+                + " fake.shared-dir",
+            "Update kvbridge.fake.fabrik in your application's configuration.");
   }
 
   @Configuration(proxyBeanMethods = false)

@@ -1,5 +1,7 @@
 package io.kvbridge.spring;
 
+import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransportProvider;
@@ -11,6 +13,11 @@ public record StubKvConnectors(TransportProvider provider, List<KvConnector> all
 
   public StubKvConnectors(TransportProvider provider) {
     this(provider, List.of());
+  }
+
+  @Override
+  public Availability availability() {
+    return provider.availability(ConnectorProperties.EMPTY);
   }
 
   @Override

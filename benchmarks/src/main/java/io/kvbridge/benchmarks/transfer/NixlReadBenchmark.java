@@ -61,7 +61,9 @@ public class NixlReadBenchmark {
             progressDelayMicros,
             defaults.backends(),
             defaults.backendParameters(),
-            defaults.telemetry());
+            defaults.telemetry(),
+            defaults.home(),
+            defaults.pluginDir());
     pair =
         new ReadPair(
             ReadShape.parse(shape),

@@ -11,6 +11,6 @@ class FakeSharedDirectoryDeploymentTest extends MultiProcessDeployment {
   @Override
   List<String> connectorArguments(Path work) throws IOException {
     Path sharedDir = Files.createDirectories(work.resolve("fabric"));
-    return List.of("--kvbridge.properties.fake.shared-dir=" + sharedDir);
+    return List.of("--kvbridge.fake.shared-dir=" + sharedDir);
   }
 }

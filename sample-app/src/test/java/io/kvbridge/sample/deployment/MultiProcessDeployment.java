@@ -49,11 +49,6 @@ abstract class MultiProcessDeployment {
   /** The connector settings both nodes get, as command-line arguments. */
   abstract List<String> connectorArguments(Path work) throws IOException;
 
-  /** The working directory of the nodes' processes. */
-  Path nodeDirectory() {
-    return Path.of("").toAbsolutePath();
-  }
-
   @BeforeAll
   void deployAndSendTraffic(@TempDir Path workDir) throws Exception {
     work = workDir;
@@ -174,7 +169,6 @@ abstract class MultiProcessDeployment {
                 "--management.endpoint.health.show-details=never"));
     command.addAll(connector);
     return new ProcessBuilder(command)
-        .directory(nodeDirectory().toFile())
         .redirectErrorStream(true)
         .redirectOutput(log.toFile())
         .start();

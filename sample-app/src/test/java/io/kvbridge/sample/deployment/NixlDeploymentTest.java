@@ -9,9 +9,10 @@ import java.util.List;
 
 /**
  * The multi-process deployment on the NIXL connector, in host memory, with the NIXL that
- * connector-nixl's build fetched into {@code connector-nixl/target/nixl/lib}. Fails when NIXL is
- * missing, unless the build was told NIXL is optional ({@code -Dkvbridge.nixl.required=false}),
- * which skips it with the reason.
+ * connector-nixl's build fetched into {@code connector-nixl/target/nixl/lib}, named to each node by
+ * {@code kvbridge.nixl.home}. Fails when NIXL is missing, unless the build was told NIXL is
+ * optional ({@code -Dkvbridge.nixl.required=false}, handed to the tests as {@code
+ * kvbridge.test.nixl-required}), which skips it with the reason.
  */
 class NixlDeploymentTest extends MultiProcessDeployment {
 
@@ -22,17 +23,14 @@ class NixlDeploymentTest extends MultiProcessDeployment {
     Path lib = REPOSITORY.resolve("connector-nixl/target/nixl/lib");
     String missing =
         "NIXL is not fetched into " + lib + "; run ./mvnw -pl connector-nixl generate-resources";
-    if (Boolean.parseBoolean(System.getProperty("kvbridge.nixl.required", "true"))) {
+    if (Boolean.parseBoolean(System.getProperty("kvbridge.test.nixl-required", "true"))) {
       assertThat(lib).as(missing).isDirectory();
     } else {
       assumeTrue(Files.isDirectory(lib), missing);
     }
-    return List.of("--kvbridge.connector.type=nixl", "--kvbridge.nixl.memory=dram");
-  }
-
-  /** NIXL finds its libraries in connector-nixl/target/nixl/lib, seen from the repository root. */
-  @Override
-  Path nodeDirectory() {
-    return REPOSITORY;
+    return List.of(
+        "--kvbridge.connector.type=nixl",
+        "--kvbridge.nixl.memory=dram",
+        "--kvbridge.nixl.home=" + lib);
   }
 }

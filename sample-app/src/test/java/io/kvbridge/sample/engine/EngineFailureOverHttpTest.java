@@ -31,7 +31,7 @@ import tools.jackson.databind.json.JsonMapper;
     properties = {
       "kvbridge.sample.prefill.engine-id=failure-test-prefill",
       "kvbridge.sample.decode.engine-id=failure-test-decode",
-      "kvbridge.properties.fake.fabric=" + EngineFailureOverHttpTest.FABRIC,
+      "kvbridge.fake.fabric=" + EngineFailureOverHttpTest.FABRIC,
       "kvbridge.sample.router.drop-after-prefill=0",
       "kvbridge.sample.demo.enabled=false"
     })

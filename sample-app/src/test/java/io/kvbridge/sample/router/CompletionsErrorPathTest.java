@@ -30,7 +30,7 @@ import org.springframework.web.client.RestClient;
     properties = {
       "kvbridge.sample.prefill.engine-id=errors-test-prefill",
       "kvbridge.sample.decode.engine-id=errors-test-decode",
-      "kvbridge.properties.fake.fabric=" + CompletionsErrorPathTest.FABRIC,
+      "kvbridge.fake.fabric=" + CompletionsErrorPathTest.FABRIC,
       "kvbridge.sample.router.drop-after-prefill=0",
       "kvbridge.sample.demo.enabled=false"
     })

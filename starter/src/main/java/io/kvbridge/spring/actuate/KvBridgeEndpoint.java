@@ -36,7 +36,7 @@ public class KvBridgeEndpoint {
   public KvBridgeDescriptor kvbridge() {
     TransportProvider provider = connectors.provider();
     ProviderAvailability availability =
-        provider.availability() instanceof Availability.Unavailable why
+        connectors.availability() instanceof Availability.Unavailable why
             ? new ProviderAvailability(false, why.reason())
             : new ProviderAvailability(true, null);
     List<ConnectorDescriptor> described =

@@ -29,7 +29,7 @@ public class KvBridgeHealthIndicator extends AbstractHealthIndicator {
   protected void doHealthCheck(Health.Builder builder) {
     TransportProvider provider = connectors.provider();
     builder.withDetail("type", provider.type());
-    if (provider.availability() instanceof Availability.Unavailable why) {
+    if (connectors.availability() instanceof Availability.Unavailable why) {
       builder.down().withDetail("reason", why.reason());
       return;
     }

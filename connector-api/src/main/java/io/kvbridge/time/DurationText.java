@@ -1,14 +1,19 @@
-package io.kvbridge.spring;
+package io.kvbridge.time;
 
 import java.time.Duration;
 
-/** Writes durations the way they are configured ({@code 30s}, {@code 2m}, {@code 250ms}). */
-final class DurationText {
+/**
+ * Writes durations the way they are configured ({@code 30s}, {@code 2m}, {@code 250ms}), so a
+ * message about a setting shows its value in the form the user wrote it.
+ *
+ * <p>Stateless; safe for use from any thread.
+ */
+public final class DurationText {
 
   private DurationText() {}
 
   /** The largest unit that expresses {@code duration} exactly, e.g. {@code 90s} or {@code 2m}. */
-  static String of(Duration duration) {
+  public static String of(Duration duration) {
     if (duration.isZero()) {
       return "0s";
     }

@@ -1,0 +1,72 @@
+package io.kvbridge.sample;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvbridge.spring.InvalidKvBridgePropertyException;
+import io.kvbridge.spring.KvBridgeAutoConfiguration;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * The NIXL connector's own properties, set under {@code kvbridge.nixl.}, as an application with the
+ * starter and the NIXL connector sees them: checked by the connector before any engine starts (NIXL
+ * itself need not load for that), and reported under their full names.
+ */
+class NixlConfigurationTest {
+
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(KvBridgeAutoConfiguration.class))
+          .withPropertyValues("kvbridge.connector.type=nixl");
+
+  private void assertRejected(String property, String message, String... values) {
+    runner
+        .withPropertyValues(values)
+        .run(
+            context -> {
+              InvalidKvBridgePropertyException e = invalidProperty(context);
+              assertThat(e.property()).isEqualTo(property);
+              assertThat(e.getMessage()).isEqualTo(message);
+            });
+  }
+
+  @Test
+  void blankNixlBackendIsRejected() {
+    assertRejected(
+        "kvbridge.nixl.backends",
+        "kvbridge.nixl.backends 'UCX,' is not comma-separated names without empty entries",
+        "kvbridge.nixl.backends[0]=UCX",
+        "kvbridge.nixl.backends[1]=");
+  }
+
+  @Test
+  void unknownNixlMemoryIsRejectedWithTheValidKinds() {
+    assertRejected(
+        "kvbridge.nixl.memory",
+        "kvbridge.nixl.memory 'hbm' is not one of auto, vram, dram",
+        "kvbridge.nixl.memory=hbm");
+  }
+
+  @Test
+  void unknownNixlPropertyIsRejectedWithTheKnownOnes() {
+    runner
+        .withPropertyValues("kvbridge.nixl.memroy=dram")
+        .run(
+            context ->
+                assertThat(invalidProperty(context).getMessage())
+                    .startsWith("kvbridge.nixl.memroy is unknown; known: nixl.memory,"));
+  }
+
+  private static InvalidKvBridgePropertyException invalidProperty(
+      AssertableApplicationContext context) {
+    assertThat(context).hasFailed();
+    for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+      if (t instanceof InvalidKvBridgePropertyException e) {
+        return e;
+      }
+    }
+    throw new AssertionError("start-up failed for another reason", context.getStartupFailure());
+  }
+}
