@@ -7,6 +7,7 @@ import io.kvbridge.time.DurationText;
 import io.kvbridge.time.MonotonicClock;
 import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeSecret;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Map;
@@ -265,6 +266,29 @@ public record ConnectorSettings(
     public Builder handshakeSecret(HandshakeSecret value) {
       this.handshakeSecret = Optional.ofNullable(value);
       return this;
+    }
+
+    /**
+     * Sets the deployment's handshake secret from its text (at least {@value
+     * HandshakeSecret#MIN_BYTES} bytes of UTF-8); {@code null} or empty for none.
+     *
+     * @throws InvalidSettingException naming {@code handshake.secret}, never quoting it
+     */
+    public Builder handshakeSecret(String text) {
+      if (text == null || text.isEmpty()) {
+        return handshakeSecret((HandshakeSecret) null);
+      }
+      int length = text.getBytes(StandardCharsets.UTF_8).length;
+      if (length < HandshakeSecret.MIN_BYTES) {
+        throw new InvalidSettingException(
+            "handshake.secret",
+            "must be at least "
+                + HandshakeSecret.MIN_BYTES
+                + " bytes of UTF-8, got "
+                + length
+                + " (the value is not shown)");
+      }
+      return handshakeSecret(HandshakeSecret.of(text));
     }
 
     /** Sets the incarnation (a random one is drawn otherwise: set it only in tests). */

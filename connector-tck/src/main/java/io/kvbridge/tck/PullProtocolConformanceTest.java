@@ -129,9 +129,19 @@ public abstract class PullProtocolConformanceTest {
   }
 
   private Node start(String engineId, Role role, KvLayout layout) {
+    return start(engineId, role, layout, null);
+  }
+
+  /** Starts an engine that knows the deployment secret {@code secret} ({@code null}: none). */
+  protected Node node(String name, Role role, KvLayout layout, String secret) {
+    return start(name + "-" + UUID.randomUUID().toString().substring(0, 8), role, layout, secret);
+  }
+
+  private Node start(String engineId, Role role, KvLayout layout, String secret) {
     ConnectorSettings settings =
         ConnectorSettings.builder(provider().type(), engineId)
             .role(role)
+            .handshakeSecret(secret)
             .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
             .safetyMargin(SAFETY_MARGIN)
             .heartbeatInterval(Duration.ofSeconds(5))
@@ -416,6 +426,65 @@ public abstract class PullProtocolConformanceTest {
     assertThat(later).isInstanceOf(LoadMatch.Unavailable.class);
     assertThat(((LoadMatch.Unavailable) later).reason()).contains("did not confirm");
     assertThat(consumer.connector.status().loadsInFlight()).isZero();
+  }
+
+  // ---------------------------------------------------------------- authenticated handshakes
+
+  private static final String SECRET = "this deployment's handshake secret";
+
+  @Test
+  void pairThatSharesTheDeploymentSecretHandshakesAndServes() {
+    Node securedProducer = node("prefill-secured", Role.PRODUCER, PRODUCER_LAYOUT, SECRET);
+    Node securedConsumer = node("decode-secured", Role.CONSUMER, CONSUMER_LAYOUT, SECRET);
+    producer = securedProducer;
+    Map<Integer, byte[]> written = producer.fill(List.of(6));
+    TransferParams params = prefill("p-1", List.of(6));
+
+    consumer = securedConsumer;
+    load("d-1", params, List.of(9));
+    settle("d-1");
+
+    assertThat(consumer.received).contains("d-1");
+    assertThat(consumer.block(9)).isEqualTo(written.get(6));
+  }
+
+  @Test
+  void consumerWithoutTheSecretIsRefusedAndLearnsNothingOfTheProducer() {
+    producer = node("prefill-secured", Role.PRODUCER, PRODUCER_LAYOUT, SECRET);
+    TransferParams params = prefill("p-1", List.of(1));
+
+    load("d-1", params, List.of(1));
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("not authenticated");
+    assertThat(producer.connector.status().rejected())
+        .containsEntry(RejectedInput.HANDSHAKE_UNAUTHENTICATED, 1L);
+    assertThat(producer.connector.status().knownPeers()).isEmpty();
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void consumerWithAnotherSecretIsRefused() {
+    producer = node("prefill-secured", Role.PRODUCER, PRODUCER_LAYOUT, SECRET);
+    consumer = node("decode-other", Role.CONSUMER, CONSUMER_LAYOUT, "another deployment's secret");
+    TransferParams params = prefill("p-1", List.of(1));
+
+    load("d-1", params, List.of(1));
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("not authenticated");
+    assertThat(producer.connector.status().rejected())
+        .containsEntry(RejectedInput.HANDSHAKE_UNAUTHENTICATED, 1L);
+  }
+
+  @Test
+  void consumerWithTheSecretRefusesAProducerThatDoesNotProveIt() {
+    consumer = node("decode-secured", Role.CONSUMER, CONSUMER_LAYOUT, SECRET);
+    TransferParams params = prefill("p-1", List.of(1));
+
+    load("d-1", params, List.of(1));
+
+    assertThat(consumer.failed.get("d-1").reason())
+        .contains("trusts only producers that prove the deployment's secret");
+    assertThat(consumer.connector.status().knownPeers()).isEmpty();
   }
 
   // ---------------------------------------------------------------- untrusted input

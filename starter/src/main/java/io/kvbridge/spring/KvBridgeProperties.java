@@ -29,7 +29,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param lease How long producers hold blocks for consumers, and how both sides keep leases alive.
  * @param replyTimeout How long a consumer waits for the producer's ACK or NACK after a read before
  *     the load counts as failed.
- * @param handshake Where this engine answers handshakes and how long a consumer waits for one.
+ * @param handshake Where this engine answers handshakes, how long a consumer waits for one, and the
+ *     deployment's shared secret.
+ * @param consumer Limits a consumer keeps against slow or hostile producers.
  * @param loadFailurePolicy What the engine does with a request whose KV cache could not be loaded:
  *     'fail' (end it with an error) or 'recompute' (prefill it locally).
  */
@@ -41,6 +43,7 @@ public record KvBridgeProperties(
     @DefaultValue Lease lease,
     @DefaultValue("5s") Duration replyTimeout,
     @DefaultValue Handshake handshake,
+    @DefaultValue Consumer consumer,
     @DefaultValue("fail") LoadFailurePolicy loadFailurePolicy) {
 
   private static final String PREFIX = "kvbridge.";
@@ -67,6 +70,8 @@ public record KvBridgeProperties(
         .replyTimeout(replyTimeout)
         .handshakeAddress(handshake.address())
         .handshakeTimeout(handshake.timeout())
+        .handshakeSecret(handshake.secret())
+        .maxLoadsPerProducer(consumer.maxLoadsPerProducer())
         .clock(clock)
         .observer(observer)
         .properties(connectorProperties)
@@ -118,10 +123,40 @@ public record KvBridgeProperties(
    * @param address Where this engine answers handshakes: 'local' for engines in one JVM (or
    *     'local://name' to choose the name), or 'tcp://host:port' for separate processes
    *     ('tcp://0.0.0.0:0' picks a free port).
-   * @param timeout How long a consumer waits for a producer's handshake answer.
+   * @param timeout How long a consumer waits for a producer's handshake answer, from connecting to
+   *     the answer's last byte.
+   * @param secret The deployment's shared secret, at least 16 bytes: when set (the same on every
+   *     node), both ends of every handshake prove they know it before anything else is exchanged,
+   *     and a peer that does not is refused. Unset: anyone who reaches the handshake port is
+   *     trusted. Set it from the environment (KVBRIDGE_HANDSHAKE_SECRET) rather than a file; it is
+   *     never logged or sent.
    */
   public record Handshake(
-      @DefaultValue("local") String address, @DefaultValue("5s") Duration timeout) {}
+      @DefaultValue("local") String address,
+      @DefaultValue("5s") Duration timeout,
+      @Nullable String secret) {
+
+    /** Never shows the secret. */
+    @Override
+    public String toString() {
+      return "Handshake[address="
+          + address
+          + ", timeout="
+          + timeout
+          + ", secret="
+          + (secret == null ? "unset" : "redacted")
+          + "]";
+    }
+  }
+
+  /**
+   * What a consumer holds for producers at most.
+   *
+   * @param maxLoadsPerProducer How many loads from one producer a consumer holds at once (from
+   *     accepting the parameters to the end of the read); more are refused at once, so one slow or
+   *     hostile producer cannot take every block of the consumer.
+   */
+  public record Consumer(@DefaultValue("1024") int maxLoadsPerProducer) {}
 
   private static void requireNonNull(String name, @Nullable Object value) {
     if (value == null) {

@@ -25,6 +25,32 @@ class KvBridgePropertiesValidationTest {
   }
 
   @Test
+  void shortHandshakeSecretIsRejectedWithoutQuotingIt() {
+    assertRejected(
+        "kvbridge.handshake.secret",
+        "kvbridge.handshake.secret must be at least 16 bytes of UTF-8, got 7 (the value is not"
+            + " shown)",
+        "kvbridge.handshake.secret=hunter2");
+  }
+
+  @Test
+  void handshakePropertiesNeverShowTheSecret() {
+    KvBridgeProperties.Handshake handshake =
+        new KvBridgeProperties.Handshake(
+            "local", java.time.Duration.ofSeconds(5), "a secret of some length");
+
+    assertThat(handshake.toString()).doesNotContain("a secret").contains("redacted");
+  }
+
+  @Test
+  void maxLoadsPerProducerBelowOneIsRejected() {
+    assertRejected(
+        "kvbridge.consumer.max-loads-per-producer",
+        "kvbridge.consumer.max-loads-per-producer (0) must be at least 1",
+        "kvbridge.consumer.max-loads-per-producer=0");
+  }
+
+  @Test
   void maxLifetimeShorterThanTheLeaseIsRejected() {
     assertRejected(
         "kvbridge.lease.max-lifetime",
