@@ -251,6 +251,13 @@ public final class LeaseTable {
     }
   }
 
+  /** Whether {@code requestId} holds a live lease; O(1) and allocation-free. */
+  public boolean isLive(String requestId) {
+    synchronized (lock) {
+      return byRequest.containsKey(requestId);
+    }
+  }
+
   /** The live lease of {@code requestId}, if any. */
   public Optional<Lease> find(String requestId) {
     synchronized (lock) {

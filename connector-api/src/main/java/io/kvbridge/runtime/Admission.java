@@ -107,6 +107,7 @@ final class Admission {
             requestId,
             params,
             digest,
+            handshakes.epoch(),
             now + settings.handshakeTimeout().toNanos() + settings.replyTimeout().toNanos());
     loads.add(load);
     confirm(load, now);
@@ -151,8 +152,20 @@ final class Admission {
       return;
     }
     TransferParams p = load.params;
+    Optional<String> address =
+        p.handshakeAddress()
+            .or(() -> settings.peerDirectory().handshakeAddress(p.producerEngineId()));
+    if (address.isEmpty()) {
+      refuse(
+          load,
+          "producer "
+              + p.producerEngineId()
+              + " has no handshake address: the transfer parameters name none and no peer"
+              + " directory knows it");
+      return;
+    }
     HandshakeClient.Resolution resolution =
-        handshakes.resolve(p.producerEngineId(), p.handshakeAddress(), p.producerIncarnation());
+        handshakes.resolve(p.producerEngineId(), address.get(), p.producerIncarnation());
     if (resolution instanceof HandshakeClient.Resolution.Failed failed) {
       refuse(load, failed.reason());
     } else if (resolution instanceof HandshakeClient.Resolution.Ready ready) {

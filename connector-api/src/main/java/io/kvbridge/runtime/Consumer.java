@@ -324,13 +324,12 @@ final class Consumer {
    * load chose it, or stopped answering.
    */
   private Optional<String> lostProducer(Load load) {
-
+    Optional<String> gone = handshakes.goneSince(load.params.producerEngineId(), load.epoch);
+    if (gone.isPresent()) {
+      return Optional.of("producer " + load.params.producerEngineId() + " is gone: " + gone.get());
+    }
     if (load.peer == null) {
       return Optional.empty();
-    }
-    Optional<String> gone = handshakes.gone(load.peer.engineId());
-    if (gone.isPresent()) {
-      return Optional.of("producer " + load.peer.engineId() + " stopped answering: " + gone.get());
     }
     return handshakes
         .current(load.peer.engineId())

@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -56,7 +57,8 @@ final class HandshakeClient implements AutoCloseable {
   private final Map<String, ProducerPeer> peers = new ConcurrentHashMap<>();
   private final Map<String, ProducerPeer> byAgent = new ConcurrentHashMap<>();
   private final Set<String> suspects = ConcurrentHashMap.newKeySet();
-  private final Map<String, String> gone = new ConcurrentHashMap<>();
+  private final Map<String, Gone> gone = new ConcurrentHashMap<>();
+  private final AtomicLong epoch = new AtomicLong();
   private final Map<PeerKey, CompletableFuture<ProducerPeer>> inFlight = new ConcurrentHashMap<>();
   private final ThreadPoolExecutor threads;
 
@@ -168,11 +170,34 @@ final class HandshakeClient implements AutoCloseable {
   }
 
   /**
-   * Why a producer this consumer knew is gone (its handshake failed after it was suspected), if it
-   * is: loads still tied to it fail at once with this reason instead of waiting for their timeouts.
+   * Why producer {@code engineId} went away after {@code since} (an {@link #epoch()} value), if it
+   * did: its handshake failed after it was suspected, or a discovery service said it is gone. Loads
+   * created before that fail at once with the reason instead of waiting for their timeouts; later
+   * loads try a fresh handshake.
    */
-  Optional<String> gone(String engineId) {
-    return Optional.ofNullable(gone.get(engineId));
+  Optional<String> goneSince(String engineId, long since) {
+    Gone g = gone.get(engineId);
+    return g != null && g.epoch > since ? Optional.of(g.reason) : Optional.empty();
+  }
+
+  /** A counter that moves on every producer that goes away; loads note it when they start. */
+  long epoch() {
+    return epoch.get();
+  }
+
+  /**
+   * Forgets producer {@code engineId}, which is known to be gone (e.g. its registration in a
+   * discovery service expired): its metadata is dropped and the loads tied to it fail.
+   */
+  void producerGone(String engineId, String why) {
+    ProducerPeer peer = peers.remove(engineId);
+    if (peer != null) {
+      byAgent.remove(peer.agentName(), peer);
+      transport.invalidateRemote(peer.agentName());
+    }
+    suspects.remove(engineId);
+    gone.put(engineId, new Gone(why, epoch.incrementAndGet()));
+    LOG.log(Level.WARNING, "producer {0} is gone: {1}", engineId, why);
   }
 
   /** Every producer handshaken. */
@@ -235,12 +260,7 @@ final class HandshakeClient implements AutoCloseable {
         || !peer.address().equals(key.address())) {
       return;
     }
-    gone.put(key.engineId(), reason);
-    peers.remove(key.engineId(), peer);
-    byAgent.remove(peer.agentName(), peer);
-    suspects.remove(key.engineId());
-    transport.invalidateRemote(peer.agentName());
-    LOG.log(Level.WARNING, "producer {0} is gone: {1}", key.engineId(), reason);
+    producerGone(key.engineId(), "stopped answering: " + reason);
   }
 
   private CompletableFuture<ProducerPeer> refused(String reason) {
@@ -359,7 +379,6 @@ final class HandshakeClient implements AutoCloseable {
     peers.put(engineId, peer);
     byAgent.put(agent, peer);
     suspects.remove(engineId);
-    gone.remove(engineId);
 
     LOG.log(
         Level.INFO,
@@ -374,6 +393,8 @@ final class HandshakeClient implements AutoCloseable {
   }
 
   private record PeerKey(String engineId, String address) {}
+
+  private record Gone(String reason, long epoch) {}
 
   /** A handshake that did not produce a usable peer. */
   static final class HandshakeFailedException extends Exception {

@@ -128,6 +128,15 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     transport.invalidateRemote(agent);
   }
 
+  /** Forgets every agent of consumer {@code engineId}, which is known to be gone. */
+  void forgetConsumer(String engineId) {
+    consumersByAgent.entrySet().stream()
+        .filter(e -> e.getValue().equals(engineId))
+        .map(Map.Entry::getKey)
+        .toList()
+        .forEach(this::forget);
+  }
+
   /** The consumers that completed a handshake. */
   Set<String> consumers() {
     return Set.copyOf(consumersByAgent.values());

@@ -70,6 +70,10 @@ final class Load {
   final LeaseKey key;
   final LeaseRef lease;
   final ReadDigest readDigest;
+
+  /** The handshake client's epoch when this load started: a producer gone later fails it. */
+  final long epoch;
+
   private State state = State.CONFIRMING;
   private long stateDeadline;
   ProducerPeer peer;
@@ -81,12 +85,18 @@ final class Load {
   /** The lease's deadline on P's clock, as P last confirmed it. */
   long producerDeadline;
 
-  Load(String requestId, TransferParams params, ReadDigest readDigest, long confirmDeadline) {
+  Load(
+      String requestId,
+      TransferParams params,
+      ReadDigest readDigest,
+      long epoch,
+      long confirmDeadline) {
     this.requestId = requestId;
     this.params = params;
     this.key = new LeaseKey(params.producerEngineId(), params.requestId());
     this.lease = new LeaseRef(params.requestId(), params.leaseToken());
     this.readDigest = readDigest;
+    this.epoch = epoch;
     this.producerDeadline = params.deadlineNanos();
     this.stateDeadline = confirmDeadline;
   }

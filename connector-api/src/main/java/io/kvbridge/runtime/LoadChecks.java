@@ -32,7 +32,7 @@ final class LoadChecks {
               + " tokens");
     }
     try {
-      HandshakeAddress.parse(params.handshakeAddress());
+      params.handshakeAddress().ifPresent(HandshakeAddress::parse);
     } catch (IllegalArgumentException e) {
       return Optional.of("handshake_address " + e.getMessage());
     }

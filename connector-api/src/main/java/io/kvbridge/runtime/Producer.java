@@ -27,8 +27,10 @@ import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
@@ -48,6 +50,9 @@ final class Producer {
   private final ConnectorCounters counters;
   private final LeaseTable leases;
   private final ConcurrentLinkedQueue<String> ended = new ConcurrentLinkedQueue<>();
+  // Per live lease, the consumers that confirmed or renewed it: a lease whose only renewer is gone
+  // can be revoked before it would expire.
+  private final Map<String, Set<String>> renewers = new ConcurrentHashMap<>();
   private volatile KvMemory memory;
   private volatile KvLayout layout;
   private volatile HandshakeResponder responder;
@@ -119,7 +124,7 @@ final class Producer {
             promptDigest,
             lease.token().value(),
             lease.deadlineNanos(),
-            server.address().toString(),
+            Optional.of(server.address().toString()),
             scheme,
             checksums));
   }
@@ -146,6 +151,22 @@ final class Producer {
       onConfirm(fromAgent, consumer.get(), c);
     } else if (message instanceof ProtocolMessage.Release r) {
       onRelease(consumer.get(), r);
+    }
+  }
+
+  /**
+   * Consumer {@code engineId} is gone: the leases only it was keeping alive are revoked, and its
+   * transport agent is forgotten.
+   */
+  void consumerGone(String engineId, String why) {
+    for (Map.Entry<String, Set<String>> e : renewers.entrySet()) {
+      if (e.getValue().equals(Set.of(engineId))) {
+        leases.revoke(e.getKey(), "consumer " + engineId + " is gone: " + why);
+      }
+    }
+    HandshakeResponder r = responder;
+    if (r != null) {
+      r.forgetConsumer(engineId);
     }
   }
 
@@ -195,6 +216,7 @@ final class Producer {
     LeaseRef ref = c.lease();
     RenewOutcome outcome = leases.confirm(ref.requestId(), ref.token(), c.readDigest().toBytes());
     if (outcome instanceof RenewOutcome.Renewed renewed) {
+      renewedBy(ref.requestId(), consumer);
       answer(
           fromAgent,
           consumer,
@@ -213,6 +235,7 @@ final class Producer {
       RenewOutcome outcome = leases.renew(ref.requestId(), ref.token());
       counters.heartbeatReceived(outcome instanceof RenewOutcome.Renewed);
       if (outcome instanceof RenewOutcome.Renewed renewed) {
+        renewedBy(ref.requestId(), consumer);
         renewals.add(new ProtocolMessage.Renewal(ref, renewed.lease().deadlineNanos()));
       } else if (outcome instanceof RenewOutcome.Ignored ignored) {
         counters.rejected(
@@ -237,6 +260,13 @@ final class Producer {
     if (outcome instanceof ReleaseOutcome.Refused refused) {
       counters.rejected(
           toInput(refused.reason()), "release of " + ref.requestId() + " from " + consumer);
+    }
+  }
+
+  private void renewedBy(String requestId, String consumer) {
+    renewers.computeIfAbsent(requestId, k -> ConcurrentHashMap.newKeySet()).add(consumer);
+    if (!leases.isLive(requestId)) {
+      renewers.remove(requestId); // ended meanwhile
     }
   }
 
@@ -284,6 +314,7 @@ final class Producer {
     @Override
     public void ended(LeaseEnd end) {
       ended.add(end.lease().requestId());
+      renewers.remove(end.lease().requestId());
       counters.ended(end);
       Level level =
           switch (end.reason()) {

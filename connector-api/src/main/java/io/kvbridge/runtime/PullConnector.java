@@ -89,6 +89,16 @@ public final class PullConnector implements KvConnector {
   }
 
   @Override
+  public void peerGone(String engineId, String why) {
+    if (settings.role().consumes()) {
+      consumer.handshakes().producerGone(engineId, why);
+    }
+    if (settings.role().produces()) {
+      producer.consumerGone(engineId, why);
+    }
+  }
+
+  @Override
   public ConnectorStatus status() {
     long now = settings.clock().nanoTime();
     Optional<Duration> soonest =

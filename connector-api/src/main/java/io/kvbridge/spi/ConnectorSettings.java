@@ -45,6 +45,8 @@ import java.util.Optional;
  *     prove they know it before anything else is exchanged; never logged ({@code handshake.secret})
  * @param incarnation drawn afresh at every start of the engine, so peers tell a restarted engine
  *     from its former self
+ * @param peerDirectory where a consumer finds a producer's handshake address when transfer
+ *     parameters omit it
  * @param clock the monotonic clock leases and timeouts use
  * @param observer receives events for metrics
  * @param properties connector-specific settings, e.g. {@code nixl.memory}, read by the type's
@@ -64,6 +66,7 @@ public record ConnectorSettings(
     int maxLoadsPerProducer,
     Optional<HandshakeSecret> handshakeSecret,
     long incarnation,
+    PeerDirectory peerDirectory,
     MonotonicClock clock,
     ConnectorObserver observer,
     ConnectorProperties properties) {
@@ -113,6 +116,7 @@ public record ConnectorSettings(
           "consumer.max-loads-per-producer", "(" + maxLoadsPerProducer + ") must be at least 1");
     }
     requireSet("handshake.secret", handshakeSecret);
+    Objects.requireNonNull(peerDirectory, "peerDirectory");
     requirePositive("reply-timeout", replyTimeout);
     requirePositive("handshake.timeout", handshakeTimeout);
     requireSet("handshake.address", handshakeAddress);
@@ -144,6 +148,7 @@ public record ConnectorSettings(
         maxLoadsPerProducer,
         handshakeSecret,
         incarnation,
+        peerDirectory,
         clock,
         newObserver,
         properties);
@@ -182,6 +187,7 @@ public record ConnectorSettings(
     private int maxLoadsPerProducer = 1024;
     private Optional<HandshakeSecret> handshakeSecret = Optional.empty();
     private long incarnation = RANDOM.nextLong();
+    private PeerDirectory peerDirectory = PeerDirectory.NONE;
     private MonotonicClock clock = MonotonicClock.SYSTEM;
     private ConnectorObserver observer = ConnectorObserver.NONE;
     private ConnectorProperties properties = ConnectorProperties.EMPTY;
@@ -297,6 +303,12 @@ public record ConnectorSettings(
       return this;
     }
 
+    /** Sets where a consumer finds producers that transfer parameters do not locate. */
+    public Builder peerDirectory(PeerDirectory value) {
+      this.peerDirectory = value;
+      return this;
+    }
+
     /** Sets the clock. */
     public Builder clock(MonotonicClock value) {
       this.clock = value;
@@ -341,6 +353,7 @@ public record ConnectorSettings(
           maxLoadsPerProducer,
           handshakeSecret,
           incarnation,
+          peerDirectory,
           clock,
           observer,
           properties);

@@ -18,6 +18,15 @@ public interface KvConnector extends AutoCloseable {
   /** The byte-moving half. */
   WorkerSide worker();
 
+  /**
+   * Called when peer engine {@code engineId} is known to be gone, e.g. its registration in a
+   * discovery service expired because its process or host died. As a consumer: every load still
+   * waiting on that producer fails at once with {@code why}, and the producer is forgotten until it
+   * is seen again. As a producer: every lease that only that consumer was renewing is revoked, so
+   * its blocks come back before the lease would expire. Idempotent; may be called from any thread.
+   */
+  void peerGone(String engineId, String why);
+
   /** A snapshot for health checks and management. */
   ConnectorStatus status();
 

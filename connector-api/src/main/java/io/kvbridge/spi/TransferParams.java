@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * What P's {@link SchedulerSide#requestFinished} hands the router for D: where and how to read a
@@ -25,7 +26,8 @@ import java.util.Objects;
  *     is not its own request's, and P refuses a read whose digest is not the lease's
  * @param leaseToken the lease's secret
  * @param deadlineNanos when the lease expires, on P's monotonic clock
- * @param handshakeAddress where P answers handshakes, in the written form of a {@link
+ * @param handshakeAddress where P answers handshakes; absent when the consumer finds producers
+ *     through its {@link PeerDirectory} (by engine id), in the written form of a {@link
  *     io.kvbridge.wire.HandshakeAddress}; a consumer refuses parameters whose address does not
  *     parse
  * @param checksumScheme how P fingerprinted each block's content
@@ -41,7 +43,7 @@ public record TransferParams(
     String promptDigest,
     String leaseToken,
     long deadlineNanos,
-    String handshakeAddress,
+    Optional<String> handshakeAddress,
     ChecksumScheme checksumScheme,
     List<Integer> blockChecksums) {
 
@@ -55,7 +57,10 @@ public record TransferParams(
   public TransferParams {
     requireText("producer_engine_id", producerEngineId);
     requireText("request_id", requestId);
-    requireText("handshake_address", handshakeAddress);
+    if (handshakeAddress == null) {
+      throw new InvalidTransferParamsException("handshake_address must be absent or a string");
+    }
+    handshakeAddress.ifPresent(a -> requireText("handshake_address", a));
     if (blockIds == null || blockIds.isEmpty()) {
       throw new InvalidTransferParamsException("block_ids must name at least one block");
     }
@@ -102,7 +107,7 @@ public record TransferParams(
     map.put("prompt_digest", promptDigest);
     map.put("lease_token", leaseToken);
     map.put("deadline_nanos", deadlineNanos);
-    map.put("handshake_address", handshakeAddress);
+    handshakeAddress.ifPresent(a -> map.put("handshake_address", a));
     map.put("checksum_scheme", checksumScheme.wireName());
     map.put("block_checksums", checksumsToHex(blockChecksums));
     return map;
@@ -129,7 +134,9 @@ public record TransferParams(
         text(map, "prompt_digest"),
         text(map, "lease_token"),
         integer(map, "deadline_nanos", Long.MIN_VALUE, Long.MAX_VALUE),
-        text(map, "handshake_address"),
+        map.containsKey("handshake_address")
+            ? Optional.of(text(map, "handshake_address"))
+            : Optional.empty(),
         scheme(text(map, "checksum_scheme")),
         checksumsFromHex(text(map, "block_checksums")));
   }

@@ -8,6 +8,7 @@ import io.kvbridge.lease.LeaseToken;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class TransferParamsTest {
@@ -22,7 +23,7 @@ class TransferParamsTest {
           TokenIds.of(new int[32]).digest(32),
           LeaseToken.random().value(),
           123L,
-          "local://prefill-0",
+          Optional.of("local://prefill-0"),
           ChecksumScheme.CRC32C,
           List.of(0x8badf00d, 17));
 

@@ -18,6 +18,7 @@ import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.PeerDirectory;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -36,6 +37,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
@@ -73,6 +75,9 @@ public abstract class PullProtocolConformanceTest {
   private final List<Node> nodes = new ArrayList<>();
   protected Node producer;
   protected Node consumer;
+
+  /** The peer directory of the engines started from now on. */
+  protected PeerDirectory directory = PeerDirectory.NONE;
 
   /** The provider of the connector type under test. */
   protected abstract TransportProvider provider();
@@ -142,6 +147,7 @@ public abstract class PullProtocolConformanceTest {
         ConnectorSettings.builder(provider().type(), engineId)
             .role(role)
             .handshakeSecret(secret)
+            .peerDirectory(directory)
             .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
             .safetyMargin(SAFETY_MARGIN)
             .heartbeatInterval(Duration.ofSeconds(5))
@@ -426,6 +432,68 @@ public abstract class PullProtocolConformanceTest {
     assertThat(later).isInstanceOf(LoadMatch.Unavailable.class);
     assertThat(((LoadMatch.Unavailable) later).reason()).contains("did not confirm");
     assertThat(consumer.connector.status().loadsInFlight()).isZero();
+  }
+
+  // ---------------------------------------------------------------- discovery
+
+  @Test
+  void paramsWithoutAHandshakeAddressAreResolvedThroughThePeerDirectory() {
+    String address = producer.connector.status().handshakeAddress().orElseThrow();
+    String producerId = producer.connector.settings().engineId();
+    directory = id -> id.equals(producerId) ? Optional.of(address) : Optional.empty();
+    consumer = node("decode-discovering", Role.CONSUMER, CONSUMER_LAYOUT);
+    Map<Integer, byte[]> written = producer.fill(List.of(3));
+    TransferParams params = withoutHandshakeAddress(prefill("p-1", List.of(3)));
+
+    load("d-1", params, List.of(8));
+    settle("d-1");
+
+    assertThat(consumer.received).contains("d-1");
+    assertThat(consumer.block(8)).isEqualTo(written.get(3));
+  }
+
+  @Test
+  void paramsWithoutAHandshakeAddressThatNoDirectoryKnowsAreRefused() {
+    TransferParams params = withoutHandshakeAddress(prefill("p-1", List.of(3)));
+
+    load("d-1", params, List.of(8));
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("has no handshake address");
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void producerGoneFailsTheLoadsWaitingOnItAtOnce() {
+    TransferParams params = prefill("p-1", List.of(1));
+    assertThat(confirm(consumer, "d-1", params, Prompts.of("p-1", params.tokens()))).isTrue();
+    consumer.connector.scheduler().afterAllocate("d-1", List.of(5));
+
+    consumer.connector.peerGone(producer.connector.settings().engineId(), "its key expired");
+    consumer.drain();
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("its key expired");
+    assertThat(consumer.failed.get("d-1").localBlockIds()).containsExactly(5);
+    assertThat(consumer.connector.status().knownPeers()).isEmpty();
+  }
+
+  @Test
+  void consumerGoneRevokesTheLeasesOnlyItWasKeepingAlive() {
+    TransferParams confirmed = prefill("p-1", List.of(1));
+    assertThat(confirm(consumer, "d-1", confirmed, Prompts.of("p-1", confirmed.tokens()))).isTrue();
+    prefill("p-unclaimed", List.of(2));
+
+    producer.connector.peerGone(consumer.connector.settings().engineId(), "its key expired");
+
+    assertThat(producer.drain().sent).containsExactly("p-1");
+    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+  }
+
+  /** {@code params} as a router that relies on discovery would pass them: with no address. */
+  protected static TransferParams withoutHandshakeAddress(TransferParams params) {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.remove("handshake_address");
+    return TransferParams.fromMap(map);
   }
 
   // ---------------------------------------------------------------- authenticated handshakes

@@ -38,6 +38,11 @@ final class TrackedKvConnector implements KvConnector {
   }
 
   @Override
+  public void peerGone(String engineId, String why) {
+    delegate.peerGone(engineId, why);
+  }
+
+  @Override
   public ConnectorStatus status() {
     return delegate.status();
   }

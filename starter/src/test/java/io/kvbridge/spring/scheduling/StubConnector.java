@@ -88,6 +88,11 @@ final class StubConnector implements KvConnector {
   }
 
   @Override
+  public void peerGone(String engineId, String why) {
+    throw new UnsupportedOperationException("stub");
+  }
+
+  @Override
   public ConnectorStatus status() {
     throw new UnsupportedOperationException("stub");
   }
