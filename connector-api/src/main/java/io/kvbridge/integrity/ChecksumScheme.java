@@ -63,14 +63,23 @@ public enum ChecksumScheme {
 
   /** The checksum of the {@code blockBytes} bytes at {@code offset} of {@code memory}. */
   public int checksum(KvMemory memory, long offset, int blockBytes) {
+    return checksum(ChecksumInput.of(memory, offset, blockBytes));
+  }
+
+  /**
+   * The checksum of {@code input}: CRC-32C over all of it, or over {@value #SAMPLES} windows of
+   * {@value #WINDOW} bytes at {@code i × ((length − WINDOW) / (SAMPLES − 1))} when the scheme
+   * samples and the input is longer than the windows.
+   */
+  public int checksum(ChecksumInput input) {
     CRC32C crc = new CRC32C();
-    long windows = (long) SAMPLES * WINDOW;
-    if (this == CRC32C || blockBytes <= windows) {
-      memory.update(crc, offset, blockBytes);
+    long length = input.length();
+    if (this == CRC32C || length <= (long) SAMPLES * WINDOW) {
+      input.update(crc, 0, length);
     } else {
-      long stride = (blockBytes - WINDOW) / (SAMPLES - 1);
+      long stride = (length - WINDOW) / (SAMPLES - 1);
       for (int i = 0; i < SAMPLES; i++) {
-        memory.update(crc, offset + i * stride, WINDOW);
+        input.update(crc, i * stride, WINDOW);
       }
     }
     return (int) crc.getValue();

@@ -1,7 +1,6 @@
 package io.kvbridge.lease;
 
 import io.kvbridge.time.MonotonicClock;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -69,15 +68,16 @@ public final class LeaseTable {
   /**
    * Grants a lease on {@code blockIds} for {@code requestId}, expiring one lease duration from now.
    *
-   * @param readDigest what an acknowledgement must present to show it read exactly these blocks for
-   *     the right prompt (the protocol's read digest); opaque to the table
+   * @param binding what the lease was granted for (the protocol's lease binding: request, prompt,
+   *     tokens and blocks), handed to the {@link ReadCheck} of every confirmation and
+   *     acknowledgement; opaque to the table for the right prompt (the protocol's read digest);
+   *     opaque to the table
    * @throws IllegalStateException if a lease for this request id is still live
    * @throws IllegalArgumentException if there are no blocks or fewer than one acknowledgement
    */
-  public Lease grant(
-      String requestId, List<Integer> blockIds, int acksRequired, byte[] readDigest) {
+  public Lease grant(String requestId, List<Integer> blockIds, int acksRequired, byte[] binding) {
     Objects.requireNonNull(requestId, "requestId");
-    Objects.requireNonNull(readDigest, "readDigest");
+    Objects.requireNonNull(binding, "binding");
     if (blockIds.isEmpty()) {
       throw new IllegalArgumentException("a lease needs at least one block: " + requestId);
     }
@@ -98,7 +98,7 @@ public final class LeaseTable {
               now + terms.duration().toNanos(),
               now + terms.maxLifetime().toNanos(),
               acksRequired,
-              readDigest.clone(),
+              binding.clone(),
               nextSequence++);
       byRequest.put(requestId, live);
       byDeadline.add(live);
@@ -110,21 +110,20 @@ public final class LeaseTable {
   }
 
   /**
-   * Records that {@code consumerId} read the blocks of {@code requestId} and presents {@code token}
-   * and {@code readDigest}. Accepted only if the lease is live, the token matches, the digest is
-   * the one the lease was granted with and the deadline has not passed; a lease past its deadline
-   * ends here as EXPIRED, a wrong digest ends nothing. Repeated acknowledgements from the same
-   * consumer count once.
+   * Records that {@code consumerId} read the blocks of {@code requestId}, presenting {@code token}
+   * and a claim about what it read. Accepted only if the lease is live, the token matches, {@code
+   * read} matches the lease's binding and the deadline has not passed; a lease past its deadline
+   * ends here as EXPIRED, a claim that does not match ends nothing ({@link
+   * Rejection#WRONG_BLOCKS}). Repeated acknowledgements from the same consumer count once.
    */
-  public AckOutcome acknowledge(
-      String requestId, String token, String consumerId, byte[] readDigest) {
+  public AckOutcome acknowledge(String requestId, String token, String consumerId, ReadCheck read) {
     synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
       Optional<Rejection> refused = checkConsumer(live, requestId, token);
       if (refused.isPresent()) {
         return new AckOutcome.Refused(refused.get(), Optional.empty());
       }
-      if (!MessageDigest.isEqual(live.readDigest, readDigest)) {
+      if (!read.matches(live.binding)) {
         return new AckOutcome.Refused(Rejection.WRONG_BLOCKS, Optional.empty());
       }
       long now = clock.nanoTime();
@@ -155,16 +154,13 @@ public final class LeaseTable {
 
   /**
    * Confirms, before a consumer commits any block to reading it, that the lease of {@code
-   * requestId} is live and was granted for exactly what {@code readDigest} describes; renews it as
-   * {@link #renew} does. A wrong digest is refused as {@link Rejection#WRONG_BLOCKS} and changes
-   * nothing.
+   * requestId} is live and that {@code read} matches its binding; renews it as {@link #renew} does.
+   * A claim that does not match is refused as {@link Rejection#WRONG_BLOCKS} and changes nothing.
    */
-  public RenewOutcome confirm(String requestId, String token, byte[] readDigest) {
+  public RenewOutcome confirm(String requestId, String token, ReadCheck read) {
     synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
-      if (live != null
-          && live.token.matches(token)
-          && !MessageDigest.isEqual(live.readDigest, readDigest)) {
+      if (live != null && live.token.matches(token) && !read.matches(live.binding)) {
         return new RenewOutcome.Ignored(Rejection.WRONG_BLOCKS);
       }
       return renewLocked(live, requestId, token);
@@ -304,7 +300,7 @@ public final class LeaseTable {
     final long grantedAt;
     final long maxDeadline;
     final int acksRequired;
-    final byte[] readDigest;
+    final byte[] binding;
     final long sequence;
     final Set<String> ackedBy = new HashSet<>(2);
     long deadline;
@@ -317,7 +313,7 @@ public final class LeaseTable {
         long deadline,
         long maxDeadline,
         int acksRequired,
-        byte[] readDigest,
+        byte[] binding,
         long sequence) {
       this.requestId = requestId;
       this.token = token;
@@ -326,7 +322,7 @@ public final class LeaseTable {
       this.deadline = deadline;
       this.maxDeadline = maxDeadline;
       this.acksRequired = acksRequired;
-      this.readDigest = readDigest;
+      this.binding = binding;
       this.sequence = sequence;
     }
 

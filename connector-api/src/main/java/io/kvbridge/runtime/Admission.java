@@ -4,23 +4,27 @@ import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.InvalidTransferParamsException;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.transfer.Transport;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Supplier;
 
 /**
  * The first stage of a load on the consumer: checks a request's transfer parameters, handshakes
- * with the producer if needed, and confirms the lease with it (CONFIRM, answered CONFIRMED or NACK)
- * before the engine commits a single block; answers {@code matchRemote} with pending, ready or
- * unavailable. A load that cannot be confirmed within {@code handshake.timeout} + {@code
- * reply-timeout} is refused, and the engine learns the reason at its next {@code matchRemote}.
+ * with the producer if needed, checks the parameters against the producer's layout, and confirms
+ * the lease with it (CONFIRM, answered CONFIRMED or NACK) before the engine commits a single block;
+ * answers {@code matchRemote} with pending, ready or unavailable. A load that cannot be confirmed
+ * within {@code handshake.timeout} + {@code reply-timeout} is refused, and the engine learns the
+ * reason at its next {@code matchRemote}.
+ *
+ * <p>A request whose every leased token the engine holds already (a full local prefix hit) is
+ * answered ready with nothing to load at once; the lease is released on the producer as soon as it
+ * is reachable.
  *
  * <p>Threads: confined to the connector's lock.
  */
@@ -32,11 +36,11 @@ final class Admission {
   private static final int MAX_REFUSALS_KEPT = 65_536;
 
   private final ConnectorSettings settings;
-  private final Transport transport;
+  private final Ranks ranks;
   private final ConnectorCounters counters;
   private final LoadTable loads;
   private final HandshakeClient handshakes;
-  private final Supplier<KvLayout> layout;
+  private final List<Load> releasing = new ArrayList<>();
   private final Map<String, String> refusals =
       new LinkedHashMap<>() {
         @Override
@@ -47,20 +51,18 @@ final class Admission {
 
   Admission(
       ConnectorSettings settings,
-      Transport transport,
+      Ranks ranks,
       ConnectorCounters counters,
       LoadTable loads,
-      HandshakeClient handshakes,
-      Supplier<KvLayout> layout) {
+      HandshakeClient handshakes) {
     this.settings = settings;
-    this.transport = transport;
+    this.ranks = ranks;
     this.counters = counters;
     this.loads = loads;
     this.handshakes = handshakes;
-    this.layout = layout;
   }
 
-  LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params) {
+  LoadMatch matchRemote(String requestId, TokenIds prompt, int localTokens, TransferParams params) {
     Optional<Load> existing = loads.get(requestId);
     if (existing.isPresent()) {
       Load load = existing.get();
@@ -70,7 +72,7 @@ final class Admission {
       }
       return switch (load.state()) {
         case CONFIRMING -> LoadMatch.PENDING;
-        case AWAITING_ALLOCATION -> new LoadMatch.Ready(params.tokens());
+        case AWAITING_ALLOCATION -> new LoadMatch.Ready(load.externalTokens());
         default ->
             throw new IllegalStateException(
                 "request " + requestId + " already has its blocks; matchRemote comes before that");
@@ -94,21 +96,19 @@ final class Admission {
       return new LoadMatch.Unavailable(why);
     }
     long now = settings.clock().nanoTime();
-    // The digest is derived from what this consumer verified: the block ids P checks against the
-    // lease, and the prompt digest just compared with this request's own prompt.
-    ReadDigest digest =
-        ReadDigest.of(
-            params.requestId(),
-            params.promptDigest(),
-            layout.get().blockBytes(),
-            params.blockIds());
     Load load =
         new Load(
             requestId,
             params,
-            digest,
+            Math.max(0, Math.min(localTokens, prompt.size())),
             handshakes.epoch(),
             now + settings.handshakeTimeout().toNanos() + settings.replyTimeout().toNanos());
+    if (load.skipTokens >= params.tokens()) {
+      // Every token the lease holds is here already: nothing to read; free it on P.
+      releasing.add(load);
+      confirm(load, now);
+      return new LoadMatch.Ready(0);
+    }
     loads.add(load);
     confirm(load, now);
     return LoadMatch.PENDING;
@@ -117,6 +117,10 @@ final class Admission {
   /** Ends a load that still confirms: the engine learns why at its next {@code matchRemote}. */
   void refuse(Load load, String reason) {
     loads.remove(load);
+    if (releasing.remove(load)) {
+      LOG.log(Level.INFO, "lease of {0} not released: {1}", load.requestId, reason);
+      return;
+    }
     refusals.put(load.requestId, reason);
     counters.transferFailed(load.requestId, reason);
     LOG.log(Level.WARNING, "load of {0} refused before allocation: {1}", load.requestId, reason);
@@ -127,8 +131,19 @@ final class Admission {
     return refusals.remove(requestId) != null;
   }
 
+  /** Moves the releases of full local hits along: handshake, then release, within the deadline. */
+  void progressReleases(long now) {
+    for (Load load : List.copyOf(releasing)) {
+      if (now >= load.stateDeadline()) {
+        refuse(load, "producer " + load.params.producerEngineId() + " not reachable in time");
+      } else {
+        confirm(load, now);
+      }
+    }
+  }
+
   private void check(String requestId, TokenIds prompt, TransferParams params) {
-    Optional<String> problem = LoadChecks.shapeProblem(params, prompt, layout.get());
+    Optional<String> problem = LoadChecks.shapeProblem(params, prompt, ranks.layout(0));
     if (problem.isEmpty()
         && loads.reads(new Load.LeaseKey(params.producerEngineId(), params.requestId()))) {
       problem =
@@ -146,7 +161,10 @@ final class Admission {
     }
   }
 
-  /** Sends the load's Confirm once its producer is handshaken; refuses it if that failed. */
+  /**
+   * Sends the load's CONFIRM (or, for a full local hit, its RELEASE) once its producer is
+   * handshaken and the parameters fit the producer's layout; refuses it if either fails.
+   */
   void confirm(Load load, long now) {
     if (load.confirmSentAt != Long.MIN_VALUE) {
       return;
@@ -170,16 +188,36 @@ final class Admission {
       refuse(load, failed.reason());
     } else if (resolution instanceof HandshakeClient.Resolution.Ready ready) {
       ProducerPeer peer = ready.peer();
-      Optional<String> outside = LoadChecks.blockOutsidePool(p, peer.blockCount());
-      if (outside.isPresent()) {
+      Optional<String> unfit = LoadChecks.peerProblem(p, peer, ranks.layouts());
+      if (unfit.isPresent()) {
         counters.rejected(
-            RejectedInput.MALFORMED_TRANSFER_PARAMS, load.requestId + ": " + outside.get());
-        refuse(load, outside.get());
+            RejectedInput.MALFORMED_TRANSFER_PARAMS, load.requestId + ": " + unfit.get());
+        refuse(load, unfit.get());
         return;
       }
       load.peer = peer;
       load.confirmSentAt = now;
-      if (!ConsumerReplies.sendConfirm(transport, settings.engineId(), load, now)) {
+      if (releasing.contains(load)) {
+        releasing.remove(load);
+        ConsumerReplies.sendRelease(
+            ranks.lead(), settings.engineId(), load, "every token is held locally");
+        return;
+      }
+      int skip =
+          TransferPlanner.effectiveSkip(
+              peer.layouts().get(0).tokensPerBlock(),
+              ranks.layout(0).tokensPerBlock(),
+              p.tokens(),
+              load.skipTokens);
+      // Derived only from what this consumer verified: the lease's blocks and the prompt digest it
+      // compared with its own prompt, the shapes both sides exchanged, and what it skips.
+      load.readDigest =
+          ReadDigest.of(
+              ReadDigest.binding(p.requestId(), p.promptDigest(), p.tokens(), p.blockIds()),
+              ReadDigest.shape(peer.layouts(), ranks.layouts()),
+              skip);
+      load.effectiveSkip = skip;
+      if (!ConsumerReplies.sendConfirm(ranks.lead(), settings.engineId(), load, now)) {
         handshakes.suspect(peer.engineId());
         refuse(load, "could not send the confirmation to " + peer.engineId());
       }

@@ -9,6 +9,7 @@ import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.spi.UnknownConnectorTypeException;
 import io.kvbridge.transfer.Transport;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -102,15 +103,20 @@ public final class ConnectorRegistry {
   }
 
   /**
-   * Creates the connector of one engine with its transport wrapped by {@code decorator} (e.g. to
-   * inject faults or trace transfers); the connector owns and closes what the decorator returns.
+   * Creates the connector of one engine with each rank's transport wrapped by {@code decorator}
+   * (e.g. to inject faults or trace transfers); the connector owns and closes what the decorator
+   * returns.
    */
   public KvConnector create(ConnectorSettings settings, UnaryOperator<Transport> decorator) {
-    Transport transport = require(settings.type(), settings.properties()).create(settings);
+    TransportProvider provider = require(settings.type(), settings.properties());
+    List<Transport> transports = new ArrayList<>();
     try {
-      return new PullConnector(settings, decorator.apply(transport));
+      for (int rank = 0; rank < settings.tpDegree(); rank++) {
+        transports.add(decorator.apply(provider.create(settings, rank)));
+      }
+      return new PullConnector(settings, transports);
     } catch (RuntimeException e) {
-      transport.close();
+      transports.forEach(Transport::close);
       throw e;
     }
   }

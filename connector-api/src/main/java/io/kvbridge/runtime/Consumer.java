@@ -2,22 +2,24 @@ package io.kvbridge.runtime;
 
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
+import io.kvbridge.transfer.Descriptor;
+import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
-import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -36,7 +38,7 @@ final class Consumer {
   private static final System.Logger LOG = System.getLogger(Consumer.class.getName());
 
   private final ConnectorSettings settings;
-  private final Transport transport;
+  private final Ranks ranks;
   private final ConnectorCounters counters;
   private final LoadTable loads = new LoadTable();
   private final HandshakeClient handshakes;
@@ -44,26 +46,28 @@ final class Consumer {
   private final Set<String> received = new HashSet<>();
   private final List<LoadFailure> failures = new ArrayList<>();
   private final Admission admission;
-  private volatile KvMemory memory;
-  private volatile KvLayout layout;
+  private volatile boolean started;
 
-  Consumer(ConnectorSettings settings, Transport transport, ConnectorCounters counters) {
+  Consumer(ConnectorSettings settings, Ranks ranks, ConnectorCounters counters) {
     this.settings = settings;
-    this.transport = transport;
+    this.ranks = ranks;
     this.counters = counters;
-    this.handshakes = new HandshakeClient(settings, transport, counters, this::requireLayout);
-    this.heartbeats = new Heartbeats(settings, transport, loads);
-    this.admission =
-        new Admission(settings, transport, counters, loads, handshakes, this::requireLayout);
+    this.handshakes = new HandshakeClient(settings, ranks, counters);
+    this.heartbeats = new Heartbeats(settings, ranks.lead(), loads);
+    this.admission = new Admission(settings, ranks, counters, loads, handshakes);
   }
 
-  void start(KvMemory kvMemory, KvLayout kvLayout) {
-    this.memory = kvMemory;
-    this.layout = kvLayout;
+  /** Starts loading, once every rank registered its KV cache. */
+  void start() {
+    started = true;
   }
 
-  LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params) {
-    return admission.matchRemote(requestId, prompt, params);
+  LoadMatch matchRemote(String requestId, TokenIds prompt, int localTokens, TransferParams params) {
+    if (!started) {
+      throw new IllegalStateException(
+          "every rank must register its KV cache (registerKvCache) before loading");
+    }
+    return admission.matchRemote(requestId, prompt, localTokens, params);
   }
 
   /** Ends a load that still confirms: the engine learns it at its next {@code matchRemote}. */
@@ -94,11 +98,12 @@ final class Consumer {
                         "afterAllocate for "
                             + requestId
                             + " without a matchRemote that answered Ready"));
-    int needed = load.params.blockIds().size();
+    int perBlock = ranks.layout(0).tokensPerBlock();
+    int needed = (load.params.tokens() + perBlock - 1) / perBlock;
     if (localBlockIds.size() < needed) {
       fail(
           load,
-          localBlockIds,
+          List.of(),
           "engine allocated " + localBlockIds.size() + " blocks, the load needs " + needed);
       return;
     }
@@ -110,7 +115,7 @@ final class Consumer {
   List<LoadSpec> drainReady() {
     List<LoadSpec> ready = new ArrayList<>();
     for (Load load : loads.all()) {
-      if (load.state() == Load.State.READY && load.handle == null) {
+      if (load.state() == Load.State.READY) {
         ready.add(new LoadSpec(load.requestId, load.params, load.localBlocks));
       }
     }
@@ -138,16 +143,18 @@ final class Consumer {
               + " ms; not reading");
       return;
     }
-    ReadPlanner.Plan plan =
-        ReadPlanner.plan(memory, layout, load.localBlocks, load.peer, load.params.blockIds());
+    load.plan =
+        new TransferPlanner.Load(
+            load.peer.layouts(),
+            ranks.layouts(),
+            load.params.blockIds(),
+            load.localBlocks,
+            load.params.tokens(),
+            load.effectiveSkip);
+    Map<TransferPlanner.RankPair, TransferHandle> handles = new LinkedHashMap<>();
+    load.handles = handles;
     try {
-      load.handle =
-          transport.post(
-              TransferOp.READ,
-              plan.local(),
-              load.peer.agentName(),
-              plan.remote(),
-              Optional.empty());
+      TransferPlanner.plan(load.plan).forEach((pair, pieces) -> post(load, pair, pieces));
     } catch (TransportException | IllegalArgumentException e) {
       handshakes.suspect(load.peer.engineId());
       fail(load, "read could not be posted: " + e.getMessage());
@@ -163,7 +170,9 @@ final class Consumer {
    */
   void progress() {
     long now = settings.clock().nanoTime();
+    admission.progressReleases(now);
     for (Load load : loads.all()) {
+
       Optional<String> lost = lostProducer(load);
       switch (load.state()) {
         case CONFIRMING -> {
@@ -229,7 +238,8 @@ final class Consumer {
     loads.remove(load);
     releaseRead(load);
     if (load.peer != null && load.state() != Load.State.AWAITING_REPLY) {
-      ConsumerReplies.sendRelease(transport, settings.engineId(), load, "cancelled on D: " + why);
+      ConsumerReplies.sendRelease(
+          ranks.lead(), settings.engineId(), load, "cancelled on D: " + why);
     }
     LOG.log(Level.INFO, "load of {0} cancelled: {1}", requestId, why);
     return true;
@@ -273,9 +283,7 @@ final class Consumer {
     loads.remove(load);
     received.add(load.requestId);
     counters.transferCompleted(
-        load.requestId,
-        (long) load.localBlocks.size() * layout.blockBytes(),
-        settings.clock().nanoTime() - load.readStartedAt);
+        load.requestId, load.bytes, settings.clock().nanoTime() - load.readStartedAt);
   }
 
   /** Ends a load whose blocks the engine lent, releasing its read if one is posted. */
@@ -291,21 +299,57 @@ final class Consumer {
     failures.add(new LoadFailure(load.requestId, blocks, reason));
   }
 
+  /** Posts one (consumer rank, producer rank) pair's READ of a load. */
+  private void post(Load load, TransferPlanner.RankPair pair, List<TransferPlanner.Piece> pieces) {
+    KvMemory local = ranks.memory(pair.consumerRank());
+    ProducerPeer.Rank remote = load.peer.ranks().get(pair.producerRank());
+    List<Descriptor> localPieces = new ArrayList<>(pieces.size());
+    List<Descriptor> remotePieces = new ArrayList<>(pieces.size());
+    for (TransferPlanner.Piece piece : pieces) {
+      localPieces.add(
+          new Descriptor(
+              local.address() + piece.consumerOffset(), piece.length(), local.deviceId()));
+      remotePieces.add(
+          new Descriptor(
+              remote.regionAddress() + piece.producerOffset(), piece.length(), remote.deviceId()));
+      load.bytes += piece.length();
+    }
+    load.handles.put(
+        pair,
+        ranks
+            .transport(pair.consumerRank())
+            .post(
+                TransferOp.READ,
+                new DescriptorList(local.kind(), localPieces),
+                remote.agentName(),
+                new DescriptorList(remote.memoryKind(), remotePieces),
+                Optional.empty()));
+  }
+
   private void pollRead(Load load, long now) {
-    TransferStatus status;
-    try {
-      status = transport.status(load.handle);
-    } catch (TransportException e) {
-      status = new TransferStatus.Failed(e.getMessage());
+    TransferStatus status = TransferStatus.DONE;
+    for (Map.Entry<TransferPlanner.RankPair, TransferHandle> read : load.handles.entrySet()) {
+      TransferStatus one;
+      try {
+        one = ranks.transport(read.getKey().consumerRank()).status(read.getValue());
+      } catch (TransportException e) {
+        one = new TransferStatus.Failed(e.getMessage());
+      }
+      if (one instanceof TransferStatus.Failed) {
+        status = one;
+        break;
+      }
+      if (!(one instanceof TransferStatus.Done)) {
+        status = one;
+      }
     }
     if (status instanceof TransferStatus.Done) {
       releaseRead(load);
-      Optional<String> corrupt =
-          LoadChecks.contentProblem(load.params, memory, layout.blockBytes(), load.localBlocks);
+      Optional<String> corrupt = LoadChecks.contentProblem(load.params, load.plan, ranks);
       if (corrupt.isPresent()) {
         counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId + ": " + corrupt.get());
         fail(load, corrupt.get() + "; not using the read");
-      } else if (ConsumerReplies.sendCompletion(transport, settings.engineId(), load)) {
+      } else if (ConsumerReplies.sendCompletion(ranks.lead(), settings.engineId(), load)) {
         load.moveTo(Load.State.AWAITING_REPLY, now + settings.replyTimeout().toNanos());
       } else {
         handshakes.suspect(load.peer.engineId());
@@ -343,24 +387,18 @@ final class Consumer {
                     + " is gone); its lease ended with it");
   }
 
+  /** Releases every READ of a load still posted: no byte lands after this returns. */
   private void releaseRead(Load load) {
-    TransferHandle handle = load.handle;
-    if (handle == null) {
-      return;
-    }
-    load.handle = null;
-    try {
-      transport.release(handle);
-    } catch (TransportException e) {
-      LOG.log(Level.WARNING, "releasing the read of " + load.requestId + ": " + e.getMessage());
-    }
-  }
-
-  private KvLayout requireLayout() {
-    KvLayout kv = layout;
-    if (kv == null) {
-      throw new IllegalStateException("registerKvCache must be called before loading");
-    }
-    return kv;
+    Map<TransferPlanner.RankPair, TransferHandle> handles = load.handles;
+    load.handles = Map.of();
+    handles.forEach(
+        (pair, handle) -> {
+          try {
+            ranks.transport(pair.consumerRank()).release(handle);
+          } catch (TransportException e) {
+            LOG.log(
+                Level.WARNING, "releasing the read of " + load.requestId + ": " + e.getMessage());
+          }
+        });
   }
 }

@@ -71,7 +71,7 @@ final class ConsumerReplies {
     return send(
         transport,
         load,
-        new ProtocolMessage.Confirm(load.lease, engineId, load.readDigest, now),
+        new ProtocolMessage.Confirm(load.lease, engineId, load.readDigest, load.effectiveSkip, now),
         "confirmation");
   }
 
@@ -79,7 +79,7 @@ final class ConsumerReplies {
     return send(
         transport,
         load,
-        new ProtocolMessage.Completion(load.lease, engineId, load.readDigest),
+        new ProtocolMessage.Completion(load.lease, engineId, load.readDigest, load.effectiveSkip),
         "completion");
   }
 

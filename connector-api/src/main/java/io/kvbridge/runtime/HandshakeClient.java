@@ -1,8 +1,8 @@
 package io.kvbridge.runtime;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import io.kvbridge.wire.Handshake;
@@ -11,6 +11,8 @@ import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.MalformedMessageException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -22,7 +24,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 
 /**
  * The consumer's side of handshakes: knows the producers it completed a handshake with, starts a
@@ -51,9 +52,8 @@ final class HandshakeClient implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(HandshakeClient.class.getName());
 
   private final ConnectorSettings settings;
-  private final Transport transport;
+  private final Ranks ranks;
   private final ConnectorCounters counters;
-  private final Supplier<KvLayout> layout;
   private final Map<String, ProducerPeer> peers = new ConcurrentHashMap<>();
   private final Map<String, ProducerPeer> byAgent = new ConcurrentHashMap<>();
   private final Set<String> suspects = ConcurrentHashMap.newKeySet();
@@ -62,15 +62,11 @@ final class HandshakeClient implements AutoCloseable {
   private final Map<PeerKey, CompletableFuture<ProducerPeer>> inFlight = new ConcurrentHashMap<>();
   private final ThreadPoolExecutor threads;
 
-  HandshakeClient(
-      ConnectorSettings settings,
-      Transport transport,
-      ConnectorCounters counters,
-      Supplier<KvLayout> layout) {
+  /** A client for this engine's {@code ranks}; it handshakes only once they are all registered. */
+  HandshakeClient(ConnectorSettings settings, Ranks ranks, ConnectorCounters counters) {
     this.settings = settings;
-    this.transport = transport;
+    this.ranks = ranks;
     this.counters = counters;
-    this.layout = layout;
     this.threads =
         new ThreadPoolExecutor(
             THREADS,
@@ -192,8 +188,7 @@ final class HandshakeClient implements AutoCloseable {
   void producerGone(String engineId, String why) {
     ProducerPeer peer = peers.remove(engineId);
     if (peer != null) {
-      byAgent.remove(peer.agentName(), peer);
-      transport.invalidateRemote(peer.agentName());
+      forgetAgents(peer);
     }
     suspects.remove(engineId);
     gone.put(engineId, new Gone(why, epoch.incrementAndGet()));
@@ -270,7 +265,6 @@ final class HandshakeClient implements AutoCloseable {
 
   private ProducerPeer handshake(HandshakeChannel channel, HandshakeAddress target, PeerKey key)
       throws HandshakeFailedException {
-    KvLayout kv = layout.get();
     String engineId = key.engineId();
     String address = key.address();
     Handshake.Request request =
@@ -278,8 +272,8 @@ final class HandshakeClient implements AutoCloseable {
             Handshake.randomNonce(),
             settings.engineId(),
             settings.incarnation(),
-            kv.fingerprint(),
-            transport.localMetadata());
+            ranks.layouts(),
+            ranks.lead().localMetadata());
     Handshake.Greeting[] greeting = new Handshake.Greeting[1];
     long sent = settings.clock().nanoTime();
     Handshake.Response response;
@@ -325,30 +319,28 @@ final class HandshakeClient implements AutoCloseable {
               + " answers as "
               + accepted.producerEngineId());
     }
-    if (accepted.blockBytes() != kv.blockBytes()) {
+    List<KvLayout> theirs = accepted.ranks().stream().map(Handshake.Rank::layout).toList();
+    Optional<String> problem =
+        KvLayout.partitionProblem(theirs)
+            .or(() -> ranks.layout(0).incompatibilityWith(theirs.get(0)));
+    if (problem.isPresent()) {
       throw new HandshakeFailedException(
-          "producer "
-              + engineId
-              + " has blocks of "
-              + accepted.blockBytes()
-              + " bytes, this engine "
-              + kv.blockBytes());
+          "producer " + engineId + "'s KV cannot be loaded here: " + problem.get());
     }
     ClockOffset sample = ClockOffset.estimate(sent, accepted.clockSampleNanos(), receivedAt);
     ProducerPeer old = peers.get(engineId);
-    String agent;
+    List<ProducerPeer.Rank> peerRanks;
     ClockSync clock;
     if (old != null && old.incarnation() == accepted.producerIncarnation()) {
       // Same process as before: its metadata is loaded already and its clock estimate stands.
-      agent = old.agentName();
+      peerRanks = old.ranks();
       clock = old.clock();
       clock.offer(sent, accepted.clockSampleNanos(), receivedAt);
     } else {
       if (old != null) {
-        // A restarted producer may keep its agent name; the transport takes new metadata for a
+        // A restarted producer may keep its agent names; the transport takes new metadata for a
         // known name only after the old is forgotten.
-        transport.invalidateRemote(old.agentName());
-        byAgent.remove(old.agentName(), old);
+        forgetAgents(old);
         LOG.log(
             Level.INFO,
             "producer {0} restarted: incarnation {1} replaces {2}",
@@ -356,28 +348,28 @@ final class HandshakeClient implements AutoCloseable {
             Long.toHexString(accepted.producerIncarnation()),
             Long.toHexString(old.incarnation()));
       }
-      try {
-        agent = transport.loadRemoteMetadata(accepted.producerMetadata());
-      } catch (TransportException e) {
-        throw new HandshakeFailedException(
-            "producer " + engineId + " metadata rejected: " + e.getMessage());
+      peerRanks = new ArrayList<>(accepted.ranks().size());
+      for (Handshake.Rank rank : accepted.ranks()) {
+        String agent = null;
+        try {
+          // Every rank of this engine may read from every rank of the producer.
+          for (Transport transport : ranks.transports()) {
+            agent = transport.loadRemoteMetadata(rank.metadata());
+          }
+        } catch (TransportException e) {
+          throw new HandshakeFailedException(
+              "producer " + engineId + " metadata rejected: " + e.getMessage());
+        }
+        peerRanks.add(
+            new ProducerPeer.Rank(
+                agent, rank.layout(), rank.regionAddress(), rank.deviceId(), rank.memoryKind()));
       }
       clock = new ClockSync(sample, receivedAt);
     }
     ProducerPeer peer =
-        new ProducerPeer(
-            engineId,
-            address,
-            accepted.producerIncarnation(),
-            agent,
-            accepted.blockCount(),
-            accepted.blockBytes(),
-            accepted.regionAddress(),
-            accepted.deviceId(),
-            accepted.memoryKind(),
-            clock);
+        new ProducerPeer(engineId, address, accepted.producerIncarnation(), peerRanks, clock);
     peers.put(engineId, peer);
-    byAgent.put(agent, peer);
+    byAgent.put(peer.agentName(), peer);
     suspects.remove(engineId);
 
     LOG.log(
@@ -385,11 +377,21 @@ final class HandshakeClient implements AutoCloseable {
         "handshake with {0} at {1}: agent {2}, incarnation {3}, clock offset {4} ns (±{5} ns)",
         engineId,
         address,
-        agent,
+        peer.agentName(),
         Long.toHexString(peer.incarnation()),
         clock.current().offsetNanos(),
         clock.current().uncertaintyNanos());
     return peer;
+  }
+
+  /** Drops every agent of {@code peer} from every rank's transport. */
+  private void forgetAgents(ProducerPeer peer) {
+    byAgent.remove(peer.agentName(), peer);
+    for (ProducerPeer.Rank rank : peer.ranks()) {
+      for (Transport transport : ranks.transports()) {
+        transport.invalidateRemote(rank.agentName());
+      }
+    }
   }
 
   private record PeerKey(String engineId, String address) {}

@@ -1,8 +1,8 @@
 package io.kvbridge.runtime;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
@@ -11,6 +11,8 @@ import io.kvbridge.wire.HandshakeAuthenticationException;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.MalformedMessageException;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -34,24 +36,18 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
   private static final System.Logger LOG = System.getLogger(HandshakeResponder.class.getName());
 
   private final ConnectorSettings settings;
+  private final Ranks ranks;
   private final Transport transport;
   private final ConnectorCounters counters;
-  private final KvMemory memory;
-  private final KvLayout layout;
   private final Map<String, String> consumersByAgent = new ConcurrentHashMap<>();
   private final Map<String, KnownConsumer> consumers = new ConcurrentHashMap<>();
 
-  HandshakeResponder(
-      ConnectorSettings settings,
-      Transport transport,
-      ConnectorCounters counters,
-      KvMemory memory,
-      KvLayout layout) {
+  /** Answers for {@code ranks}, which must all have their KV cache registered. */
+  HandshakeResponder(ConnectorSettings settings, Ranks ranks, ConnectorCounters counters) {
     this.settings = settings;
-    this.transport = transport;
+    this.ranks = ranks;
+    this.transport = ranks.lead();
     this.counters = counters;
-    this.memory = memory;
-    this.layout = layout;
   }
 
   @Override
@@ -77,30 +73,46 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     } catch (MalformedMessageException e) {
       return refused("malformed handshake: " + e.getMessage());
     }
-    if (!request.fingerprint().equals(layout.fingerprint())) {
+    Optional<String> problem =
+        KvLayout.partitionProblem(request.consumerRanks())
+            .or(() -> request.consumerRanks().get(0).incompatibilityWith(ranks.layout(0)));
+    if (problem.isPresent()) {
       return refused(
           "incompatible KV layout: consumer "
               + request.consumerEngineId()
-              + "'s fingerprint "
-              + request.fingerprint()
-              + " is not this producer's");
+              + " vs this producer: "
+              + problem.get());
     }
     Optional<String> agent = load(request);
     if (agent.isEmpty()) {
       return refused("consumer metadata of " + request.consumerEngineId() + " rejected");
     }
+    List<Handshake.Rank> mine = new ArrayList<>(ranks.count());
+    for (int r = 0; r < ranks.count(); r++) {
+      KvMemory memory = ranks.memory(r);
+      mine.add(
+          new Handshake.Rank(
+              ranks.layout(r),
+              memory.address(),
+              memory.deviceId(),
+              memory.kind(),
+              ranks.transport(r).localMetadata()));
+    }
     Handshake.Accepted accepted =
         new Handshake.Accepted(
-            settings.engineId(),
-            settings.incarnation(),
-            transport.localMetadata(),
-            layout.blockCount(),
-            layout.blockBytes(),
-            memory.address(),
-            memory.deviceId(),
-            memory.kind(),
-            settings.clock().nanoTime());
+            settings.engineId(), settings.incarnation(), settings.clock().nanoTime(), mine);
     return Handshake.encode(accepted, greeting, request, settings.handshakeSecret());
+  }
+
+  /** The layouts of consumer {@code engineId}'s ranks, as its last handshake gave them; or none. */
+  List<KvLayout> layoutsOf(String engineId) {
+    KnownConsumer entry = consumers.get(engineId);
+    if (entry == null) {
+      return List.of();
+    }
+    synchronized (entry) {
+      return entry.layouts;
+    }
   }
 
   /** The consumer engine id of a transport agent that completed a handshake, if any. */
@@ -149,6 +161,7 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     KnownConsumer entry = known == null ? fresh : known;
     synchronized (entry) {
       if (entry.agent != null && entry.incarnation == request.consumerIncarnation()) {
+        entry.layouts = request.consumerRanks();
         return Optional.of(entry.agent);
       }
       if (entry.agent != null) {
@@ -169,6 +182,7 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
         return Optional.empty();
       }
       entry.incarnation = request.consumerIncarnation();
+      entry.layouts = request.consumerRanks();
       consumersByAgent.put(entry.agent, consumer);
       return Optional.of(entry.agent);
     }
@@ -188,6 +202,7 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
   private static final class KnownConsumer {
     long incarnation;
     String agent;
+    List<KvLayout> layouts = List.of();
 
     KnownConsumer(long incarnation) {
       this.incarnation = incarnation;

@@ -5,6 +5,7 @@ import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.wire.LeaseRef;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One request's load on the consumer, from the parameters it arrived with to the moment it is
@@ -69,36 +70,53 @@ final class Load {
   final TransferParams params;
   final LeaseKey key;
   final LeaseRef lease;
-  final ReadDigest readDigest;
+
+  /** The tokens the engine held already when it asked (its local prefix). */
+  final int skipTokens;
 
   /** The handshake client's epoch when this load started: a producer gone later fails it. */
   final long epoch;
+
+  /** What this load reads, digested; known once the producer's shape is (at confirmation). */
+  ReadDigest readDigest;
+
+  /** The tokens not read: {@link #skipTokens} rounded down to whole blocks of both sides. */
+  int effectiveSkip;
 
   private State state = State.CONFIRMING;
   private long stateDeadline;
   ProducerPeer peer;
   List<Integer> localBlocks = List.of();
-  TransferHandle handle;
+
+  /** The read of each (consumer rank, producer rank) pair, while reading. */
+  Map<TransferPlanner.RankPair, TransferHandle> handles = Map.of();
+
+  /** What the planner maps, once the read is posted. */
+  TransferPlanner.Load plan;
+
+  /** The bytes the read moves. */
+  long bytes;
+
   long confirmSentAt = Long.MIN_VALUE;
   long readStartedAt;
 
   /** The lease's deadline on P's clock, as P last confirmed it. */
   long producerDeadline;
 
-  Load(
-      String requestId,
-      TransferParams params,
-      ReadDigest readDigest,
-      long epoch,
-      long confirmDeadline) {
+  Load(String requestId, TransferParams params, int skipTokens, long epoch, long confirmDeadline) {
     this.requestId = requestId;
     this.params = params;
     this.key = new LeaseKey(params.producerEngineId(), params.requestId());
     this.lease = new LeaseRef(params.requestId(), params.leaseToken());
-    this.readDigest = readDigest;
+    this.skipTokens = skipTokens;
     this.epoch = epoch;
     this.producerDeadline = params.deadlineNanos();
     this.stateDeadline = confirmDeadline;
+  }
+
+  /** The prompt's tokens beyond the engine's local prefix that this load provides. */
+  int externalTokens() {
+    return Math.max(0, params.tokens() - skipTokens);
   }
 
   State state() {

@@ -1,10 +1,11 @@
 package io.kvbridge.runtime;
 
-import io.kvbridge.spi.KvLayout;
+import io.kvbridge.integrity.ChecksumInput;
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.wire.HandshakeAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -17,28 +18,74 @@ final class LoadChecks {
 
   private LoadChecks() {}
 
-  /** What makes {@code params} unusable on an engine of {@code layout}, if anything. */
+  /**
+   * What makes {@code params} unusable on an engine of {@code layout}, if anything; what depends on
+   * the producer's shape is checked once its handshake is known ({@link #peerProblem}).
+   */
   static Optional<String> shapeProblem(TransferParams params, TokenIds prompt, KvLayout layout) {
     if (params.tokens() > prompt.size()) {
       return Optional.of("tokens " + params.tokens() + " exceed the prompt's " + prompt.size());
-    }
-    if ((long) params.blockIds().size() * layout.tokensPerBlock() != params.tokens()) {
-      return Optional.of(
-          params.blockIds().size()
-              + " blocks of "
-              + layout.tokensPerBlock()
-              + " tokens cannot hold "
-              + params.tokens()
-              + " tokens");
     }
     try {
       params.handshakeAddress().ifPresent(HandshakeAddress::parse);
     } catch (IllegalArgumentException e) {
       return Optional.of("handshake_address " + e.getMessage());
     }
-    if (params.blockIds().size() > layout.blockCount()) {
+    long needed = ((long) params.tokens() + layout.tokensPerBlock() - 1) / layout.tokensPerBlock();
+    if (needed > layout.blockCount()) {
       return Optional.of(
-          params.blockIds().size() + " blocks exceed this engine's pool of " + layout.blockCount());
+          params.tokens()
+              + " tokens need "
+              + needed
+              + " blocks, more than this engine's pool of "
+              + layout.blockCount());
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * What makes {@code params} unusable against the producer {@code peer} answered for, if anything:
+   * the block list must hold exactly the lease's tokens in the producer's block size, every id must
+   * lie in its pool, there must be one checksum list per producer rank, and the shapes must be
+   * translatable.
+   */
+  static Optional<String> peerProblem(
+      TransferParams params, ProducerPeer peer, List<KvLayout> consumer) {
+    KvLayout producer = peer.layouts().get(0);
+    int perBlock = producer.tokensPerBlock();
+    long blocks = params.blockIds().size();
+    if (params.tokens() > blocks * perBlock || params.tokens() <= (blocks - 1) * perBlock) {
+      return Optional.of(
+          blocks
+              + " blocks of "
+              + perBlock
+              + " tokens do not hold exactly "
+              + params.tokens()
+              + " tokens");
+    }
+    for (int id : params.blockIds()) {
+      if (id >= peer.blockCount()) {
+        return Optional.of(
+            "block id "
+                + id
+                + " is outside the producer's pool of "
+                + peer.blockCount()
+                + " blocks");
+      }
+    }
+    if (params.blockChecksums().size() != peer.ranks().size()) {
+      return Optional.of(
+          "block_checksums has "
+              + params.blockChecksums().size()
+              + " lists; the producer has "
+              + peer.ranks().size()
+              + " ranks");
+    }
+    for (KvLayout d : consumer) {
+      Optional<String> incompatible = d.incompatibilityWith(producer);
+      if (incompatible.isPresent()) {
+        return Optional.of("producer shape cannot be translated: " + incompatible.get());
+      }
     }
     return Optional.empty();
   }
@@ -54,45 +101,42 @@ final class LoadChecks {
             + " prompt tokens: the parameters belong to another prompt");
   }
 
-  /** The first block id at or above the producer's pool size, described, if any. */
-  static Optional<String> blockOutsidePool(TransferParams params, int producerBlockCount) {
-    for (int id : params.blockIds()) {
-      if (id >= producerBlockCount) {
-        return Optional.of(
-            "block id "
-                + id
-                + " is outside the producer's pool of "
-                + producerBlockCount
-                + " blocks");
-      }
-    }
-    return Optional.empty();
-  }
-
   /**
-   * Compares each block read into {@code localBlocks} with the checksum P recorded at grant; names
-   * the first mismatch.
+   * Compares each producer block read, reassembled from where its pieces landed on the consumer's
+   * ranks, with the checksum P recorded at grant; names the first mismatch.
    */
   static Optional<String> contentProblem(
-      TransferParams params, KvMemory memory, int blockBytes, List<Integer> localBlocks) {
-    for (int i = 0; i < params.blockIds().size(); i++) {
-      int actual =
-          params
-              .checksumScheme()
-              .checksum(memory, (long) localBlocks.get(i) * blockBytes, blockBytes);
-      int expected = params.blockChecksums().get(i);
-      if (actual != expected) {
-        return Optional.of(
-            "block "
-                + params.blockIds().get(i)
-                + " of producer "
-                + params.producerEngineId()
-                + " arrived with "
-                + params.checksumScheme().wireName()
-                + " "
-                + Integer.toHexString(actual)
-                + ", the lease recorded "
-                + Integer.toHexString(expected));
+      TransferParams params, TransferPlanner.Load plan, Ranks ranks) {
+    for (int q = 0; q < plan.producer().size(); q++) {
+      for (int index = plan.firstBlock(); index < plan.producerBlocks().size(); index++) {
+        List<ChecksumInput.Range> landed = new ArrayList<>();
+        TransferPlanner.segments(
+            plan,
+            q,
+            index,
+            piece ->
+                landed.add(
+                    new ChecksumInput.Range(
+                        ranks.memory(piece.consumerRank()),
+                        piece.consumerOffset(),
+                        piece.length())));
+        int actual = params.checksumScheme().checksum(ChecksumInput.of(landed));
+        int expected = params.blockChecksums().get(q).get(index);
+        if (actual != expected) {
+          return Optional.of(
+              "block "
+                  + params.blockIds().get(index)
+                  + " of producer "
+                  + params.producerEngineId()
+                  + " rank "
+                  + q
+                  + " arrived with "
+                  + params.checksumScheme().wireName()
+                  + " "
+                  + Integer.toHexString(actual)
+                  + ", the lease recorded "
+                  + Integer.toHexString(expected));
+        }
       }
     }
     return Optional.empty();

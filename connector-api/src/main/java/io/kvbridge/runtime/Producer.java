@@ -1,12 +1,15 @@
 package io.kvbridge.runtime;
 
+import io.kvbridge.integrity.ChecksumInput;
 import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.integrity.ReadDigest;
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.AckOutcome;
 import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.lease.LeaseListener;
 import io.kvbridge.lease.LeaseTable;
+import io.kvbridge.lease.ReadCheck;
 import io.kvbridge.lease.Rejection;
 import io.kvbridge.lease.ReleaseOutcome;
 import io.kvbridge.lease.RenewOutcome;
@@ -14,7 +17,6 @@ import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
@@ -53,36 +55,37 @@ final class Producer {
   // Per live lease, the consumers that confirmed or renewed it: a lease whose only renewer is gone
   // can be revoked before it would expire.
   private final Map<String, Set<String>> renewers = new ConcurrentHashMap<>();
-  private volatile KvMemory memory;
-  private volatile KvLayout layout;
+  private final Ranks ranks;
   private volatile HandshakeResponder responder;
   private volatile HandshakeChannel.Server server;
 
-  Producer(ConnectorSettings settings, Transport transport, ConnectorCounters counters) {
+  Producer(ConnectorSettings settings, Ranks ranks, ConnectorCounters counters) {
     this.settings = settings;
-    this.transport = transport;
+    this.ranks = ranks;
+    this.transport = ranks.lead();
     this.counters = counters;
     this.leases = new LeaseTable(settings.clock(), settings.leaseTerms(), new EndLogger());
   }
 
-  /** Starts answering handshakes for {@code kvMemory}. */
-  void start(KvMemory kvMemory, KvLayout kvLayout) throws IOException {
-    this.memory = kvMemory;
-    this.layout = kvLayout;
-    this.responder = new HandshakeResponder(settings, transport, counters, kvMemory, kvLayout);
+  /** Starts answering handshakes, once every rank registered its KV cache. */
+  void start() throws IOException {
+    this.responder = new HandshakeResponder(settings, ranks, counters);
     this.server =
         HandshakeChannel.forAddress(settings.handshakeAddress())
             .serve(settings.handshakeAddress(), settings.engineId(), responder);
+    KvLayout lead = ranks.layout(0);
     LOG.log(
         Level.INFO,
-        "engine {0} (incarnation {1}) answers handshakes at {2}{3} ({4} blocks of {5} bytes in {6})",
+        "engine {0} (incarnation {1}) answers handshakes at {2}{3} ({4} rank(s), {5} blocks of {6}"
+            + " tokens in {7})",
         settings.engineId(),
         Long.toHexString(settings.incarnation()),
         server.address(),
         settings.handshakeSecret().isPresent() ? ", authenticated" : "",
-        kvLayout.blockCount(),
-        kvLayout.blockBytes(),
-        kvMemory.kind());
+        ranks.count(),
+        lead.blockCount(),
+        lead.tokensPerBlock(),
+        ranks.memory(0).kind());
   }
 
   Optional<String> handshakeAddress() {
@@ -91,29 +94,30 @@ final class Producer {
   }
 
   FinishDecision requestFinished(FinishedRequest request) {
-    KvLayout kv = layout;
-    if (request.aborted() || !request.remoteDecode() || kv == null || server == null) {
+    if (request.aborted() || !request.remoteDecode() || server == null) {
       return FinishDecision.freeNow();
     }
-    int fullBlocks =
-        Math.min(request.blockIds().size(), request.computedTokens() / kv.tokensPerBlock());
-    if (fullBlocks == 0) {
+    int perBlock = ranks.layout(0).tokensPerBlock();
+    int tokens = Math.min(request.computedTokens(), request.blockIds().size() * perBlock);
+    if (tokens == 0) {
       return FinishDecision.freeNow();
     }
-    List<Integer> blocks = request.blockIds().subList(0, fullBlocks);
-    int tokens = fullBlocks * kv.tokensPerBlock();
+    // Every block holding a computed token, the partly filled tail included.
+    List<Integer> blocks = request.blockIds().subList(0, (tokens + perBlock - 1) / perBlock);
     String promptDigest = request.prompt().digest(tokens);
     // Fingerprinted before the grant: from here on the blocks belong to the lease, and the engine
     // does not write them until doneSending names the request.
-    KvMemory kvMemory = memory;
-    ChecksumScheme scheme = ChecksumScheme.forMemory(kvMemory.kind());
-    List<Integer> checksums = new ArrayList<>(blocks.size());
-    for (int block : blocks) {
-      checksums.add(scheme.checksum(kvMemory, (long) block * kv.blockBytes(), kv.blockBytes()));
+    ChecksumScheme scheme = ChecksumScheme.forMemory(ranks.memory(0).kind());
+    List<List<Integer>> checksums = new ArrayList<>(ranks.count());
+    for (int rank = 0; rank < ranks.count(); rank++) {
+      checksums.add(checksums(scheme, rank, blocks, tokens));
     }
-    ReadDigest digest = ReadDigest.of(request.requestId(), promptDigest, kv.blockBytes(), blocks);
     Lease lease =
-        leases.grant(request.requestId(), blocks, settings.acksRequired(), digest.toBytes());
+        leases.grant(
+            request.requestId(),
+            blocks,
+            settings.acksRequired(),
+            ReadDigest.binding(request.requestId(), promptDigest, tokens, blocks));
     return FinishDecision.holdFor(
         new TransferParams(
             settings.engineId(),
@@ -127,6 +131,37 @@ final class Producer {
             Optional.of(server.address().toString()),
             scheme,
             checksums));
+  }
+
+  /** The checksum of each block's used bytes on one rank. */
+  private List<Integer> checksums(
+      ChecksumScheme scheme, int rank, List<Integer> blocks, int tokens) {
+    KvLayout layout = ranks.layout(rank);
+    KvMemory memory = ranks.memory(rank);
+    List<Integer> out = new ArrayList<>(blocks.size());
+    for (int i = 0; i < blocks.size(); i++) {
+      int used = Math.min(layout.tokensPerBlock(), tokens - i * layout.tokensPerBlock());
+      long base = (long) blocks.get(i) * layout.blockBytes();
+      List<ChecksumInput.Range> ranges = new ArrayList<>();
+      for (long[] range : TransferPlanner.usedRanges(layout, used)) {
+        ranges.add(new ChecksumInput.Range(memory, base + range[0], range[1]));
+      }
+      out.add(scheme.checksum(ChecksumInput.of(ranges)));
+    }
+    return out;
+  }
+
+  /**
+   * Whether a consumer's claim to read (or to be about to read) a lease skipping {@code skip}
+   * tokens, in the shape of its layouts, is the lease's read.
+   */
+  private ReadCheck readOf(String consumer, ReadDigest presented, int skip) {
+    return binding -> {
+      List<KvLayout> theirs = responder.layoutsOf(consumer);
+      return !theirs.isEmpty()
+          && ReadDigest.of(binding, ReadDigest.shape(ranks.layouts(), theirs), skip)
+              .matches(presented);
+    };
   }
 
   boolean revoke(String requestId, String why) {
@@ -202,7 +237,11 @@ final class Producer {
   private void onCompletion(String fromAgent, String consumer, ProtocolMessage.Completion c) {
     LeaseRef ref = c.lease();
     AckOutcome outcome =
-        leases.acknowledge(ref.requestId(), ref.token(), consumer, c.readDigest().toBytes());
+        leases.acknowledge(
+            ref.requestId(),
+            ref.token(),
+            consumer,
+            readOf(consumer, c.readDigest(), c.skipTokens()));
     if (outcome instanceof AckOutcome.Refused refused) {
       counters.rejected(
           toInput(refused.reason()), "completion of " + ref.requestId() + " from " + consumer);
@@ -214,7 +253,9 @@ final class Producer {
 
   private void onConfirm(String fromAgent, String consumer, ProtocolMessage.Confirm c) {
     LeaseRef ref = c.lease();
-    RenewOutcome outcome = leases.confirm(ref.requestId(), ref.token(), c.readDigest().toBytes());
+    RenewOutcome outcome =
+        leases.confirm(
+            ref.requestId(), ref.token(), readOf(consumer, c.readDigest(), c.skipTokens()));
     if (outcome instanceof RenewOutcome.Renewed renewed) {
       renewedBy(ref.requestId(), consumer);
       answer(

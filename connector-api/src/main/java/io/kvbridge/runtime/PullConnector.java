@@ -1,5 +1,6 @@
 package io.kvbridge.runtime;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorStatus;
@@ -7,7 +8,6 @@ import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.SchedulerSide;
@@ -23,6 +23,7 @@ import io.kvbridge.wire.ProtocolMessage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -44,28 +45,50 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class PullConnector implements KvConnector {
 
   private final ConnectorSettings settings;
-  private final Transport transport;
+  private final Ranks ranks;
   private final ConnectorCounters counters;
   private final Producer producer;
   private final Consumer consumer;
   private final ConsumerReplies replies;
   private final ReentrantLock lock = new ReentrantLock();
   private final Scheduler scheduler = new Scheduler();
-  private final Worker worker = new Worker();
-  private volatile KvMemory registered;
+  private final List<Worker> workers;
   private volatile boolean closed;
 
   /**
-   * Builds a connector over {@code transport}, which it owns from now on and closes on {@link
-   * #close()}.
+   * Builds a connector of an engine without tensor parallelism over {@code transport}, which it
+   * owns from now on and closes on {@link #close()}.
    */
   public PullConnector(ConnectorSettings settings, Transport transport) {
+    this(settings, List.of(transport));
+  }
+
+  /**
+   * Builds a connector over one transport per tensor-parallel rank, by rank ({@code
+   * settings.tpDegree()} of them), which it owns from now on and closes on {@link #close()}.
+   */
+  public PullConnector(ConnectorSettings settings, List<Transport> transports) {
+    if (transports.size() != settings.tpDegree()) {
+      throw new IllegalArgumentException(
+          "engine "
+              + settings.engineId()
+              + " has "
+              + settings.tpDegree()
+              + " ranks but "
+              + transports.size()
+              + " transports");
+    }
     this.settings = settings;
-    this.transport = transport;
+    this.ranks = new Ranks(transports);
     this.counters = new ConnectorCounters(settings.observer());
-    this.producer = new Producer(settings, transport, counters);
-    this.consumer = new Consumer(settings, transport, counters);
+    this.producer = new Producer(settings, ranks, counters);
+    this.consumer = new Consumer(settings, ranks, counters);
     this.replies = new ConsumerReplies(consumer, settings, counters);
+    List<Worker> all = new ArrayList<>();
+    for (int r = 0; r < transports.size(); r++) {
+      all.add(new Worker(r));
+    }
+    this.workers = List.copyOf(all);
   }
 
   @Override
@@ -79,13 +102,17 @@ public final class PullConnector implements KvConnector {
   }
 
   @Override
-  public WorkerSide worker() {
-    return worker;
+  public WorkerSide worker(int rank) {
+    if (rank < 0 || rank >= workers.size()) {
+      throw new IllegalArgumentException(
+          "engine " + settings.engineId() + " has ranks 0 to " + (workers.size() - 1));
+    }
+    return workers.get(rank);
   }
 
-  /** The transport this connector drives. */
+  /** The transport of the lead rank: the one protocol messages travel through. */
   public Transport transport() {
-    return transport;
+    return ranks.lead();
   }
 
   @Override
@@ -142,11 +169,13 @@ public final class PullConnector implements KvConnector {
       closed = true;
       producer.close();
       consumer.close();
-      KvMemory memory = registered;
-      if (memory != null) {
-        transport.deregister(memory);
+      for (int r = 0; r < ranks.count(); r++) {
+        KvMemory memory = ranks.memory(r);
+        if (memory != null) {
+          ranks.transport(r).deregister(memory);
+        }
+        ranks.transport(r).close();
       }
-      transport.close();
     } finally {
       lock.unlock();
     }
@@ -154,7 +183,11 @@ public final class PullConnector implements KvConnector {
 
   /** Drains the transport's notifications and routes each protocol message to its side. */
   private void handleNotifications() {
-    for (Notification n : transport.drainNotifications()) {
+    List<Notification> all = new ArrayList<>();
+    for (Transport transport : ranks.transports()) {
+      all.addAll(transport.drainNotifications());
+    }
+    for (Notification n : all) {
       ProtocolMessage message;
       try {
         message = ProtocolMessage.decode(n.payload());
@@ -199,12 +232,13 @@ public final class PullConnector implements KvConnector {
 
   private final class Scheduler implements SchedulerSide {
     @Override
-    public LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params) {
+    public LoadMatch matchRemote(
+        String requestId, TokenIds prompt, int localTokens, TransferParams params) {
       requireConsumer();
       lock.lock();
       try {
         requireOpen();
-        return consumer.matchRemote(requestId, prompt, params);
+        return consumer.matchRemote(requestId, prompt, localTokens, params);
       } finally {
         lock.unlock();
       }
@@ -262,11 +296,18 @@ public final class PullConnector implements KvConnector {
     }
   }
 
+  /** One rank's worker side; the protocol's work is shared by every rank's. */
   private final class Worker implements WorkerSide {
+    private final int rank;
+
+    Worker(int rank) {
+      this.rank = rank;
+    }
+
     @Override
     public KvMemory allocateKvCache(KvLayout layout) {
       requireOpen();
-      return transport.allocate(layout.totalBytes());
+      return ranks.transport(rank).allocate(layout.totalBytes());
     }
 
     @Override
@@ -283,14 +324,12 @@ public final class PullConnector implements KvConnector {
       lock.lock();
       try {
         requireOpen();
-        if (registered != null) {
-          throw new IllegalStateException("a KV cache is already registered");
-        }
-        transport.register(memory);
-        registered = memory;
-        consumer.start(memory, layout);
-        if (settings.role().produces()) {
-          producer.start(memory, layout);
+        ranks.transport(rank).register(memory);
+        if (ranks.register(rank, memory, layout)) {
+          consumer.start();
+          if (settings.role().produces()) {
+            producer.start();
+          }
         }
       } catch (IOException e) {
         throw new UncheckedIOException(

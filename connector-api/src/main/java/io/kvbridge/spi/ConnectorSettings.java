@@ -24,6 +24,8 @@ import java.util.Optional;
  * @param engineId this engine's identity in handshakes; unique in the deployment ({@code
  *     engine-id})
  * @param role what this engine does ({@code role})
+ * @param tpDegree how many tensor-parallel ranks the engine has, 1 to 255: one worker side, KV
+ *     memory and transport agent each ({@code tp-degree})
  * @param leaseTerms lease duration and maximum lifetime of a producer's leases ({@code
  *     lease.duration}, {@code lease.max-lifetime})
  * @param heartbeatInterval how often a consumer renews the leases it still means to read; shorter
@@ -56,6 +58,7 @@ public record ConnectorSettings(
     String type,
     String engineId,
     Role role,
+    int tpDegree,
     LeaseTerms leaseTerms,
     Duration heartbeatInterval,
     Duration safetyMargin,
@@ -86,6 +89,9 @@ public record ConnectorSettings(
           "engine-id", "must not be blank; set it to this engine's unique name");
     }
     requireSet("role", role);
+    if (tpDegree < 1 || tpDegree > 255) {
+      throw new InvalidSettingException("tp-degree", "(" + tpDegree + ") must be 1 to 255");
+    }
     requireSet("lease.duration", leaseTerms);
     requirePositive("lease.heartbeat-interval", heartbeatInterval);
     if (heartbeatInterval.compareTo(leaseTerms.duration()) >= 0) {
@@ -138,6 +144,7 @@ public record ConnectorSettings(
         type,
         engineId,
         role,
+        tpDegree,
         leaseTerms,
         heartbeatInterval,
         safetyMargin,
@@ -176,6 +183,7 @@ public record ConnectorSettings(
     private final String type;
     private final String engineId;
     private Role role = Role.BOTH;
+    private int tpDegree = 1;
     private Duration leaseDuration = Duration.ofSeconds(30);
     private Duration leaseMaxLifetime = Duration.ofMinutes(2);
     private Duration heartbeatInterval = Duration.ofSeconds(5);
@@ -200,6 +208,12 @@ public record ConnectorSettings(
     /** Sets the role. */
     public Builder role(Role value) {
       this.role = value;
+      return this;
+    }
+
+    /** Sets how many tensor-parallel ranks the engine has. */
+    public Builder tpDegree(int value) {
+      this.tpDegree = value;
       return this;
     }
 
@@ -343,6 +357,7 @@ public record ConnectorSettings(
           type,
           engineId,
           role,
+          tpDegree,
           leaseTerms(),
           heartbeatInterval,
           safetyMargin,

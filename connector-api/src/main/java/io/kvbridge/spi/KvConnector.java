@@ -15,8 +15,19 @@ public interface KvConnector extends AutoCloseable {
   /** The deciding half. */
   SchedulerSide scheduler();
 
-  /** The byte-moving half. */
-  WorkerSide worker();
+  /** The byte-moving half of rank 0, the lead rank: the only one of an engine without TP. */
+  default WorkerSide worker() {
+    return worker(0);
+  }
+
+  /**
+   * The byte-moving half of tensor-parallel rank {@code rank} (0 to {@code settings().tpDegree() -
+   * 1}): its own KV memory and transport agent. The engine registers every rank's KV cache before
+   * the connector serves; the lead rank drives the protocol for all of them, so an engine may call
+   * {@code startLoad} and {@code getFinished} on any rank, and each outcome is reported once, by
+   * the first {@code getFinished} after it happened.
+   */
+  WorkerSide worker(int rank);
 
   /**
    * Called when peer engine {@code engineId} is known to be gone, e.g. its registration in a

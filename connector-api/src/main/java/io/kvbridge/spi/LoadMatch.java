@@ -10,11 +10,13 @@ public sealed interface LoadMatch {
   LoadMatch PENDING = new Pending();
 
   /**
-   * The producer confirmed the lease: allocate blocks for the whole prompt, then call {@link
-   * SchedulerSide#afterAllocate}; the KV of the first {@code externalTokens} tokens is loaded, the
-   * rest is computed locally.
+   * The producer confirmed the lease. With {@code externalTokens} above 0: allocate blocks for the
+   * whole prompt, then call {@link SchedulerSide#afterAllocate}; the KV of the prompt's tokens from
+   * the local prefix's end up to {@code localTokens + externalTokens} is loaded, the rest computed
+   * locally. With 0 (every token the lease holds is local already): nothing is loaded and the lease
+   * was released; do not call {@code afterAllocate}.
    *
-   * @param externalTokens prompt tokens whose KV will be loaded
+   * @param externalTokens prompt tokens beyond the local prefix whose KV will be loaded
    */
   record Ready(int externalTokens) implements LoadMatch {}
 

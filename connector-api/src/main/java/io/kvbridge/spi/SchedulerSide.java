@@ -21,6 +21,9 @@ public interface SchedulerSide {
    * @param requestId the request's id on this engine
    * @param prompt the request's prompt; the parameters must carry the digest of its first {@code
    *     params.tokens()} tokens, so KV computed for another prompt is never loaded for this one
+   * @param localTokens how many of the prompt's first tokens the engine already holds KV for (a
+   *     local prefix hit); the load reads only what it lacks, and with every token local it tells
+   *     the producer to free the lease at once
    * @param params the producer's parameters (untrusted: they came through the router); later calls
    *     for the same request must pass the same parameters
    * @return {@link LoadMatch.Ready} (allocate, then {@link #afterAllocate}), {@link
@@ -28,13 +31,13 @@ public interface SchedulerSide {
    * @throws InvalidTransferParamsException if {@code params} cannot describe this request; the
    *     rejection is counted and nothing is allocated
    */
-  LoadMatch matchRemote(String requestId, TokenIds prompt, TransferParams params);
+  LoadMatch matchRemote(String requestId, TokenIds prompt, int localTokens, TransferParams params);
 
   /**
    * Called by a consumer's scheduler after it allocated blocks for a request that {@link
-   * #matchRemote} answered {@link LoadMatch.Ready} for. The connector borrows the first {@code
-   * params.blockIds().size()} blocks until the load finishes or fails; the engine keeps owning
-   * them.
+   * #matchRemote} answered {@link LoadMatch.Ready} (with tokens to load) for. The connector borrows
+   * the blocks that hold the loaded tokens until the load finishes or fails; the engine keeps
+   * owning them. In a TP engine every rank has the same block ids.
    *
    * @param requestId the request's id on this engine
    * @param localBlockIds the request's blocks, in token order
@@ -50,10 +53,11 @@ public interface SchedulerSide {
   /**
    * Called by a producer's scheduler when a request finishes or is aborted.
    *
-   * <p>A request that finished normally with at least one full block, and whose KV a consumer will
-   * read, gets a lease: the answer says {@code delayFree}, and the engine keeps every block of the
-   * request until {@link WorkerSide#getFinished} names it in {@code doneSending}. An aborted
-   * request, one with no full block, or one nobody will read is freed at once.
+   * <p>A request that finished normally with at least one computed token, and whose KV a consumer
+   * will read, gets a lease on every block that holds a computed token (the partly filled last one
+   * included): the answer says {@code delayFree}, and the engine keeps every block of the request
+   * until {@link WorkerSide#getFinished} names it in {@code doneSending}. An aborted request, one
+   * with no computed token, or one nobody will read is freed at once.
    */
   FinishDecision requestFinished(FinishedRequest request);
 

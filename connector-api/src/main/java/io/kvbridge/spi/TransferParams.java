@@ -31,8 +31,9 @@ import java.util.Optional;
  *     io.kvbridge.wire.HandshakeAddress}; a consumer refuses parameters whose address does not
  *     parse
  * @param checksumScheme how P fingerprinted each block's content
- * @param blockChecksums one checksum per block of {@code blockIds}, in the same order; D checks
- *     what it read against them before it asks P to validate the read
+ * @param blockChecksums per producer rank (one list per rank, in rank order), one checksum per
+ *     block of {@code blockIds}, in the same order, over the block's used bytes; D checks what it
+ *     read against them before it asks P to validate the read
  */
 public record TransferParams(
     String producerEngineId,
@@ -45,10 +46,13 @@ public record TransferParams(
     long deadlineNanos,
     Optional<String> handshakeAddress,
     ChecksumScheme checksumScheme,
-    List<Integer> blockChecksums) {
+    List<List<Integer>> blockChecksums) {
 
   /** The most blocks one request may name; more is refused as malformed. */
   public static final int MAX_BLOCKS = 65_536;
+
+  /** The most producer ranks parameters may name. */
+  public static final int MAX_RANKS = 255;
 
   /** The longest id or address accepted. */
   public static final int MAX_TEXT = 256;
@@ -87,13 +91,19 @@ public record TransferParams(
     if (checksumScheme == null) {
       throw new InvalidTransferParamsException("checksum_scheme is missing");
     }
-    if (blockChecksums == null || blockChecksums.size() != blockIds.size()) {
+    int blocks = blockIds.size();
+    if (blockChecksums == null
+        || blockChecksums.isEmpty()
+        || blockChecksums.size() > MAX_RANKS
+        || blockChecksums.stream().anyMatch(c -> c == null || c.size() != blocks)) {
       throw new InvalidTransferParamsException(
-          "block_checksums must hold one checksum per block of block_ids ("
+          "block_checksums must hold, for each of 1 to "
+              + MAX_RANKS
+              + " producer ranks, one checksum per block of block_ids ("
               + blockIds.size()
               + ")");
     }
-    blockChecksums = List.copyOf(blockChecksums);
+    blockChecksums = blockChecksums.stream().<List<Integer>>map(List::copyOf).toList();
   }
 
   /** The JSON-ready form, with snake_case keys. */
@@ -109,7 +119,8 @@ public record TransferParams(
     map.put("deadline_nanos", deadlineNanos);
     handshakeAddress.ifPresent(a -> map.put("handshake_address", a));
     map.put("checksum_scheme", checksumScheme.wireName());
-    map.put("block_checksums", checksumsToHex(blockChecksums));
+    map.put(
+        "block_checksums", blockChecksums.stream().map(TransferParams::checksumsToHex).toList());
     return map;
   }
 
@@ -138,7 +149,7 @@ public record TransferParams(
             ? Optional.of(text(map, "handshake_address"))
             : Optional.empty(),
         scheme(text(map, "checksum_scheme")),
-        checksumsFromHex(text(map, "block_checksums")));
+        checksumsPerRank(map.get("block_checksums")));
   }
 
   /** Writes checksums as 8 lowercase hex digits each, big-endian, concatenated. */
@@ -149,6 +160,25 @@ public record TransferParams(
       hex.append(format.toHexDigits(checksum));
     }
     return hex.toString();
+  }
+
+  private static List<List<Integer>> checksumsPerRank(Object value) {
+    if (!(value instanceof List<?> ranks) || ranks.isEmpty() || ranks.size() > MAX_RANKS) {
+      throw new InvalidTransferParamsException(
+          "block_checksums must be a list of 1 to "
+              + MAX_RANKS
+              + " strings, one per producer rank, got "
+              + typeOf(value));
+    }
+    List<List<Integer>> out = new ArrayList<>(ranks.size());
+    for (Object rank : ranks) {
+      if (!(rank instanceof String hex)) {
+        throw new InvalidTransferParamsException(
+            "block_checksums must hold strings of hex digits, got " + typeOf(rank));
+      }
+      out.add(checksumsFromHex(hex));
+    }
+    return out;
   }
 
   private static List<Integer> checksumsFromHex(String hex) {

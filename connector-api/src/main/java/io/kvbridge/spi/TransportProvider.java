@@ -31,11 +31,17 @@ public interface TransportProvider {
   Availability availability(ConnectorProperties properties);
 
   /**
-   * Creates the transport agent of one engine, named after {@code settings.engineId()} and
-   * configured by {@code settings.properties()}. Called only when {@link #availability} says the
+   * Creates the transport agent of tensor-parallel rank {@code rank} of one engine, named {@link
+   * #agentName agentName(settings.engineId(), rank)} and configured by {@code
+   * settings.properties()}. Called once per rank, only when {@link #availability} says the
    * connector can run here with those properties; the caller owns the transport and closes it.
    *
    * @throws InvalidSettingException if a connector-specific property is invalid
    */
-  Transport create(ConnectorSettings settings);
+  Transport create(ConnectorSettings settings, int rank);
+
+  /** The agent name of rank {@code rank} of engine {@code engineId}: the id itself for rank 0. */
+  static String agentName(String engineId, int rank) {
+    return rank == 0 ? engineId : engineId + "-rank" + rank;
+  }
 }

@@ -1,5 +1,6 @@
 package io.kvbridge.spi;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.KvMemory;
 import java.util.Set;
 

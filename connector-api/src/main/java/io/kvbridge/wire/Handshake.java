@@ -1,10 +1,13 @@
 package io.kvbridge.wire;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -13,10 +16,11 @@ import java.util.Optional;
  *
  * <ol>
  *   <li>P → D {@link Greeting}: a fresh nonce, and whether P requires authentication;
- *   <li>D → P {@link Request}: D's own nonce, engine id, incarnation, layout fingerprint and
- *       transport metadata (so P can send it notifications);
- *   <li>P → D {@link Accepted}: P's engine id, incarnation, transport metadata, the shape and
- *       address of its KV region and a sample of its clock; or {@link Refused} with a reason.
+ *   <li>D → P {@link Request}: D's own nonce, engine id, incarnation, the layouts of its ranks and
+ *       its lead rank's transport metadata (so P can send it notifications);
+ *   <li>P → D {@link Accepted}: P's engine id, incarnation and a sample of its clock, and for each
+ *       of its ranks the layout, the address of its KV region and its transport metadata; or {@link
+ *       Refused} with a reason.
  * </ol>
  *
  * <p>With a {@link HandshakeSecret}, the request and the acceptance each end with an HMAC-SHA256
@@ -27,10 +31,13 @@ import java.util.Optional;
 public final class Handshake {
 
   /** The handshake version this code speaks; a frame of another version is refused. */
-  public static final int VERSION = 2;
+  public static final int VERSION = 3;
 
   /** The largest handshake frame accepted (a NIXL metadata blob is a few KiB). */
   public static final int MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+  /** The most tensor-parallel ranks an engine may have. */
+  public static final int MAX_RANKS = 255;
 
   /** The size of a nonce in bytes. */
   public static final int NONCE_BYTES = 16;
@@ -99,18 +106,20 @@ public final class Handshake {
    * @param consumerEngineId the consumer's engine id
    * @param consumerIncarnation the consumer's incarnation: drawn at every start, so a restarted
    *     engine of the same id is told apart from its former self
-   * @param fingerprint the consumer's layout fingerprint
-   * @param consumerMetadata the consumer's transport metadata blob
+   * @param consumerRanks the layouts of the consumer's tensor-parallel ranks, by rank (1 to 255)
+   * @param consumerMetadata the transport metadata of the consumer's lead rank (0), so P can send
+   *     it notifications
    */
   public record Request(
       byte[] nonce,
       String consumerEngineId,
       long consumerIncarnation,
-      String fingerprint,
+      List<KvLayout> consumerRanks,
       byte[] consumerMetadata) {
-    /** Copies the arrays. */
+    /** Copies the arrays and the list. */
     public Request {
       nonce = checkedNonce(nonce);
+      consumerRanks = checkedRanks(consumerRanks);
       consumerMetadata = consumerMetadata.clone();
     }
 
@@ -130,7 +139,7 @@ public final class Handshake {
           && Arrays.equals(nonce, r.nonce)
           && consumerEngineId.equals(r.consumerEngineId)
           && consumerIncarnation == r.consumerIncarnation
-          && fingerprint.equals(r.fingerprint)
+          && consumerRanks.equals(r.consumerRanks)
           && Arrays.equals(consumerMetadata, r.consumerMetadata);
     }
 
@@ -153,57 +162,76 @@ public final class Handshake {
    *
    * @param producerEngineId the producer's engine id
    * @param producerIncarnation the producer's incarnation
-   * @param producerMetadata the producer's transport metadata blob
-   * @param blockCount how many blocks the producer's pool has; block ids are below it
-   * @param blockBytes the size of one block
-   * @param regionAddress the base address of the producer's KV region
-   * @param deviceId the device of the producer's KV region
-   * @param memoryKind host or device memory
    * @param clockSampleNanos the producer's monotonic clock when it answered
+   * @param ranks the producer's tensor-parallel ranks, by rank (1 to 255)
    */
   public record Accepted(
-      String producerEngineId,
-      long producerIncarnation,
-      byte[] producerMetadata,
-      int blockCount,
-      int blockBytes,
-      long regionAddress,
-      int deviceId,
-      MemoryKind memoryKind,
-      long clockSampleNanos)
+      String producerEngineId, long producerIncarnation, long clockSampleNanos, List<Rank> ranks)
       implements Response {
-    /** Copies the metadata. */
+    /** Copies the list; at least one rank. */
     public Accepted {
-      producerMetadata = producerMetadata.clone();
-    }
-
-    @Override
-    public byte[] producerMetadata() {
-      return producerMetadata.clone();
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Accepted a
-          && producerEngineId.equals(a.producerEngineId)
-          && producerIncarnation == a.producerIncarnation
-          && Arrays.equals(producerMetadata, a.producerMetadata)
-          && blockCount == a.blockCount
-          && blockBytes == a.blockBytes
-          && regionAddress == a.regionAddress
-          && deviceId == a.deviceId
-          && memoryKind == a.memoryKind
-          && clockSampleNanos == a.clockSampleNanos;
-    }
-
-    @Override
-    public int hashCode() {
-      return producerEngineId.hashCode() * 31 + Long.hashCode(producerIncarnation);
+      ranks = List.copyOf(ranks);
+      if (ranks.isEmpty() || ranks.size() > MAX_RANKS) {
+        throw new IllegalArgumentException(
+            "a producer has 1 to " + MAX_RANKS + " ranks, got " + ranks.size());
+      }
     }
 
     @Override
     public String toString() {
       return "Accepted[" + producerEngineId + "#" + Long.toHexString(producerIncarnation) + "]";
+    }
+  }
+
+  /**
+   * One of the producer's ranks: where its KV lives and how to reach it.
+   *
+   * @param layout the rank's layout: which heads, how many blocks (block ids are below {@code
+   *     blockCount}), of what size
+   * @param regionAddress the base address of the rank's registered KV region
+   * @param deviceId the device of the region
+   * @param memoryKind host or device memory
+   * @param metadata the rank's transport metadata blob
+   */
+  public record Rank(
+      KvLayout layout, long regionAddress, int deviceId, MemoryKind memoryKind, byte[] metadata) {
+    /** Copies the metadata. */
+    public Rank {
+      if (deviceId < 0) {
+        throw new IllegalArgumentException("a device id is at least 0, got " + deviceId);
+      }
+      metadata = metadata.clone();
+    }
+
+    @Override
+    public byte[] metadata() {
+      return metadata.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Rank r
+          && layout.equals(r.layout)
+          && regionAddress == r.regionAddress
+          && deviceId == r.deviceId
+          && memoryKind == r.memoryKind
+          && Arrays.equals(metadata, r.metadata);
+    }
+
+    @Override
+    public int hashCode() {
+      return layout.hashCode() * 31 + Long.hashCode(regionAddress);
+    }
+
+    @Override
+    public String toString() {
+      return "Rank[heads "
+          + layout.headStart()
+          + "+"
+          + layout.headCount()
+          + " at 0x"
+          + Long.toHexString(regionAddress)
+          + "]";
     }
   }
 
@@ -250,7 +278,7 @@ public final class Handshake {
    */
   public static byte[] encode(
       Request request, Greeting greeting, Optional<HandshakeSecret> secret) {
-    byte[] body =
+    WireWriter w =
         new WireWriter()
             .raw(MAGIC)
             .u8(VERSION)
@@ -258,9 +286,9 @@ public final class Handshake {
             .raw(request.nonce)
             .text(request.consumerEngineId())
             .i64(request.consumerIncarnation())
-            .text(request.fingerprint())
-            .blob(request.consumerMetadata)
-            .toByteArray();
+            .u8(request.consumerRanks().size());
+    request.consumerRanks().forEach(l -> w.raw(l.encode()));
+    byte[] body = w.blob(request.consumerMetadata).toByteArray();
     return withMac(body, secret.map(s -> s.mac(REQUEST_DOMAIN, greeting.nonce, body)));
   }
 
@@ -278,13 +306,13 @@ public final class Handshake {
     if (r.u8() != REQUEST) {
       throw new MalformedMessageException("expected a handshake request");
     }
+    byte[] nonce = r.fixed(NONCE_BYTES);
+    String consumer = r.text("consumer engine id", MAX_TEXT);
+    long incarnation = r.i64();
+    List<KvLayout> ranks = readLayouts(r);
     Request request =
         new Request(
-            r.fixed(NONCE_BYTES),
-            r.text("consumer engine id", MAX_TEXT),
-            r.i64(),
-            r.text("fingerprint", MAX_TEXT),
-            r.blob("consumer metadata", MAX_FRAME_BYTES));
+            nonce, consumer, incarnation, ranks, r.blob("consumer metadata", MAX_FRAME_BYTES));
     int bodyLength = r.position();
     byte[] mac = readMac(r);
     if (secret.isPresent()) {
@@ -323,18 +351,19 @@ public final class Handshake {
     }
     WireWriter w = new WireWriter().raw(MAGIC).u8(VERSION);
     Accepted a = (Accepted) response;
-    byte[] body =
-        w.u8(ACCEPTED)
-            .text(a.producerEngineId())
-            .i64(a.producerIncarnation())
-            .i32(a.blockCount())
-            .i32(a.blockBytes())
-            .i64(a.regionAddress())
-            .i32(a.deviceId())
-            .u8(a.memoryKind().ordinal())
-            .i64(a.clockSampleNanos())
-            .blob(a.producerMetadata)
-            .toByteArray();
+    w.u8(ACCEPTED)
+        .text(a.producerEngineId())
+        .i64(a.producerIncarnation())
+        .i64(a.clockSampleNanos())
+        .u8(a.ranks().size());
+    for (Rank rank : a.ranks()) {
+      w.raw(rank.layout().encode())
+          .i64(rank.regionAddress())
+          .i32(rank.deviceId())
+          .u8(rank.memoryKind().ordinal())
+          .blob(rank.metadata);
+    }
+    byte[] body = w.toByteArray();
     return withMac(
         body, secret.map(s -> s.mac(ACCEPTED_DOMAIN, greeting.nonce, request.nonce, body)));
   }
@@ -361,27 +390,28 @@ public final class Handshake {
     }
     String engineId = r.text("producer engine id", MAX_TEXT);
     long incarnation = r.i64();
-    int blockCount = r.i32();
-    int blockBytes = r.i32();
-    long address = r.i64();
-    int deviceId = r.i32();
-    int kind = r.u8();
     long clock = r.i64();
-    byte[] metadata = r.blob("producer metadata", MAX_FRAME_BYTES);
+    int count = r.u8();
+    if (count == 0) {
+      throw new MalformedMessageException("an acceptance names 1 to " + MAX_RANKS + " ranks");
+    }
+    List<Rank> ranks = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      KvLayout layout = readLayout(r);
+      long address = r.i64();
+      int deviceId = r.i32();
+      int kind = r.u8();
+      byte[] metadata = r.blob("producer metadata", MAX_FRAME_BYTES);
+      if (deviceId < 0) {
+        throw new MalformedMessageException("rank " + i + " has device " + deviceId);
+      }
+      if (kind >= MemoryKind.values().length) {
+        throw new MalformedMessageException("unknown memory kind " + kind);
+      }
+      ranks.add(new Rank(layout, address, deviceId, MemoryKind.values()[kind], metadata));
+    }
     int bodyLength = r.position();
     byte[] mac = readMac(r);
-    if (blockCount <= 0 || blockBytes <= 0 || deviceId < 0) {
-      throw new MalformedMessageException(
-          "layout must be positive: blocks="
-              + blockCount
-              + ", bytes="
-              + blockBytes
-              + ", device="
-              + deviceId);
-    }
-    if (kind >= MemoryKind.values().length) {
-      throw new MalformedMessageException("unknown memory kind " + kind);
-    }
     if (secret.isPresent()) {
       byte[] body = Arrays.copyOf(frame, bodyLength);
       if (mac.length == 0) {
@@ -396,16 +426,29 @@ public final class Handshake {
             "producer " + engineId + "'s answer does not prove the deployment's secret");
       }
     }
-    return new Accepted(
-        engineId,
-        incarnation,
-        metadata,
-        blockCount,
-        blockBytes,
-        address,
-        deviceId,
-        MemoryKind.values()[kind],
-        clock);
+    return new Accepted(engineId, incarnation, clock, ranks);
+  }
+
+  private static List<KvLayout> readLayouts(WireReader r) throws MalformedMessageException {
+    int count = r.u8();
+    if (count == 0) {
+      throw new MalformedMessageException("a request names 1 to " + MAX_RANKS + " ranks");
+    }
+    List<KvLayout> layouts = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      layouts.add(readLayout(r));
+    }
+    return layouts;
+  }
+
+  private static KvLayout readLayout(WireReader r) throws MalformedMessageException {
+    try {
+      return KvLayout.decode(r.dataInput());
+    } catch (java.io.EOFException e) {
+      throw new MalformedMessageException("truncated");
+    } catch (java.io.IOException | IllegalArgumentException e) {
+      throw new MalformedMessageException("layout: " + e.getMessage());
+    }
   }
 
   private static byte[] withMac(byte[] body, Optional<byte[]> mac) {
@@ -425,6 +468,15 @@ public final class Handshake {
     byte[] mac = r.fixed(length);
     r.expectEnd();
     return mac;
+  }
+
+  private static List<KvLayout> checkedRanks(List<KvLayout> ranks) {
+    List<KvLayout> copy = List.copyOf(ranks);
+    if (copy.isEmpty() || copy.size() > MAX_RANKS) {
+      throw new IllegalArgumentException(
+          "an engine has 1 to " + MAX_RANKS + " ranks, got " + copy.size());
+    }
+    return copy;
   }
 
   private static byte[] checkedNonce(byte[] nonce) {

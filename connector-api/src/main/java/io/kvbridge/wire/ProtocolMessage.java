@@ -23,7 +23,7 @@ import java.util.List;
 public sealed interface ProtocolMessage {
 
   /** The protocol version this code speaks; a message of another version is refused. */
-  int VERSION = 2;
+  int VERSION = 3;
 
   /** The longest notification accepted. */
   int MAX_BYTES = 256 * 1024;
@@ -42,8 +42,9 @@ public sealed interface ProtocolMessage {
    * @param consumerEngineId the consumer's engine id
    * @param readDigest the digest of what D read; P refuses, ending nothing, unless it is the
    *     lease's
+   * @param skipTokens the tokens D did not read because it held them already
    */
-  record Completion(LeaseRef lease, String consumerEngineId, ReadDigest readDigest)
+  record Completion(LeaseRef lease, String consumerEngineId, ReadDigest readDigest, int skipTokens)
       implements ProtocolMessage {}
 
   /** P → D: the lease was live and the read digest its own when the completion arrived. */
@@ -103,9 +104,15 @@ public sealed interface ProtocolMessage {
    * @param lease the lease and its token
    * @param consumerEngineId the consumer's engine id
    * @param readDigest the digest of the read D means to do
+   * @param skipTokens the tokens D will not read because it holds them already
    * @param sentAtNanos D's clock when it sent this, echoed by P
    */
-  record Confirm(LeaseRef lease, String consumerEngineId, ReadDigest readDigest, long sentAtNanos)
+  record Confirm(
+      LeaseRef lease,
+      String consumerEngineId,
+      ReadDigest readDigest,
+      int skipTokens,
+      long sentAtNanos)
       implements ProtocolMessage {}
 
   /**
@@ -138,7 +145,7 @@ public sealed interface ProtocolMessage {
     if (message instanceof Completion c) {
       w.u8(Codec.COMPLETION);
       Codec.writeLease(w, c.lease());
-      w.text(c.consumerEngineId()).raw(c.readDigest().toBytes());
+      w.text(c.consumerEngineId()).raw(c.readDigest().toBytes()).i32(c.skipTokens());
     } else if (message instanceof Ack a) {
       w.u8(Codec.ACK);
       Codec.writeLease(w, a.lease());
@@ -163,7 +170,10 @@ public sealed interface ProtocolMessage {
     } else if (message instanceof Confirm c) {
       w.u8(Codec.CONFIRM);
       Codec.writeLease(w, c.lease());
-      w.text(c.consumerEngineId()).raw(c.readDigest().toBytes()).i64(c.sentAtNanos());
+      w.text(c.consumerEngineId())
+          .raw(c.readDigest().toBytes())
+          .i32(c.skipTokens())
+          .i64(c.sentAtNanos());
     } else if (message instanceof Confirmed c) {
       w.u8(Codec.CONFIRMED);
       Codec.writeLease(w, c.lease());
@@ -188,7 +198,10 @@ public sealed interface ProtocolMessage {
         switch (type) {
           case Codec.COMPLETION ->
               new Completion(
-                  Codec.readLease(r), r.text("consumer engine id", MAX_TEXT), Codec.readDigest(r));
+                  Codec.readLease(r),
+                  r.text("consumer engine id", MAX_TEXT),
+                  Codec.readDigest(r),
+                  Codec.skip(r));
           case Codec.ACK -> new Ack(Codec.readLease(r));
           case Codec.NACK -> new Nack(Codec.readLease(r), r.text("reason", MAX_TEXT));
           case Codec.HEARTBEAT -> {
@@ -216,6 +229,7 @@ public sealed interface ProtocolMessage {
                   Codec.readLease(r),
                   r.text("consumer engine id", MAX_TEXT),
                   Codec.readDigest(r),
+                  Codec.skip(r),
                   r.i64());
           case Codec.CONFIRMED -> new Confirmed(Codec.readLease(r), r.i64(), r.i64(), r.i64());
           case Codec.RELEASE ->
@@ -258,6 +272,14 @@ public sealed interface ProtocolMessage {
 
     static ReadDigest readDigest(WireReader r) throws MalformedMessageException {
       return ReadDigest.fromBytes(r.fixed(ReadDigest.BYTES));
+    }
+
+    static int skip(WireReader r) throws MalformedMessageException {
+      int skip = r.i32();
+      if (skip < 0) {
+        throw new MalformedMessageException("skipped tokens must be at least 0, got " + skip);
+      }
+      return skip;
     }
 
     static int count(WireReader r) throws MalformedMessageException {

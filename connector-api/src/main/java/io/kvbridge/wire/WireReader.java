@@ -34,6 +34,11 @@ final class WireReader {
     }
   }
 
+  /** The frame as a {@link java.io.DataInput} from the current position, for nested codecs. */
+  java.io.DataInput dataInput() {
+    return in;
+  }
+
   /** How many bytes were read so far. */
   int position() {
     try {

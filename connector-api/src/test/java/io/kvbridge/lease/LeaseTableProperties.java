@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvbridge.time.ManualClock;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -78,7 +79,7 @@ class LeaseTableProperties {
             grantedIds.add(id);
           }
         }
-        case 1 -> table.acknowledge(id, token, "d", READ);
+        case 1 -> table.acknowledge(id, token, "d", claim(READ));
         case 2 -> table.renew(id, token);
         case 3 -> table.revoke(id, "abort");
         case 4 -> {
@@ -106,5 +107,10 @@ class LeaseTableProperties {
   /** The table's live leases among the requests ever granted, the only ones it can hold. */
   private static List<Lease> liveLeases(LeaseTable table, Set<String> grantedIds) {
     return grantedIds.stream().flatMap(id -> table.find(id).stream()).toList();
+  }
+
+  /** What a consumer claims it read: a lease granted with exactly {@code binding}. */
+  private static ReadCheck claim(byte[] binding) {
+    return granted -> Arrays.equals(granted, binding);
   }
 }

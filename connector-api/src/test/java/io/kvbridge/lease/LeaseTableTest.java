@@ -90,7 +90,7 @@ class LeaseTableTest {
   void acknowledgementWithRightTokenEndsLeaseAsRead() {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
 
-    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", READ);
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
 
     assertThat(outcome).isInstanceOf(AckOutcome.Read.class);
     assertThat(ends).singleElement().extracting(LeaseEnd::reason).isEqualTo(EndReason.READ);
@@ -101,7 +101,7 @@ class LeaseTableTest {
   void acknowledgementWithWrongTokenFreesNothing() {
     table.grant("r1", List.of(1), 1, READ);
 
-    AckOutcome outcome = table.acknowledge("r1", LeaseToken.random().value(), "d0", READ);
+    AckOutcome outcome = table.acknowledge("r1", LeaseToken.random().value(), "d0", claim(READ));
 
     assertThat(outcome).isEqualTo(new AckOutcome.Refused(Rejection.WRONG_TOKEN, Optional.empty()));
     assertThat(ends).isEmpty();
@@ -112,11 +112,11 @@ class LeaseTableTest {
   void acknowledgementWithTheRightTokenAndAnotherReadDigestEndsNothing() {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
 
-    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", digest(2));
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", claim(digest(2)));
 
     assertThat(outcome).isEqualTo(new AckOutcome.Refused(Rejection.WRONG_BLOCKS, Optional.empty()));
     assertThat(ends).isEmpty();
-    assertThat(table.acknowledge("r1", lease.token().value(), "d0", READ))
+    assertThat(table.acknowledge("r1", lease.token().value(), "d0", claim(READ)))
         .isInstanceOf(AckOutcome.Read.class);
   }
 
@@ -124,7 +124,7 @@ class LeaseTableTest {
   void acknowledgementOfUnknownRequestFreesNothing() {
     table.grant("r1", List.of(1), 1, READ);
 
-    AckOutcome outcome = table.acknowledge("nope", LeaseToken.random().value(), "d0", READ);
+    AckOutcome outcome = table.acknowledge("nope", LeaseToken.random().value(), "d0", claim(READ));
 
     assertThat(outcome).isInstanceOf(AckOutcome.Refused.class);
     assertThat(((AckOutcome.Refused) outcome).reason()).isEqualTo(Rejection.UNKNOWN_LEASE);
@@ -134,9 +134,9 @@ class LeaseTableTest {
   @Test
   void duplicateAcknowledgementIsRecognisedAsLateAndEndsNothingTwice() {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
-    table.acknowledge("r1", lease.token().value(), "d0", READ);
+    table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
 
-    AckOutcome second = table.acknowledge("r1", lease.token().value(), "d0", READ);
+    AckOutcome second = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
 
     assertThat(((AckOutcome.Refused) second).reason()).isEqualTo(Rejection.ALREADY_ENDED);
     assertThat(ends).hasSize(1);
@@ -147,7 +147,7 @@ class LeaseTableTest {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(LEASE);
 
-    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", READ);
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
 
     assertThat(outcome).isInstanceOf(AckOutcome.Refused.class);
     AckOutcome.Refused refused = (AckOutcome.Refused) outcome;
@@ -161,10 +161,13 @@ class LeaseTableTest {
     Lease lease = table.grant("r1", List.of(1), 2, READ);
     String token = lease.token().value();
 
-    assertThat(table.acknowledge("r1", token, "d0", READ)).isInstanceOf(AckOutcome.Partial.class);
-    assertThat(table.acknowledge("r1", token, "d0", READ)).isInstanceOf(AckOutcome.Partial.class);
+    assertThat(table.acknowledge("r1", token, "d0", claim(READ)))
+        .isInstanceOf(AckOutcome.Partial.class);
+    assertThat(table.acknowledge("r1", token, "d0", claim(READ)))
+        .isInstanceOf(AckOutcome.Partial.class);
     assertThat(ends).isEmpty();
-    assertThat(table.acknowledge("r1", token, "d1", READ)).isInstanceOf(AckOutcome.Read.class);
+    assertThat(table.acknowledge("r1", token, "d1", claim(READ)))
+        .isInstanceOf(AckOutcome.Read.class);
     assertThat(ends).hasSize(1);
   }
 
@@ -314,7 +317,7 @@ class LeaseTableTest {
   @Test
   void aLeaseThatWasReadNeverExpiresLater() {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
-    table.acknowledge("r1", lease.token().value(), "d0", READ);
+    table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
     clock.advance(MAX_LIFETIME.multipliedBy(2));
 
     assertThat(table.expire()).isEmpty();
@@ -359,5 +362,10 @@ class LeaseTableTest {
     byte[] digest = new byte[32];
     Arrays.fill(digest, (byte) seed);
     return digest;
+  }
+
+  /** What a consumer claims it read: a lease granted with exactly {@code binding}. */
+  private static ReadCheck claim(byte[] binding) {
+    return granted -> Arrays.equals(granted, binding);
   }
 }

@@ -69,7 +69,7 @@ class ConnectorRegistryTest {
           }
 
           @Override
-          public Transport create(ConnectorSettings settings) {
+          public Transport create(ConnectorSettings settings, int rank) {
             throw new UnsupportedOperationException("not needed by this test");
           }
         };
@@ -101,7 +101,7 @@ class ConnectorRegistryTest {
       }
 
       @Override
-      public Transport create(ConnectorSettings settings) {
+      public Transport create(ConnectorSettings settings, int rank) {
         throw new UnsupportedOperationException("not needed by these tests");
       }
     };

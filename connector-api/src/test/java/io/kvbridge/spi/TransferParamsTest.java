@@ -25,7 +25,7 @@ class TransferParamsTest {
           123L,
           Optional.of("local://prefill-0"),
           ChecksumScheme.CRC32C,
-          List.of(0x8badf00d, 17));
+          List.of(List.of(0x8badf00d, 17), List.of(1, 2)));
 
   @Test
   void mapFormSurvivesTheRoundTrip() {
@@ -33,18 +33,29 @@ class TransferParamsTest {
   }
 
   @Test
-  void checksumsTravelAsEightHexDigitsPerBlock() {
-    assertThat(params.toMap()).containsEntry("block_checksums", "8badf00d00000011");
+  void checksumsTravelAsEightHexDigitsPerBlockInOneStringPerRank() {
+    assertThat(params.toMap())
+        .containsEntry("block_checksums", List.of("8badf00d00000011", "0000000100000002"));
   }
 
   @Test
   void checksumListOfAnotherLengthIsRefused() {
     Map<String, Object> map = new HashMap<>(params.toMap());
-    map.put("block_checksums", "8badf00d");
+    map.put("block_checksums", List.of("8badf00d00000011", "8badf00d"));
 
     assertThatThrownBy(() -> TransferParams.fromMap(map))
         .isInstanceOf(InvalidTransferParamsException.class)
         .hasMessageContaining("one checksum per block");
+  }
+
+  @Test
+  void checksumsThatAreNotOneStringPerRankAreRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("block_checksums", "8badf00d00000011");
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .isInstanceOf(InvalidTransferParamsException.class)
+        .hasMessageContaining("one per producer rank");
   }
 
   @Test

@@ -3,8 +3,11 @@ package io.kvbridge.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.MemoryKind;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -14,25 +17,26 @@ class HandshakeTest {
   private static final Optional<HandshakeSecret> SECRET =
       Optional.of(HandshakeSecret.of("a deployment secret of some length"));
 
+  private static final KvLayout LAYOUT =
+      new KvLayout(
+          "llama-3-8b@1", 2, 32, 2, 8, 0, 8, 128, 16, 4096, KvLayout.MemoryOrder.HEAD_MAJOR);
+
   private final Handshake.Greeting greeting = Handshake.Greeting.fresh(false);
   private final Handshake.Request request =
       new Handshake.Request(
           Handshake.randomNonce(),
           "decode-0",
           0x1234L,
-          "abc",
+          List.of(LAYOUT.forRank(0, 2), LAYOUT.forRank(1, 2)),
           new byte[] {0, 1, 0, 2, (byte) 0xff});
   private final Handshake.Accepted accepted =
       new Handshake.Accepted(
           "prefill-0",
           0x5678L,
-          new byte[] {7, 0, 7},
-          64,
-          4096,
-          0x7f00_0000_0000L,
-          0,
-          MemoryKind.VRAM,
-          123L);
+          123L,
+          List.of(
+              new Handshake.Rank(
+                  LAYOUT, 0x7f00_0000_0000L, 0, MemoryKind.VRAM, new byte[] {7, 0, 7})));
 
   @Test
   void greetingSurvivesEncodeAndDecode() throws Exception {
@@ -70,16 +74,17 @@ class HandshakeTest {
   }
 
   @Test
-  void responseWithNonPositiveLayoutIsRefused() {
-    byte[] bytes =
-        Handshake.encode(
-            new Handshake.Accepted("p", 1L, new byte[0], 0, 4096, 0, 0, MemoryKind.DRAM, 0),
-            greeting,
-            request,
-            NONE);
+  void responseWithAnInvalidLayoutIsRefused() {
+    byte[] bytes = Handshake.encode(accepted, greeting, request, NONE);
+    // The first rank's layout starts after the engine id, incarnation, clock sample and rank count;
+    // its tokens_per_block follows the model name and seven small fields.
+    int layoutAt = indexOf(bytes, "llama-3-8b@1".getBytes(StandardCharsets.UTF_8)) - 2;
+    int tokensPerBlockAt = layoutAt + 2 + 12 + 1 + 2 + 1 + 2 + 2 + 2 + 2;
+    Arrays.fill(bytes, tokensPerBlockAt, tokensPerBlockAt + 4, (byte) 0);
 
     assertThatThrownBy(() -> Handshake.decodeResponse(bytes, greeting, request, NONE))
-        .hasMessageContaining("layout");
+        .isInstanceOf(MalformedMessageException.class)
+        .hasMessageContaining("tokens_per_block");
   }
 
   @Test
@@ -182,5 +187,14 @@ class HandshakeTest {
       }
     }
     throw new AssertionError(from + " is not in the frame");
+  }
+
+  private static int indexOf(byte[] haystack, byte[] needle) {
+    for (int i = 0; i + needle.length <= haystack.length; i++) {
+      if (Arrays.equals(haystack, i, i + needle.length, needle, 0, needle.length)) {
+        return i;
+      }
+    }
+    throw new AssertionError("not found");
   }
 }

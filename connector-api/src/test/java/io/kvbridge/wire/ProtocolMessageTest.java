@@ -23,7 +23,7 @@ class ProtocolMessageTest {
   void everyMessageSurvivesEncodeAndDecode() throws Exception {
     List<ProtocolMessage> messages =
         List.of(
-            new ProtocolMessage.Completion(lease, "decode-0", DIGEST),
+            new ProtocolMessage.Completion(lease, "decode-0", DIGEST, 32),
             new ProtocolMessage.Ack(lease),
             new ProtocolMessage.Nack(lease, "EXPIRED"),
             new ProtocolMessage.Heartbeat(
@@ -32,7 +32,7 @@ class ProtocolMessageTest {
                 List.of(lease, new LeaseRef("req-2", LeaseToken.random().value()))),
             new ProtocolMessage.Renewed(
                 17L, 99L, List.of(new ProtocolMessage.Renewal(lease, 1_000_000L))),
-            new ProtocolMessage.Confirm(lease, "decode-0", DIGEST, 5L),
+            new ProtocolMessage.Confirm(lease, "decode-0", DIGEST, 32, 5L),
             new ProtocolMessage.Confirmed(lease, 1_000_000L, 5L, 77L),
             new ProtocolMessage.Release(lease, "decode-0", "aborted on D"));
 
@@ -70,7 +70,7 @@ class ProtocolMessageTest {
   @Test
   void truncatedMessageIsRefused() {
     byte[] bytes =
-        ProtocolMessage.encode(new ProtocolMessage.Completion(lease, "decode-0", DIGEST));
+        ProtocolMessage.encode(new ProtocolMessage.Completion(lease, "decode-0", DIGEST, 32));
 
     assertThatThrownBy(() -> ProtocolMessage.decode(Arrays.copyOf(bytes, bytes.length - 3)))
         .hasMessageContaining("truncated");

@@ -55,8 +55,10 @@ public final class FakeTransportProvider implements TransportProvider {
   }
 
   @Override
-  public Transport create(ConnectorSettings settings) {
-    return FabricChoice.of(settings.properties()).open().joinUnique(settings.engineId());
+  public Transport create(ConnectorSettings settings, int rank) {
+    return FabricChoice.of(settings.properties())
+        .open()
+        .joinUnique(TransportProvider.agentName(settings.engineId(), rank));
   }
 
   /** The fabric the properties name: a shared directory, or an in-JVM fabric by name. */

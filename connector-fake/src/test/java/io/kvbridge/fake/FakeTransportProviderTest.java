@@ -49,7 +49,7 @@ class FakeTransportProviderTest {
 
   @Test
   void agentIsNamedAfterTheEngineOnTheNamedFabric() {
-    try (Transport transport = new FakeTransportProvider().create(settings("engine-a"))) {
+    try (Transport transport = new FakeTransportProvider().create(settings("engine-a"), 0)) {
       assertThat(transport.agentName()).isEqualTo("engine-a");
       assertThat(((FakeTransport) transport).fabric()).isSameAs(FakeFabric.named(fabricName));
       assertThat(FakeFabric.named(fabricName).agentNames()).containsExactly("engine-a");
@@ -59,8 +59,8 @@ class FakeTransportProviderTest {
   @Test
   void aSecondConnectorOfTheSameEngineIdGetsAUniqueAgentName() {
     FakeTransportProvider provider = new FakeTransportProvider();
-    try (Transport first = provider.create(settings("engine-a"));
-        Transport second = provider.create(settings("engine-a"))) {
+    try (Transport first = provider.create(settings("engine-a"), 0);
+        Transport second = provider.create(settings("engine-a"), 0)) {
       assertThat(first.agentName()).isEqualTo("engine-a");
       assertThat(second.agentName()).isEqualTo("engine-a-2");
     }
@@ -70,7 +70,7 @@ class FakeTransportProviderTest {
   void withoutAFabricPropertyTheSharedFabricIsUsed() {
     String engine = "shared-" + UUID.randomUUID();
     try (Transport transport =
-        new FakeTransportProvider().create(ConnectorSettings.builder("fake", engine).build())) {
+        new FakeTransportProvider().create(ConnectorSettings.builder("fake", engine).build(), 0)) {
       assertThat(((FakeTransport) transport).fabric()).isSameAs(FakeFabric.shared());
     }
   }
@@ -89,7 +89,7 @@ class FakeTransportProviderTest {
             .properties(Map.of("fake.fabrik", "x"))
             .build();
 
-    assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
+    assertThatThrownBy(() -> new FakeTransportProvider().create(settings, 0))
         .isInstanceOf(InvalidSettingException.class)
         .hasMessageContaining("fake.fabrik is unknown")
         .hasMessageContaining("fake.fabric");
@@ -111,7 +111,7 @@ class FakeTransportProviderTest {
             .properties(Map.of(FakeTransportProvider.FABRIC, fabricName, "nixl.memory", "vram"))
             .build();
 
-    try (Transport transport = new FakeTransportProvider().create(settings)) {
+    try (Transport transport = new FakeTransportProvider().create(settings, 0)) {
       assertThat(transport.agentName()).isEqualTo("engine-a");
     }
   }
@@ -123,7 +123,7 @@ class FakeTransportProviderTest {
             .properties(Map.of(FakeTransportProvider.SHARED_DIR, dir.toString()))
             .build();
 
-    try (Transport transport = new FakeTransportProvider().create(settings)) {
+    try (Transport transport = new FakeTransportProvider().create(settings, 0)) {
       assertThat(((FakeTransport) transport).fabric()).isSameAs(FakeFabric.sharedDirectory(dir));
       assertThat(dir.resolve("agents").resolve("engine-a")).isDirectory();
     }
@@ -141,7 +141,7 @@ class FakeTransportProviderTest {
                     fabricName))
             .build();
 
-    assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
+    assertThatThrownBy(() -> new FakeTransportProvider().create(settings, 0))
         .isInstanceOf(InvalidSettingException.class)
         .hasMessageContaining("fake.fabric cannot be set together with fake.shared-dir");
   }
@@ -154,7 +154,7 @@ class FakeTransportProviderTest {
             .properties(Map.of(FakeTransportProvider.SHARED_DIR, file.toString()))
             .build();
 
-    assertThatThrownBy(() -> new FakeTransportProvider().create(settings))
+    assertThatThrownBy(() -> new FakeTransportProvider().create(settings, 0))
         .isInstanceOf(InvalidSettingException.class)
         .hasMessageContaining("fake.shared-dir '" + file + "' is not a usable directory");
   }

@@ -43,8 +43,9 @@ public final class NixlTransportProvider implements TransportProvider {
   }
 
   @Override
-  public Transport create(ConnectorSettings settings) {
+  public Transport create(ConnectorSettings settings, int rank) {
     return NixlTransport.create(
-        settings.engineId(), NixlOptions.fromProperties(settings.properties()));
+        TransportProvider.agentName(settings.engineId(), rank),
+        NixlOptions.fromProperties(settings.properties()));
   }
 }

@@ -2,6 +2,7 @@ package io.kvbridge.nixl;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.nixl.testing.RequiresNixl;
@@ -10,7 +11,6 @@ import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(RequiresNixl.class)
 class NixlLeaseExpiryTest {
 
-  private static final KvLayout LAYOUT = new KvLayout(8, 4096, 16, "expiry/fp16");
+  private static final KvLayout LAYOUT = KvLayout.opaque("expiry/fp16", 16, 256, 8);
   private static final Duration LEASE = Duration.ofSeconds(30);
 
   private final ManualClock clock = new ManualClock();

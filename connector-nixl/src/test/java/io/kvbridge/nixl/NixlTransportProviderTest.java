@@ -101,7 +101,7 @@ class NixlTransportProviderTest {
             .properties(Map.of("nixl.progress-delay-us", "soon"))
             .build();
 
-    assertThatThrownBy(() -> new NixlTransportProvider().create(settings))
+    assertThatThrownBy(() -> new NixlTransportProvider().create(settings, 0))
         .isInstanceOf(InvalidSettingException.class)
         .hasMessageContaining("nixl.progress-delay-us 'soon'");
   }

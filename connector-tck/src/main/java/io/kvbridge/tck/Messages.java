@@ -32,6 +32,6 @@ public final class Messages {
   /** A completion for {@code lease} presenting {@code readDigest}. */
   public static byte[] completion(LeaseRef lease, String consumerEngineId, ReadDigest readDigest) {
     return ProtocolMessage.encode(
-        new ProtocolMessage.Completion(lease, consumerEngineId, readDigest));
+        new ProtocolMessage.Completion(lease, consumerEngineId, readDigest, 0));
   }
 }

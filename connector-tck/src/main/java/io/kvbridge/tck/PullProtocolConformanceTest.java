@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
@@ -15,7 +16,6 @@ import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.PeerDirectory;
@@ -60,10 +60,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 public abstract class PullProtocolConformanceTest {
 
   /** The producer's layout: 32 blocks of 1 KiB, 4 tokens each. */
-  protected static final KvLayout PRODUCER_LAYOUT = new KvLayout(32, 1024, 4, "conformance/fp16");
+  protected static final KvLayout PRODUCER_LAYOUT = KvLayout.opaque("conformance/fp16", 4, 256, 32);
 
-  /** The consumer's pool is larger; block size and content type match. */
-  protected static final KvLayout CONSUMER_LAYOUT = new KvLayout(64, 1024, 4, "conformance/fp16");
+  /** The consumer's pool is larger; block size and model match. */
+  protected static final KvLayout CONSUMER_LAYOUT = KvLayout.opaque("conformance/fp16", 4, 256, 64);
 
   protected static final Duration LEASE = Duration.ofSeconds(30);
   protected static final Duration MAX_LIFETIME = Duration.ofSeconds(120);
@@ -218,13 +218,27 @@ public abstract class PullProtocolConformanceTest {
   }
 
   @Test
-  void requestWithoutAFullBlockIsFreedAtOnce() {
+  void requestShorterThanABlockLeasesItsPartlyFilledBlock() {
     FinishDecision decision =
         producer
             .connector
             .scheduler()
             .requestFinished(
                 new FinishedRequest("p-1", List.of(1), Prompts.of("p-1", 3), 3, false, true));
+
+    assertThat(decision.delayFree()).isTrue();
+    assertThat(decision.params().orElseThrow().blockIds()).containsExactly(1);
+    assertThat(decision.params().orElseThrow().tokens()).isEqualTo(3);
+  }
+
+  @Test
+  void requestWithNoComputedTokenIsFreedAtOnce() {
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest("p-1", List.of(1), Prompts.of("p-1", 3), 0, false, true));
 
     assertThat(decision.delayFree()).isFalse();
   }
@@ -242,18 +256,18 @@ public abstract class PullProtocolConformanceTest {
   }
 
   @Test
-  void onlyFullBlocksAreLeased() {
+  void everyBlockHoldingAComputedTokenIsLeasedAndNoMore() {
     FinishDecision decision =
         producer
             .connector
             .scheduler()
             .requestFinished(
                 new FinishedRequest(
-                    "p-1", List.of(4, 5, 6), Prompts.of("p-1", 10), 10, false, true));
+                    "p-1", List.of(4, 5, 6, 7), Prompts.of("p-1", 10), 10, false, true));
 
     assertThat(decision.delayFree()).isTrue();
-    assertThat(decision.params().orElseThrow().blockIds()).containsExactly(4, 5);
-    assertThat(decision.params().orElseThrow().tokens()).isEqualTo(8);
+    assertThat(decision.params().orElseThrow().blockIds()).containsExactly(4, 5, 6);
+    assertThat(decision.params().orElseThrow().tokens()).isEqualTo(10);
   }
 
   // ---------------------------------------------------------------- expiry and revocation
@@ -422,11 +436,11 @@ public abstract class PullProtocolConformanceTest {
     TokenIds prompt = Prompts.of("p-1", params.tokens());
 
     // The producer's engine never steps, so the confirmation is never answered.
-    LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, params);
+    LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params);
     consumer.drain();
     clock.advance(HANDSHAKE_TIMEOUT.plus(Duration.ofSeconds(5)));
     consumer.drain();
-    LoadMatch later = consumer.connector.scheduler().matchRemote("d-1", prompt, params);
+    LoadMatch later = consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params);
 
     assertThat(first).isEqualTo(LoadMatch.PENDING);
     assertThat(later).isInstanceOf(LoadMatch.Unavailable.class);
@@ -619,7 +633,7 @@ public abstract class PullProtocolConformanceTest {
 
   @Test
   void incompatibleLayoutIsRefusedAtTheHandshake() {
-    Node other = node("other", Role.CONSUMER, new KvLayout(64, 1024, 4, "another-model/fp8"));
+    Node other = node("other", Role.CONSUMER, KvLayout.opaque("another-model/fp8", 4, 256, 64));
     TransferParams params = prefill("p-1", List.of(1));
 
     load(other, "d-1", params, Prompts.of(params.requestId(), params.tokens()), List.of(1));
@@ -656,15 +670,18 @@ public abstract class PullProtocolConformanceTest {
   }
 
   @Test
-  void paramsWhoseTokensDoNotFitTheBlocksAreRefusedAtMatch() {
-    TransferParams honest = prefill("p-1", List.of(1));
-    TransferParams forged = altered(honest, "tokens", 7);
+  void paramsWhoseTokensDoNotFitTheBlocksAreRefusedBeforeAnyBlockIsCommitted() {
+    TransferParams honest = prefill("p-1", List.of(1, 2));
+    // The forger keeps the parameters self-consistent: the prompt digest covers the tokens named.
+    TransferParams forged =
+        altered(honest, "tokens", 4, "prompt_digest", Prompts.of("p-1", 4).digest(4));
 
-    org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> consumer.connector.scheduler().matchRemote("d-1", Prompts.of("p-1", 100), forged))
-        .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class);
+    assertThat(confirm(consumer, "d-1", forged, Prompts.of("p-1", 4))).isFalse();
+
+    assertThat(consumer.failed.get("d-1").reason()).contains("do not hold exactly 4 tokens");
     assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
+    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -677,7 +694,7 @@ public abstract class PullProtocolConformanceTest {
                 consumer
                     .connector
                     .scheduler()
-                    .matchRemote("d-1", Prompts.of("p-1", forged.tokens()), forged))
+                    .matchRemote("d-1", Prompts.of("p-1", forged.tokens()), 0, forged))
         .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class)
         .hasMessageContaining("handshake_address 'udp://prefill:1' is not an address");
     assertThat(consumer.connector.status().rejected())
@@ -695,7 +712,7 @@ public abstract class PullProtocolConformanceTest {
             "block_ids",
             java.util.Collections.nCopies(tooMany, 1),
             "block_checksums",
-            "0".repeat(8 * tooMany),
+            List.of("0".repeat(8 * tooMany)),
             "tokens",
             tooMany * CONSUMER_LAYOUT.tokensPerBlock());
 
@@ -704,8 +721,8 @@ public abstract class PullProtocolConformanceTest {
                 consumer
                     .connector
                     .scheduler()
-                    .matchRemote("d-1", Prompts.of("p-1", forged.tokens()), forged))
-        .hasMessageContaining("exceed this engine's pool");
+                    .matchRemote("d-1", Prompts.of("p-1", forged.tokens()), 0, forged))
+        .hasMessageContaining("more than this engine's pool");
     assertThat(consumer.connector.status().loadsInFlight()).isZero();
   }
 
@@ -785,7 +802,7 @@ public abstract class PullProtocolConformanceTest {
                 consumer
                     .connector
                     .scheduler()
-                    .matchRemote("d-1", Prompts.of("another prompt", params.tokens()), params))
+                    .matchRemote("d-1", Prompts.of("another prompt", params.tokens()), 0, params))
         .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class)
         .hasMessageContaining("another prompt");
     assertThat(consumer.connector.status().rejected())
@@ -860,7 +877,8 @@ public abstract class PullProtocolConformanceTest {
             .exchange(address, greeting -> new byte[] {1, 2, 3}, Duration.ofSeconds(5));
 
     Handshake.Request anyRequest =
-        new Handshake.Request(Handshake.randomNonce(), "x", 1L, "x", new byte[0]);
+        new Handshake.Request(
+            Handshake.randomNonce(), "x", 1L, List.of(CONSUMER_LAYOUT), new byte[0]);
     assertThat(
             Handshake.decodeResponse(
                 answer, Handshake.Greeting.fresh(false), anyRequest, java.util.Optional.empty()))
@@ -889,7 +907,7 @@ public abstract class PullProtocolConformanceTest {
           altered(honest, "handshake_address", "tcp://127.0.0.1:" + silent.getLocalPort());
 
       TokenIds prompt = Prompts.of(elsewhere.requestId(), elsewhere.tokens());
-      LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, elsewhere);
+      LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, 0, elsewhere);
       consumer.drain();
 
       // The step came back while the handshake still waits for an answer that never comes, and
@@ -921,8 +939,11 @@ public abstract class PullProtocolConformanceTest {
     return TransferParams.fromMap(map);
   }
 
-  /** The checksums P's current memory gives {@code blocks}, in transfer-parameter form. */
-  protected String producerChecksumsHex(List<Integer> blocks) {
+  /**
+   * The checksums P's current memory gives {@code blocks}, in transfer-parameter form (one string,
+   * the producer has one rank).
+   */
+  protected List<String> producerChecksumsHex(List<Integer> blocks) {
     StringBuilder hex = new StringBuilder();
     for (int block : blocks) {
       int crc =
@@ -932,7 +953,7 @@ public abstract class PullProtocolConformanceTest {
               PRODUCER_LAYOUT.blockBytes());
       hex.append(java.util.HexFormat.of().toHexDigits(crc));
     }
-    return hex.toString();
+    return List.of(hex.toString());
   }
 
   /** Runs one full load so the consumer knows the producer; returns its parameters. */
@@ -986,13 +1007,22 @@ public abstract class PullProtocolConformanceTest {
    * LoadMatch.Unavailable} answer is recorded in {@code node.failed} with no blocks.
    */
   protected boolean confirm(Node node, String requestId, TransferParams params, TokenIds prompt) {
-    LoadMatch[] match = {node.connector.scheduler().matchRemote(requestId, prompt, params)};
+    return confirm(node, requestId, params, prompt, 0);
+  }
+
+  /** {@link #confirm} for an engine that holds the first {@code localTokens} of the prompt. */
+  protected boolean confirm(
+      Node node, String requestId, TransferParams params, TokenIds prompt, int localTokens) {
+    LoadMatch[] match = {
+      node.connector.scheduler().matchRemote(requestId, prompt, localTokens, params)
+    };
     awaitTrue(
         () -> {
           if (match[0] instanceof LoadMatch.Pending) {
             producer.drain();
             node.drain();
-            match[0] = node.connector.scheduler().matchRemote(requestId, prompt, params);
+            match[0] =
+                node.connector.scheduler().matchRemote(requestId, prompt, localTokens, params);
           }
           return !(match[0] instanceof LoadMatch.Pending);
         });

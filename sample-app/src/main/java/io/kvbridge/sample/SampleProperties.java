@@ -1,8 +1,8 @@
 package io.kvbridge.sample;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.ToyModel;
-import io.kvbridge.spi.KvLayout;
 import java.net.URI;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
@@ -71,11 +71,11 @@ public record SampleProperties(
 
     /** The KV layout: two engines exchange blocks only if theirs agree. */
     public KvLayout layout() {
-      return new KvLayout(
-          blockCount,
-          tokensPerBlock * bytesPerToken,
+      return KvLayout.opaque(
+          ToyModel.NAME + ", " + bytesPerToken + " bytes per token",
           tokensPerBlock,
-          ToyModel.NAME + ", " + bytesPerToken + " bytes per token");
+          bytesPerToken,
+          blockCount);
     }
   }
 

@@ -33,8 +33,8 @@ final class TrackedKvConnector implements KvConnector {
   }
 
   @Override
-  public WorkerSide worker() {
-    return delegate.worker();
+  public WorkerSide worker(int rank) {
+    return delegate.worker(rank);
   }
 
   @Override

@@ -2,11 +2,11 @@ package io.kvbridge.spring;
 
 import static org.awaitility.Awaitility.await;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -19,7 +19,7 @@ import java.util.Set;
 public final class Leases {
 
   /** 8 blocks of 64 bytes, 4 tokens each. */
-  public static final KvLayout LAYOUT = new KvLayout(8, 64, 4, "test-model/fp16");
+  public static final KvLayout LAYOUT = KvLayout.opaque("test-model/fp16", 4, 16, 8);
 
   /** The blocks a granted lease holds: two, of 64 bytes each. */
   public static final List<Integer> BLOCKS = List.of(0, 1);
@@ -35,7 +35,7 @@ public final class Leases {
     return connector;
   }
 
-  /** Finishes {@code requestId} with two full blocks that a consumer will read: grants a lease. */
+  /** Finishes {@code requestId} with two blocks that a consumer will read: grants a lease. */
   public static TransferParams grant(KvConnector producer, String requestId) {
     FinishDecision decision =
         producer
@@ -60,7 +60,7 @@ public final class Leases {
             () -> {
               producer.worker().sweep();
               consumer.worker().sweep();
-              LoadMatch match = consumer.scheduler().matchRemote(requestId, PROMPT, params);
+              LoadMatch match = consumer.scheduler().matchRemote(requestId, PROMPT, 0, params);
               if (match instanceof LoadMatch.Unavailable unavailable) {
                 throw new AssertionError("load refused: " + unavailable.reason());
               }

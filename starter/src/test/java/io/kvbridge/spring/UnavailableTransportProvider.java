@@ -36,7 +36,7 @@ public final class UnavailableTransportProvider implements TransportProvider {
   }
 
   @Override
-  public Transport create(ConnectorSettings settings) {
+  public Transport create(ConnectorSettings settings, int rank) {
     throw new UnsupportedOperationException("the unavailable test provider creates nothing");
   }
 }

@@ -1,6 +1,7 @@
 package io.kvbridge.benchmarks.e2e;
 
 import io.kvbridge.fake.FakeTransportProvider;
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.nixl.MemoryMode;
 import io.kvbridge.nixl.NixlOptions;
 import io.kvbridge.nixl.NixlTransportProvider;
@@ -12,7 +13,6 @@ import io.kvbridge.sample.engine.Generation;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransferParams;
@@ -58,7 +58,7 @@ public class PdPathBenchmark {
 
   /** The sample app's defaults: 4096 blocks of 16 tokens, 64 bytes per token. */
   private static final KvLayout LAYOUT =
-      new KvLayout(4096, 16 * 64, 16, ToyModel.NAME + ", 64 bytes per token");
+      KvLayout.opaque(ToyModel.NAME + ", 64 bytes per token", 16, 64, 4096);
 
   /** The sample app's default step interval. */
   private static final Duration STEP = Duration.ofMillis(2);

@@ -5,8 +5,10 @@ import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.lease.LeaseListener;
 import io.kvbridge.lease.LeaseTable;
 import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.lease.ReadCheck;
 import io.kvbridge.lease.RenewOutcome;
 import io.kvbridge.time.MonotonicClock;
+import java.util.Arrays;
 import java.util.List;
 
 /** {@link LeaseTable} seen as a {@link LeaseBook}: one consumer, one acknowledgement per lease. */
@@ -15,7 +17,10 @@ public final class LeaseTableBook implements LeaseBook {
   private static final String CONSUMER = "decode-0";
 
   /** Every lease of the benchmark binds the same read digest; its check costs the same. */
-  private static final byte[] READ_DIGEST = new byte[32];
+  private static final byte[] BINDING = new byte[32];
+
+  // What the consumer claims it read: the lease's own binding (one allocation, reused).
+  private static final ReadCheck READ = granted -> Arrays.equals(granted, BINDING);
 
   private final LeaseTable table;
 
@@ -26,12 +31,12 @@ public final class LeaseTableBook implements LeaseBook {
 
   @Override
   public Lease grant(String requestId, List<Integer> blockIds) {
-    return table.grant(requestId, blockIds, 1, READ_DIGEST);
+    return table.grant(requestId, blockIds, 1, BINDING);
   }
 
   @Override
   public boolean acknowledge(String requestId, String token) {
-    return table.acknowledge(requestId, token, CONSUMER, READ_DIGEST).accepted();
+    return table.acknowledge(requestId, token, CONSUMER, READ).accepted();
   }
 
   @Override

@@ -3,7 +3,7 @@ package io.kvbridge.tck.schedule;
 /** One step of a generated fault schedule; its {@code toString} is the reproduction. */
 public sealed interface Op {
 
-  /** P prefills a request of {@code blocks} full blocks; the router then drops or forwards it. */
+  /** P prefills a request of {@code blocks} blocks; the router then drops or forwards it. */
   record NewRequest(int blocks, boolean routerDrops, boolean abortedOnP) implements Op {}
 
   /** Simulated time passes; the scheduled sweeps and heartbeats run on their intervals. */

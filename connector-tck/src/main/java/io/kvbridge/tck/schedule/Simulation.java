@@ -3,6 +3,7 @@ package io.kvbridge.tck.schedule;
 import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.runtime.PullConnector;
@@ -11,7 +12,6 @@ import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.InvalidTransferParamsException;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.Role;
@@ -53,7 +53,7 @@ import java.util.function.Function;
  */
 final class Simulation implements AutoCloseable {
 
-  static final KvLayout LAYOUT = new KvLayout(48, 256, 4, "schedule/fp8");
+  static final KvLayout LAYOUT = KvLayout.opaque("schedule/fp8", 4, 64, 48);
   static final Duration LEASE = Duration.ofSeconds(10);
   static final Duration MAX_LIFETIME = Duration.ofSeconds(30);
   static final Duration HEARTBEAT = Duration.ofSeconds(3);
@@ -422,7 +422,8 @@ final class Simulation implements AutoCloseable {
                       false,
                       true));
       if (!decision.delayFree()) {
-        throw new AssertionError("a finished request with full blocks must be held for D: " + id);
+        throw new AssertionError(
+            "a finished request with computed tokens must be held for D: " + id);
       }
       held.put(id, new Held(ids, clock.nanoTime()));
       if (aborted) {
@@ -452,7 +453,7 @@ final class Simulation implements AutoCloseable {
     }
 
     /** The checksums P's memory gives {@code blocks} now, in transfer-parameter form. */
-    String checksumsHex(List<Integer> blocks) {
+    List<String> checksumsHex(List<Integer> blocks) {
       StringBuilder hex = new StringBuilder();
       for (int block : blocks) {
         int crc =
@@ -460,7 +461,7 @@ final class Simulation implements AutoCloseable {
                 memory, (long) block * LAYOUT.blockBytes(), LAYOUT.blockBytes());
         hex.append(java.util.HexFormat.of().toHexDigits(crc));
       }
-      return hex.toString();
+      return List.of(hex.toString());
     }
 
     void checkNothingHeldTooLong() {
@@ -521,7 +522,7 @@ final class Simulation implements AutoCloseable {
       Asking a = asking.get(id);
       LoadMatch match;
       try {
-        match = connector.scheduler().matchRemote(id, a.prompt(), a.params());
+        match = connector.scheduler().matchRemote(id, a.prompt(), 0, a.params());
       } catch (InvalidTransferParamsException e) {
         asking.remove(id);
         failed++;

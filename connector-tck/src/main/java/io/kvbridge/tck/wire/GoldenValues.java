@@ -3,6 +3,7 @@ package io.kvbridge.tck.wire;
 import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.integrity.PromptDigest;
 import io.kvbridge.integrity.ReadDigest;
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.wire.Handshake;
@@ -36,9 +37,34 @@ public final class GoldenValues {
   /** The prompt digest of {@link #PROMPT}. */
   public static final String PROMPT_DIGEST = PromptDigest.of(PROMPT, PROMPT.length);
 
-  /** The read digest of reading blocks 3, 17, 5 of 1024 bytes for {@code req-1}. */
-  public static final ReadDigest READ_DIGEST =
-      ReadDigest.of("req-1", PROMPT_DIGEST, 1024, List.of(3, 17, 5));
+  /**
+   * The producer's model as one engine sees it: 2 layers, K and V, 4 KV heads of 8 two-byte
+   * elements, blocks of 4 tokens, 64 blocks, head-major.
+   */
+  public static final KvLayout PRODUCER_MODEL =
+      new KvLayout("llama-test@1", 2, 2, 2, 4, 0, 4, 8, 4, 64, KvLayout.MemoryOrder.HEAD_MAJOR);
+
+  /** The producer's two tensor-parallel ranks: heads 0-1 and heads 2-3. */
+  public static final List<KvLayout> PRODUCER_RANKS =
+      List.of(PRODUCER_MODEL.forRank(0, 2), PRODUCER_MODEL.forRank(1, 2));
+
+  /** The consumer's one rank: every head, blocks of 8 tokens, 128 blocks. */
+  public static final List<KvLayout> CONSUMER_RANKS =
+      List.of(
+          new KvLayout(
+              "llama-test@1", 2, 2, 2, 4, 0, 4, 8, 8, 128, KvLayout.MemoryOrder.HEAD_MAJOR));
+
+  /** The producer's blocks holding the prompt's 8 tokens. */
+  public static final List<Integer> BLOCKS = List.of(3, 17);
+
+  /** The binding of the lease on {@link #BLOCKS} for {@code req-1}. */
+  public static final byte[] BINDING = ReadDigest.binding("req-1", PROMPT_DIGEST, 8, BLOCKS);
+
+  /** The shape of a read from {@link #PRODUCER_RANKS} into {@link #CONSUMER_RANKS}. */
+  public static final byte[] SHAPE = ReadDigest.shape(PRODUCER_RANKS, CONSUMER_RANKS);
+
+  /** The read digest of reading that lease whole in that shape. */
+  public static final ReadDigest READ_DIGEST = ReadDigest.of(BINDING, SHAPE, 0);
 
   /** The producer's greeting of the plain conversation. */
   public static final Handshake.Greeting GREETING = new Handshake.Greeting(bytes(0x10), false);
@@ -53,7 +79,7 @@ public final class GoldenValues {
           bytes(0x20),
           "decode-0",
           0x0123456789abcdefL,
-          "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+          CONSUMER_RANKS,
           new byte[] {(byte) 0xde, (byte) 0xad, (byte) 0xbe, (byte) 0xef});
 
   /** The producer's acceptance. */
@@ -61,20 +87,27 @@ public final class GoldenValues {
       new Handshake.Accepted(
           "prefill-0",
           0x0fedcba987654321L,
-          new byte[] {(byte) 0xca, (byte) 0xfe},
-          64,
-          1024,
-          0x7f00_0000_1000L,
-          0,
-          MemoryKind.DRAM,
-          1_000_000_000L);
+          1_000_000_000L,
+          List.of(
+              new Handshake.Rank(
+                  PRODUCER_RANKS.get(0),
+                  0x7f00_0000_1000L,
+                  0,
+                  MemoryKind.DRAM,
+                  new byte[] {(byte) 0xca, (byte) 0xfe}),
+              new Handshake.Rank(
+                  PRODUCER_RANKS.get(1),
+                  0x7f00_0100_0000L,
+                  1,
+                  MemoryKind.VRAM,
+                  new byte[] {(byte) 0xbe, (byte) 0xef})));
 
   private GoldenValues() {}
 
   /** Every protocol message of the vectors, by vector name. */
   public static Map<String, ProtocolMessage> messages() {
     Map<String, ProtocolMessage> m = new LinkedHashMap<>();
-    m.put("message.completion", new ProtocolMessage.Completion(LEASE, "decode-0", READ_DIGEST));
+    m.put("message.completion", new ProtocolMessage.Completion(LEASE, "decode-0", READ_DIGEST, 0));
     m.put("message.ack", new ProtocolMessage.Ack(LEASE));
     m.put("message.nack", new ProtocolMessage.Nack(LEASE, "WRONG_BLOCKS"));
     m.put(
@@ -89,7 +122,7 @@ public final class GoldenValues {
             List.of(new ProtocolMessage.Renewal(LEASE, 37_000_000_000L))));
     m.put(
         "message.confirm",
-        new ProtocolMessage.Confirm(LEASE, "decode-0", READ_DIGEST, 5_000_000_000L));
+        new ProtocolMessage.Confirm(LEASE, "decode-0", READ_DIGEST, 0, 5_000_000_000L));
     m.put(
         "message.confirmed",
         new ProtocolMessage.Confirmed(LEASE, 37_000_000_000L, 5_000_000_000L, 7_000_000_000L));
@@ -120,7 +153,10 @@ public final class GoldenValues {
   public static Map<String, byte[]> digests() {
     Map<String, byte[]> m = new LinkedHashMap<>();
     m.put("digest.prompt", HexFormat.of().parseHex(PROMPT_DIGEST));
+    m.put("digest.binding", BINDING.clone());
+    m.put("digest.shape", SHAPE.clone());
     m.put("digest.read", READ_DIGEST.toBytes());
+    m.put("digest.read.skip8", ReadDigest.of(BINDING, SHAPE, 8).toBytes());
     return m;
   }
 

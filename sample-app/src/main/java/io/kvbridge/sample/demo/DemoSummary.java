@@ -21,6 +21,7 @@ import java.util.Map;
  * @param servedLocally served requests with no full block to transfer (computed on the decode node)
  * @param recomputed served requests whose load failed and were prefilled on the decode node
  * @param blocksMoved blocks the decode node loaded and the prefill node validated
+ * @param tokensMoved prompt tokens those blocks held
  * @param bytesMoved bytes of those reads, as the decode node's connector counts them
  * @param leasesGranted leases the prefill node granted
  * @param leasesEnded leases ended, by reason, as the prefill node's connector counts them
@@ -40,6 +41,7 @@ public record DemoSummary(
     int servedLocally,
     int recomputed,
     long blocksMoved,
+    long tokensMoved,
     long bytesMoved,
     long leasesGranted,
     Map<EndReason, Long> leasesEnded,
@@ -106,7 +108,11 @@ public record DemoSummary(
     failures.forEach(f -> lines.add("    " + f));
     lines.add(
         String.format(
-            Locale.ROOT, "blocks moved P -> D          %d (%s)", blocksMoved, bytes(bytesMoved)));
+            Locale.ROOT,
+            "blocks moved P -> D          %d (%d tokens, %s)",
+            blocksMoved,
+            tokensMoved,
+            bytes(bytesMoved)));
     lines.add(
         String.format(
             Locale.ROOT,
@@ -141,6 +147,7 @@ public record DemoSummary(
     map.put("servedLocally", servedLocally);
     map.put("recomputed", recomputed);
     map.put("blocksMoved", blocksMoved);
+    map.put("tokensMoved", tokensMoved);
     map.put("bytesMoved", bytesMoved);
     map.put("leasesGranted", leasesGranted);
     Map<String, Long> ended = new LinkedHashMap<>();

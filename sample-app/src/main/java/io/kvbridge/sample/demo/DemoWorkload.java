@@ -227,6 +227,7 @@ public final class DemoWorkload {
         tally.local.get(),
         tally.recomputed.get(),
         decode.stats().loadedBlocks(),
+        decode.stats().loadedTokens(),
         consumer.bytesRead(),
         producer.leasesGranted(),
         producer.leasesEnded(),

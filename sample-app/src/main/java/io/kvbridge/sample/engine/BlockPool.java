@@ -1,6 +1,6 @@
 package io.kvbridge.sample.engine;
 
-import io.kvbridge.spi.KvLayout;
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.KvMemory;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -48,14 +48,6 @@ public final class BlockPool {
               + " blocks of "
               + layout.blockBytes()
               + " bytes");
-    }
-    if (layout.blockBytes() % layout.tokensPerBlock() != 0) {
-      throw new IllegalArgumentException(
-          "a block of "
-              + layout.blockBytes()
-              + " bytes does not split into "
-              + layout.tokensPerBlock()
-              + " equal tokens; choose a block size that is a multiple of tokens per block");
     }
     this.bytesPerToken = layout.blockBytes() / layout.tokensPerBlock();
     this.free = new ArrayDeque<>(layout.blockCount());

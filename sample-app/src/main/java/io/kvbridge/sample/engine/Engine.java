@@ -1,11 +1,11 @@
 package io.kvbridge.sample.engine;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.sample.engine.Generation.KvSource;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.LoadMatch;
@@ -430,7 +430,7 @@ public final class Engine implements AutoCloseable {
         LOG.warn("engine {}: {} was received but is not loading", engineId, requestId);
         continue;
       }
-      loadedBlocks.addAndGet(l.loadedTokens / layout.tokensPerBlock());
+      loadedBlocks.addAndGet(pool.blocksFor(l.loadedTokens));
       loadedTokens.addAndGet(l.loadedTokens);
       finish(l.pending, l.blocks, KvSource.LOADED, l.loadedTokens, finishedThisStep);
     }
@@ -489,7 +489,7 @@ public final class Engine implements AutoCloseable {
       return;
     }
     SchedulerSide scheduler = connector.scheduler();
-    LoadMatch answer = scheduler.matchRemote(id, TokenIds.of(p.tokens), params.get());
+    LoadMatch answer = scheduler.matchRemote(id, TokenIds.of(p.tokens), 0, params.get());
     if (answer instanceof LoadMatch.Pending) {
       confirming.addLast(p);
       return;

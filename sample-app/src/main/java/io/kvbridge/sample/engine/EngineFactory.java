@@ -1,7 +1,7 @@
 package io.kvbridge.sample.engine;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailurePolicy;
 import java.time.Duration;
 

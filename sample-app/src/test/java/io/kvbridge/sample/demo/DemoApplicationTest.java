@@ -115,8 +115,8 @@ class DemoApplicationTest {
   }
 
   @Test
-  void bytesMovedAreTheMovedBlocksInFull() {
-    assertThat(summary.bytesMoved()).isEqualTo(summary.blocksMoved() * 16 * 64);
+  void bytesMovedAreTheMovedTokensKv() {
+    assertThat(summary.bytesMoved()).isEqualTo(summary.tokensMoved() * 64);
   }
 
   @Test

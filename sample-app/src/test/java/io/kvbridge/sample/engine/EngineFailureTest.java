@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class EngineFailureTest {
 
-  /** 98 bytes: six full blocks of 16 tokens and a partial tail of 2. */
+  /** 98 bytes: six full blocks of 16 tokens and a partly filled seventh holding 2. */
   private static final String PROMPT =
       "Disaggregated serving: the prefill node computes the prompt and the decode node continues it.  ...";
 

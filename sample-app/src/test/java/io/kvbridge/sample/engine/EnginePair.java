@@ -1,11 +1,11 @@
 package io.kvbridge.sample.engine;
 
 import io.kvbridge.fake.FakeTransportProvider;
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import io.kvbridge.tck.faults.Faults;
@@ -21,7 +21,7 @@ import java.util.UUID;
  */
 final class EnginePair implements AutoCloseable {
 
-  static final KvLayout LAYOUT = new KvLayout(256, 16 * 8, 16, ToyModel.NAME + ", test");
+  static final KvLayout LAYOUT = KvLayout.opaque(ToyModel.NAME + ", test", 16, 8, 256);
   static final Duration LEASE = Duration.ofSeconds(10);
   static final Duration SAFETY_MARGIN = Duration.ofSeconds(1);
 

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 /** A prefill engine and a decode engine moving KV through the fake connector, end to end. */
 class EngineTransferTest {
 
-  /** 98 bytes: six full blocks of 16 tokens and a partial tail of 2. */
+  /** 98 bytes: six full blocks of 16 tokens and a partly filled seventh holding 2. */
   private static final String PROMPT =
       "Disaggregated serving: the prefill node computes the prompt and the decode node continues it.  ...";
 
@@ -40,7 +40,7 @@ class EngineTransferTest {
 
     assertThat(decoded.text()).isEqualTo(pair.decode.model().referenceCompletion(PROMPT, 12));
     assertThat(decoded.kvSource()).isEqualTo(KvSource.LOADED);
-    assertThat(decoded.loadedTokens()).isEqualTo(PROMPT.length() / 16 * 16);
+    assertThat(decoded.loadedTokens()).isEqualTo(PROMPT.length());
   }
 
   @Test
@@ -64,26 +64,30 @@ class EngineTransferTest {
     await().until(() -> pair.prefill.stats().heldBlocks() == 0);
     assertThat(pair.prefill.connector().status().leasesEnded()).containsEntry(EndReason.READ, 1L);
     assertThat(pair.decode.stats().heldBlocks()).isZero();
-    assertThat(pair.decode.stats().loadedBlocks()).isEqualTo(6);
+    assertThat(pair.decode.stats().loadedBlocks()).isEqualTo(7);
   }
 
   @Test
-  void onlyFullBlocksAreLeasedAndThePartialTailIsFreedWithThem() throws Exception {
+  void everyBlockOfThePromptIsLeasedThePartlyFilledTailIncluded() throws Exception {
     pair = new EnginePair(LoadFailurePolicy.FAIL);
 
     TransferParams params = prefill(PROMPT).transferParams().orElseThrow();
 
-    assertThat(params.blockIds()).hasSize(6);
-    assertThat(params.tokens()).isEqualTo(96);
+    assertThat(params.blockIds()).hasSize(7);
+    assertThat(params.tokens()).isEqualTo(PROMPT.length());
   }
 
   @Test
-  void aPromptWithoutAFullBlockIsFreedAtOnce() throws Exception {
+  void aPromptShorterThanABlockIsLoadedFromItsOneBlock() throws Exception {
     pair = new EnginePair(LoadFailurePolicy.FAIL);
+    TransferParams params = prefill("too short").transferParams().orElseThrow();
 
-    Generation generation = prefill("too short");
+    Generation decoded = decode("too short", 4, params).get();
 
-    assertThat(generation.transferParams()).isEmpty();
+    assertThat(params.blockIds()).hasSize(1);
+    assertThat(decoded.kvSource()).isEqualTo(KvSource.LOADED);
+    assertThat(decoded.loadedTokens()).isEqualTo("too short".length());
+    assertThat(decoded.text()).isEqualTo(pair.decode.model().referenceCompletion("too short", 4));
     await().until(() -> pair.prefill.stats().heldBlocks() == 0);
   }
 

@@ -63,7 +63,7 @@ class CompletionsErrorPathTest {
                 "kv_source",
                 "LOADED",
                 "loaded_tokens",
-                PROMPT.length() / 16 * 16));
+                PROMPT.length()));
   }
 
   @Test

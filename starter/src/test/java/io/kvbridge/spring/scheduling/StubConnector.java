@@ -1,10 +1,10 @@
 package io.kvbridge.spring.scheduling;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorStatus;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.SchedulerSide;
 import io.kvbridge.spi.StepMetadata;
@@ -50,7 +50,7 @@ final class StubConnector implements KvConnector {
   }
 
   @Override
-  public WorkerSide worker() {
+  public WorkerSide worker(int rank) {
     return new WorkerSide() {
       @Override
       public KvMemory allocateKvCache(KvLayout layout) {

@@ -1,0 +1,371 @@
+package io.kvbridge.layout;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataInput;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The shape of one rank's KV cache: what model it holds, which of its heads, how many tokens a
+ * block holds, and how the bytes of a block are ordered in memory. Two engines exchange KV when
+ * their models agree ({@link #fingerprint()}: model, dtype, layers, planes, KV heads, head
+ * dimension) and their memory orders agree; tensor parallelism (which heads a rank holds) and the
+ * tokens per block may differ (an integer ratio), and the transfer planner translates between them.
+ *
+ * <p>A block holds, for each layer and each plane (K, V), the rank's heads for {@link
+ * #tokensPerBlock} tokens, each a vector of {@link #headDim} elements of {@link #dtypeBytes} bytes.
+ * The {@link MemoryOrder} says how those are laid out inside the block.
+ *
+ * @param model the model's identity (name and revision); engines of different models never pair
+ * @param dtypeBytes bytes per element (2 for fp16/bf16, 1 for fp8)
+ * @param layers the model's layers
+ * @param planes 2 for separate K and V, 1 for one shared latent per token (e.g. MLA)
+ * @param kvHeads the model's KV heads, over all ranks
+ * @param headStart the first KV head this rank holds
+ * @param headCount how many consecutive KV heads this rank holds
+ * @param headDim elements per head vector
+ * @param tokensPerBlock tokens per block
+ * @param blockCount blocks in this rank's pool
+ * @param order how a block's bytes are ordered
+ */
+public record KvLayout(
+    String model,
+    int dtypeBytes,
+    int layers,
+    int planes,
+    int kvHeads,
+    int headStart,
+    int headCount,
+    int headDim,
+    int tokensPerBlock,
+    int blockCount,
+    MemoryOrder order) {
+
+  /** How the bytes of one block are ordered in memory. */
+  public enum MemoryOrder {
+    /**
+     * Layer, plane, token, head, element: a token's head vectors are next to each other, a head's
+     * tokens are not. Blocks of different sizes translate cheaply; a slice of the heads is one
+     * piece per token.
+     */
+    BLOCK_MAJOR,
+    /**
+     * Layer, plane, head, token, element: one head's tokens are contiguous. A slice of the heads is
+     * one piece per layer and plane; blocks of different sizes translate one piece per head.
+     */
+    HEAD_MAJOR
+  }
+
+  /** Checks every value; messages name the field. */
+  public KvLayout {
+    Objects.requireNonNull(model, "model");
+    Objects.requireNonNull(order, "order");
+    if (model.isBlank()) {
+      throw new IllegalArgumentException("KV layout: model must not be blank");
+    }
+    positive("dtype_bytes", dtypeBytes);
+    positive("layers", layers);
+    if (planes != 1 && planes != 2) {
+      throw new IllegalArgumentException("KV layout: planes must be 1 or 2, got " + planes);
+    }
+    positive("kv_heads", kvHeads);
+    positive("head_count", headCount);
+    if (headStart < 0 || headStart > kvHeads - headCount) {
+      throw new IllegalArgumentException(
+          "KV layout: heads ["
+              + headStart
+              + ", "
+              + (headStart + headCount)
+              + ") are not within the model's "
+              + kvHeads);
+    }
+    positive("head_dim", headDim);
+    if (dtypeBytes > 255 || layers > 65_535 || kvHeads > 65_535 || headDim > 65_535) {
+      throw new IllegalArgumentException(
+          "KV layout: dtype_bytes up to 255, layers, kv_heads and head_dim up to 65535");
+    }
+    positive("tokens_per_block", tokensPerBlock);
+    positive("block_count", blockCount);
+    long bytes = (long) layers * planes * headCount * tokensPerBlock * headDim * dtypeBytes;
+    if (bytes > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          "KV layout: a block of " + bytes + " bytes is larger than 2 GiB; use smaller blocks");
+    }
+  }
+
+  /**
+   * A layout with one head of {@code bytesPerToken} one-byte elements, one plane and one layer: for
+   * engines (and tests) that see a token's KV as opaque bytes.
+   */
+  public static KvLayout opaque(
+      String model, int tokensPerBlock, int bytesPerToken, int blockCount) {
+    return new KvLayout(
+        model, 1, 1, 1, 1, 0, 1, bytesPerToken, tokensPerBlock, blockCount, MemoryOrder.HEAD_MAJOR);
+  }
+
+  /** The layout of rank {@code rank} of {@code tp}: an equal share of the heads. */
+  public KvLayout forRank(int rank, int tp) {
+    if (tp < 1 || kvHeads % tp != 0 || rank < 0 || rank >= tp) {
+      throw new IllegalArgumentException(
+          "KV layout: rank "
+              + rank
+              + " of "
+              + tp
+              + " cannot hold an equal share of "
+              + kvHeads
+              + " KV heads");
+    }
+    int share = kvHeads / tp;
+    return new KvLayout(
+        model,
+        dtypeBytes,
+        layers,
+        planes,
+        kvHeads,
+        rank * share,
+        share,
+        headDim,
+        tokensPerBlock,
+        blockCount,
+        order);
+  }
+
+  /** This layout with {@code count} blocks. */
+  public KvLayout withBlockCount(int count) {
+    return new KvLayout(
+        model,
+        dtypeBytes,
+        layers,
+        planes,
+        kvHeads,
+        headStart,
+        headCount,
+        headDim,
+        tokensPerBlock,
+        count,
+        order);
+  }
+
+  /** The size of one block in bytes. */
+  public int blockBytes() {
+    return layers * planes * headCount * tokensPerBlock * headDim * dtypeBytes;
+  }
+
+  /** The pool's total size in bytes. */
+  public long totalBytes() {
+    return (long) blockCount * blockBytes();
+  }
+
+  /** The bytes of one head vector of one token. */
+  public int vectorBytes() {
+    return headDim * dtypeBytes;
+  }
+
+  /**
+   * Where, inside a block, the vector of head {@code head} (a model-wide head index this rank
+   * holds) of token {@code token} in {@code layer} and {@code plane} starts.
+   */
+  public long offsetInBlock(int layer, int plane, int head, int token) {
+    long group = (long) layer * planes + plane;
+    int h = head - headStart;
+    return switch (order) {
+      case BLOCK_MAJOR -> ((group * tokensPerBlock + token) * headCount + h) * vectorBytes();
+      case HEAD_MAJOR -> ((group * headCount + h) * tokensPerBlock + token) * vectorBytes();
+    };
+  }
+
+  /** Whether this rank holds model-wide head {@code head}. */
+  public boolean holds(int head) {
+    return head >= headStart && head < headStart + headCount;
+  }
+
+  /**
+   * A digest of what must agree between a producer and a consumer for their KV to be the same
+   * tensors: model, dtype, layers, planes, KV heads and head dimension (not the heads a rank holds,
+   * the tokens per block, the block count or the memory order, which the planner translates or the
+   * handshake checks on its own). 32 lowercase hex digits.
+   */
+  public String fingerprint() {
+    String canonical =
+        "kvbridge/layout/2|"
+            + model
+            + "|"
+            + dtypeBytes
+            + "|"
+            + layers
+            + "|"
+            + planes
+            + "|"
+            + kvHeads
+            + "|"
+            + headDim;
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      return HexFormat.of()
+          .formatHex(sha.digest(canonical.getBytes(StandardCharsets.UTF_8)))
+          .substring(0, 32);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JDK provides SHA-256", e);
+    }
+  }
+
+  /**
+   * Why KV of {@code producer}'s layout cannot be loaded into this one, naming the first field that
+   * differs ("head_dim 128 vs 64": this engine's value, then the producer's), if it cannot.
+   */
+  public Optional<String> incompatibilityWith(KvLayout producer) {
+    if (!model.equals(producer.model)) {
+      return Optional.of("model " + model + " vs " + producer.model);
+    }
+    String[] names = {"dtype_bytes", "layers", "planes", "kv_heads", "head_dim"};
+    int[] mine = {dtypeBytes, layers, planes, kvHeads, headDim};
+    int[] theirs = {
+      producer.dtypeBytes, producer.layers, producer.planes, producer.kvHeads, producer.headDim
+    };
+    for (int i = 0; i < names.length; i++) {
+      if (mine[i] != theirs[i]) {
+        return Optional.of(names[i] + " " + mine[i] + " vs " + theirs[i]);
+      }
+    }
+    if (order != producer.order) {
+      return Optional.of(
+          "memory order "
+              + order.name().toLowerCase(java.util.Locale.ROOT)
+              + " vs "
+              + producer.order.name().toLowerCase(java.util.Locale.ROOT)
+              + ": translating one into the other needs a device kernel");
+    }
+    int big = Math.max(tokensPerBlock, producer.tokensPerBlock);
+    int small = Math.min(tokensPerBlock, producer.tokensPerBlock);
+    if (big % small != 0) {
+      return Optional.of(
+          "tokens_per_block "
+              + tokensPerBlock
+              + " vs "
+              + producer.tokensPerBlock
+              + ": one must be a multiple of the other");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The canonical encoding: {@code text model} (u16 length, UTF-8), {@code u8 dtype_bytes}, {@code
+   * u16 layers}, {@code u8 planes}, {@code u16 kv_heads}, {@code u16 head_start}, {@code u16
+   * head_count}, {@code u16 head_dim}, {@code u32 tokens_per_block}, {@code u32 block_count},
+   * {@code u8 order} (0 block-major, 1 head-major), integers big-endian. The handshake carries it
+   * and the read digest covers it.
+   */
+  public byte[] encode() {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      byte[] name = model.getBytes(StandardCharsets.UTF_8);
+      out.writeShort(name.length);
+      out.write(name);
+      out.writeByte(dtypeBytes);
+      out.writeShort(layers);
+      out.writeByte(planes);
+      out.writeShort(kvHeads);
+      out.writeShort(headStart);
+      out.writeShort(headCount);
+      out.writeShort(headDim);
+      out.writeInt(tokensPerBlock);
+      out.writeInt(blockCount);
+      out.writeByte(order.ordinal());
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing to memory cannot fail", e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /**
+   * Reads a layout in {@link #encode()}'s form from untrusted input.
+   *
+   * @throws IOException if the input ends early
+   * @throws IllegalArgumentException if a value is out of range
+   */
+  public static KvLayout decode(DataInput in) throws IOException {
+    int nameLength = in.readUnsignedShort();
+    if (nameLength == 0 || nameLength > 256) {
+      throw new IllegalArgumentException("KV layout: model name of " + nameLength + " bytes");
+    }
+    byte[] name = new byte[nameLength];
+    in.readFully(name);
+    String model = new String(name, StandardCharsets.UTF_8);
+    int dtype = in.readUnsignedByte();
+    int layers = in.readUnsignedShort();
+    int planes = in.readUnsignedByte();
+    int kvHeads = in.readUnsignedShort();
+    int headStart = in.readUnsignedShort();
+    int headCount = in.readUnsignedShort();
+    int headDim = in.readUnsignedShort();
+    int tokensPerBlock = in.readInt();
+    int blockCount = in.readInt();
+    int order = in.readUnsignedByte();
+    if (order >= MemoryOrder.values().length) {
+      throw new IllegalArgumentException("KV layout: unknown memory order " + order);
+    }
+    return new KvLayout(
+        model,
+        dtype,
+        layers,
+        planes,
+        kvHeads,
+        headStart,
+        headCount,
+        headDim,
+        tokensPerBlock,
+        blockCount,
+        MemoryOrder.values()[order]);
+  }
+
+  /**
+   * What keeps {@code ranks} (an engine's layouts, by rank) from being one engine's tensor-parallel
+   * ranks, if anything: every rank must hold the same model, block size, block count and order, and
+   * their heads, in rank order, must be consecutive and cover the model's KV heads once.
+   */
+  public static Optional<String> partitionProblem(List<KvLayout> ranks) {
+    if (ranks.isEmpty()) {
+      return Optional.of("an engine has at least one rank");
+    }
+    KvLayout first = ranks.get(0);
+    int next = 0;
+    for (int r = 0; r < ranks.size(); r++) {
+      KvLayout rank = ranks.get(r);
+      if (!rank.model.equals(first.model)
+          || rank.dtypeBytes != first.dtypeBytes
+          || rank.layers != first.layers
+          || rank.planes != first.planes
+          || rank.kvHeads != first.kvHeads
+          || rank.headDim != first.headDim
+          || rank.tokensPerBlock != first.tokensPerBlock
+          || rank.blockCount != first.blockCount
+          || rank.order != first.order) {
+        return Optional.of("rank " + r + "'s layout differs from rank 0's beyond its heads");
+      }
+      if (rank.headStart != next) {
+        return Optional.of(
+            "rank " + r + " holds heads from " + rank.headStart + ", expected from " + next);
+      }
+      next += rank.headCount;
+    }
+    if (next != first.kvHeads) {
+      return Optional.of(
+          "the ranks hold " + next + " of the model's " + first.kvHeads + " KV heads");
+    }
+    return Optional.empty();
+  }
+
+  private static void positive(String field, int value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException("KV layout: " + field + " must be positive, got " + value);
+    }
+  }
+}

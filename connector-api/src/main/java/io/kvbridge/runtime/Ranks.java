@@ -1,0 +1,111 @@
+package io.kvbridge.runtime;
+
+import io.kvbridge.layout.KvLayout;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Transport;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The tensor-parallel ranks of one engine: each rank's transport agent and, once the engine
+ * registered it, its KV memory and layout. Rank 0 is the lead: the protocol's notifications and
+ * handshakes go through its agent; every rank's agent moves its own bytes.
+ *
+ * <p>Threads: registration happens under the connector's lock; the registered values are then read
+ * from any thread (they never change again).
+ */
+final class Ranks {
+
+  private final List<Transport> transports;
+  private final KvMemory[] memories;
+  private final KvLayout[] layouts;
+  private volatile boolean complete;
+
+  Ranks(List<Transport> transports) {
+    if (transports.isEmpty()) {
+      throw new IllegalArgumentException("an engine has at least one rank");
+    }
+    this.transports = List.copyOf(transports);
+    this.memories = new KvMemory[transports.size()];
+    this.layouts = new KvLayout[transports.size()];
+  }
+
+  int count() {
+    return transports.size();
+  }
+
+  Transport transport(int rank) {
+    return transports.get(rank);
+  }
+
+  List<Transport> transports() {
+    return transports;
+  }
+
+  /** The lead rank's transport. */
+  Transport lead() {
+    return transports.get(0);
+  }
+
+  /**
+   * Records rank {@code rank}'s KV cache; returns whether every rank now has one.
+   *
+   * @throws IllegalStateException if the rank already has one, or its layout disagrees with another
+   *     rank's on anything but the heads it holds
+   */
+  boolean register(int rank, KvMemory memory, KvLayout layout) {
+    if (memories[rank] != null) {
+      throw new IllegalStateException("rank " + rank + " already has a KV cache registered");
+    }
+    for (KvLayout other : layouts) {
+      if (other != null && !sameButHeads(other, layout)) {
+        throw new IllegalArgumentException(
+            "rank " + rank + "'s layout " + layout + " does not match another rank's " + other);
+      }
+    }
+    memories[rank] = Objects.requireNonNull(memory, "memory");
+    layouts[rank] = Objects.requireNonNull(layout, "layout");
+    for (KvMemory m : memories) {
+      if (m == null) {
+        return false;
+      }
+    }
+    complete = true;
+    return true;
+  }
+
+  /** Whether every rank registered its KV cache. */
+  boolean complete() {
+    return complete;
+  }
+
+  KvMemory memory(int rank) {
+    return memories[rank];
+  }
+
+  KvLayout layout(int rank) {
+    return layouts[rank];
+  }
+
+  /** Every rank's layout, by rank; complete only. */
+  List<KvLayout> layouts() {
+    return List.of(layouts);
+  }
+
+  /** Every rank's memory, by rank; complete only. */
+  List<KvMemory> memories() {
+    return List.of(memories);
+  }
+
+  private static boolean sameButHeads(KvLayout a, KvLayout b) {
+    return a.model().equals(b.model())
+        && a.dtypeBytes() == b.dtypeBytes()
+        && a.layers() == b.layers()
+        && a.planes() == b.planes()
+        && a.kvHeads() == b.kvHeads()
+        && a.headDim() == b.headDim()
+        && a.tokensPerBlock() == b.tokensPerBlock()
+        && a.blockCount() == b.blockCount()
+        && a.order() == b.order();
+  }
+}

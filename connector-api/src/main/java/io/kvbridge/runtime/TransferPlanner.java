@@ -1,0 +1,272 @@
+package io.kvbridge.runtime;
+
+import io.kvbridge.layout.KvLayout;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Maps a lease's blocks on the producer's ranks onto the consumer's ranks and blocks, whatever
+ * their tensor parallelism and block sizes: every (producer rank, block, layer, plane, head, token
+ * range) lands at its (consumer rank, block, offset). Stateless.
+ *
+ * <p>What is read: the used tokens of producer blocks {@code [firstBlock, blockIds.size())} — every
+ * token of a full block, the first {@code tokens mod tokensPerBlock} of a partly filled tail block
+ * — where {@code firstBlock} skips the tokens the consumer already holds, rounded down to a
+ * multiple of both block sizes, so that every block read is read whole (its used part), which lets
+ * the consumer check it against the producer's checksum.
+ *
+ * <p>Both sides must share the memory order ({@link KvLayout#incompatibilityWith}). In head-major
+ * order a head's tokens of a block are one piece; in block-major order a token's heads of one rank
+ * are one piece. Pieces that are adjacent on both sides merge, so an identical shape reads each run
+ * of consecutive blocks as one piece.
+ *
+ * <p>Cost: one segment per (block, layer, plane, head) in head-major order, per (block, layer,
+ * plane, token, consumer rank) in block-major order; a block whose shape is identical on both sides
+ * is one segment.
+ */
+final class TransferPlanner {
+
+  private TransferPlanner() {}
+
+  /**
+   * What a load reads.
+   *
+   * @param producer the producer's ranks' layouts, by rank
+   * @param consumer the consumer's ranks' layouts, by rank
+   * @param producerBlocks the lease's block ids, shared by every producer rank, in token order
+   * @param consumerBlocks the consumer's blocks for the prompt, shared by every consumer rank, in
+   *     token order
+   * @param tokens the tokens the lease holds
+   * @param skipTokens the tokens the consumer already holds; rounded down to whole blocks of both
+   */
+  record Load(
+      List<KvLayout> producer,
+      List<KvLayout> consumer,
+      List<Integer> producerBlocks,
+      List<Integer> consumerBlocks,
+      int tokens,
+      int skipTokens) {
+
+    /** The first producer block read. */
+    int firstBlock() {
+      int p = producer.get(0).tokensPerBlock();
+      return effectiveSkip(p, consumer.get(0).tokensPerBlock(), tokens, skipTokens) / p;
+    }
+
+    /** The used tokens of producer block {@code index}. */
+    int usedTokens(int index) {
+      int p = producer.get(0).tokensPerBlock();
+      return Math.min(p, tokens - index * p);
+    }
+
+    /** The consumer blocks the read needs: every block up to the one holding the last token. */
+    int consumerBlocksNeeded() {
+      int d = consumer.get(0).tokensPerBlock();
+      return (tokens + d - 1) / d;
+    }
+  }
+
+  /**
+   * One piece of a read.
+   *
+   * @param producerRank the producer rank it is read from
+   * @param producerOffset its offset in that rank's region
+   * @param consumerRank the consumer rank it lands in
+   * @param consumerOffset its offset in that rank's region
+   * @param length its length in bytes
+   */
+  record Piece(
+      int producerRank, long producerOffset, int consumerRank, long consumerOffset, long length) {
+
+    Piece extendedBy(long bytes) {
+      return new Piece(producerRank, producerOffset, consumerRank, consumerOffset, length + bytes);
+    }
+
+    boolean precedes(Piece next) {
+      return next.producerRank == producerRank
+          && next.consumerRank == consumerRank
+          && next.producerOffset == producerOffset + length
+          && next.consumerOffset == consumerOffset + length;
+    }
+  }
+
+  /** Receives the segments of one producer block, in the producer's memory order. */
+  @FunctionalInterface
+  interface SegmentSink {
+    void accept(Piece segment);
+  }
+
+  /**
+   * The tokens a consumer holding {@code skipTokens} of a lease's {@code tokens} does not read:
+   * rounded down to whole blocks of both sides, so every block read is read whole.
+   */
+  static int effectiveSkip(
+      int producerTokensPerBlock, int consumerTokensPerBlock, int tokens, int skipTokens) {
+    // An integer ratio: the larger block size is a multiple of the smaller.
+    int unit = Math.max(producerTokensPerBlock, consumerTokensPerBlock);
+    return Math.min(skipTokens, tokens) / unit * unit;
+  }
+
+  /**
+   * The pieces of {@code load}, merged, grouped by (consumer rank, producer rank): each group is
+   * one READ.
+   */
+  static Map<RankPair, List<Piece>> plan(Load load) {
+    Map<RankPair, List<Piece>> reads = new LinkedHashMap<>();
+    Map<RankPair, Piece> open = new LinkedHashMap<>();
+    for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
+      for (int q = 0; q < load.producer().size(); q++) {
+        segments(
+            load,
+            q,
+            index,
+            segment -> {
+              RankPair pair = new RankPair(segment.consumerRank(), segment.producerRank());
+              Piece current = open.get(pair);
+              if (current != null && current.precedes(segment)) {
+                open.put(pair, current.extendedBy(segment.length()));
+              } else {
+                if (current != null) {
+                  reads.computeIfAbsent(pair, k -> new ArrayList<>()).add(current);
+                }
+                open.put(pair, segment);
+              }
+            });
+      }
+    }
+    open.forEach((pair, piece) -> reads.computeIfAbsent(pair, k -> new ArrayList<>()).add(piece));
+    return reads;
+  }
+
+  /**
+   * Emits the segments of producer rank {@code q}'s block {@code index}: its used bytes, in the
+   * producer's memory order, each with where it lands on the consumer. Concatenated, their producer
+   * ranges are exactly the bytes the producer's checksum of that block covers.
+   */
+  static void segments(Load load, int q, int index, SegmentSink sink) {
+    KvLayout p = load.producer().get(q);
+    long pBase = (long) load.producerBlocks().get(index) * p.blockBytes();
+    int used = load.usedTokens(index);
+    int firstToken = index * p.tokensPerBlock();
+    int same = identicalConsumerRank(load, q);
+    if (same >= 0 && used == p.tokensPerBlock()) {
+      KvLayout d = load.consumer().get(same);
+      long dBase = consumerBlockBase(load, d, firstToken / d.tokensPerBlock());
+      sink.accept(new Piece(q, pBase, same, dBase, p.blockBytes()));
+      return;
+    }
+    int vector = p.vectorBytes();
+    for (int layer = 0; layer < p.layers(); layer++) {
+      for (int plane = 0; plane < p.planes(); plane++) {
+        if (p.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
+          for (int head = p.headStart(); head < p.headStart() + p.headCount(); head++) {
+            int r = consumerRankOf(load, head);
+            KvLayout d = load.consumer().get(r);
+            int t = 0;
+            while (t < used) {
+              int token = firstToken + t;
+              int inBlock = token % d.tokensPerBlock();
+              int run = Math.min(used - t, d.tokensPerBlock() - inBlock);
+              sink.accept(
+                  new Piece(
+                      q,
+                      pBase + p.offsetInBlock(layer, plane, head, t),
+                      r,
+                      consumerBlockBase(load, d, token / d.tokensPerBlock())
+                          + d.offsetInBlock(layer, plane, head, inBlock),
+                      (long) run * vector));
+              t += run;
+            }
+          }
+        } else {
+          for (int t = 0; t < used; t++) {
+            int token = firstToken + t;
+            int head = p.headStart();
+            while (head < p.headStart() + p.headCount()) {
+              int r = consumerRankOf(load, head);
+              KvLayout d = load.consumer().get(r);
+              int last = Math.min(p.headStart() + p.headCount(), d.headStart() + d.headCount());
+              sink.accept(
+                  new Piece(
+                      q,
+                      pBase + p.offsetInBlock(layer, plane, head, t),
+                      r,
+                      consumerBlockBase(load, d, token / d.tokensPerBlock())
+                          + d.offsetInBlock(layer, plane, head, token % d.tokensPerBlock()),
+                      (long) (last - head) * vector));
+              head = last;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** The consumer rank whose shape is producer rank {@code q}'s exactly, or -1. */
+  private static int identicalConsumerRank(Load load, int q) {
+    KvLayout p = load.producer().get(q);
+    for (int r = 0; r < load.consumer().size(); r++) {
+      KvLayout d = load.consumer().get(r);
+      if (d.headStart() == p.headStart()
+          && d.headCount() == p.headCount()
+          && d.tokensPerBlock() == p.tokensPerBlock()
+          && d.order() == p.order()) {
+        return r;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * The used bytes of a block of {@code layout} holding {@code usedTokens} tokens, as ranges within
+   * the block in memory order: the whole block when it is full. What a producer's checksum of the
+   * block covers.
+   */
+  static List<long[]> usedRanges(KvLayout layout, int usedTokens) {
+    if (usedTokens == layout.tokensPerBlock()) {
+      return List.of(new long[] {0, layout.blockBytes()});
+    }
+    List<long[]> ranges = new ArrayList<>();
+    int vector = layout.vectorBytes();
+    for (int layer = 0; layer < layout.layers(); layer++) {
+      for (int plane = 0; plane < layout.planes(); plane++) {
+        if (layout.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
+          for (int h = layout.headStart(); h < layout.headStart() + layout.headCount(); h++) {
+            ranges.add(
+                new long[] {layout.offsetInBlock(layer, plane, h, 0), (long) usedTokens * vector});
+          }
+        } else {
+          ranges.add(
+              new long[] {
+                layout.offsetInBlock(layer, plane, layout.headStart(), 0),
+                (long) usedTokens * layout.headCount() * vector
+              });
+        }
+      }
+    }
+    return ranges;
+  }
+
+  private static int consumerRankOf(Load load, int head) {
+    for (int r = 0; r < load.consumer().size(); r++) {
+      if (load.consumer().get(r).holds(head)) {
+        return r;
+      }
+    }
+    throw new IllegalStateException("no consumer rank holds head " + head);
+  }
+
+  private static long consumerBlockBase(Load load, KvLayout d, int consumerBlockIndex) {
+    return (long) load.consumerBlocks().get(consumerBlockIndex) * d.blockBytes();
+  }
+
+  /**
+   * A consumer rank reading from a producer rank: one READ each.
+   *
+   * @param consumerRank the reading rank
+   * @param producerRank the rank read from
+   */
+  record RankPair(int consumerRank, int producerRank) {}
+}
