@@ -15,6 +15,7 @@ import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.KvLayout;
+import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
@@ -24,9 +25,11 @@ import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -78,11 +81,6 @@ final class Producer {
         kvLayout.blockCount(),
         kvLayout.blockBytes(),
         kvMemory.kind());
-  }
-
-  Optional<String> handshakeAddress() {
-    HandshakeChannel.Server s = server;
-    return s == null ? Optional.empty() : Optional.of(s.address());
   }
 
   FinishDecision requestFinished(FinishedRequest request) {
@@ -161,13 +159,21 @@ final class Producer {
     return out;
   }
 
-  LeaseTable leases() {
-    return leases;
-  }
-
-  Set<String> knownConsumers() {
+  /** The producer's part of the connector's status; safe on any thread. */
+  ProducerStatus status() {
+    long now = settings.clock().nanoTime();
+    HandshakeChannel.Server s = server;
     HandshakeResponder r = responder;
-    return r == null ? Set.of() : r.consumers();
+    return new ProducerStatus(
+        s == null ? Optional.empty() : Optional.of(s.address()),
+        leases.size(),
+        leases.soonestDeadline().map(d -> Duration.ofNanos(Math.max(0, d - now))),
+        counters.granted(),
+        counters.ended(),
+        counters.heartbeatsRenewed(),
+        counters.heartbeatsIgnored(),
+        r == null ? List.of() : r.consumers().stream().sorted().toList(),
+        s == null ? Map.of() : s.droppedConnections());
   }
 
   void close() {

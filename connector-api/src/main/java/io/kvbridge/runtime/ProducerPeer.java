@@ -1,5 +1,6 @@
 package io.kvbridge.runtime;
 
+import io.kvbridge.spi.PeerStatus;
 import io.kvbridge.transfer.MemoryKind;
 
 /**
@@ -27,4 +28,12 @@ record ProducerPeer(
     long regionAddress,
     int deviceId,
     MemoryKind memoryKind,
-    ClockSync clock) {}
+    ClockSync clock) {
+
+  /** What the consumer's status shows of this producer: who it is and its clock now. */
+  PeerStatus status() {
+    ClockOffset offset = clock.current();
+    return new PeerStatus(
+        engineId, incarnation, address, offset.offsetNanos(), offset.uncertaintyNanos());
+  }
+}

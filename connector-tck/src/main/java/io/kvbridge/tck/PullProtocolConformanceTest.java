@@ -11,6 +11,8 @@ import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.runtime.PullConnector;
 import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.ConnectorStatus;
+import io.kvbridge.spi.ConsumerStatus;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
@@ -18,6 +20,7 @@ import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -152,10 +155,10 @@ public abstract class PullProtocolConformanceTest {
           .isEqualTo(written.get(producerBlocks.get(i)));
     }
     awaitTrue(() -> producer.drain().sent.contains("p-1"));
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
-    assertThat(producer.connector.status().liveLeases()).isZero();
-    assertThat(consumer.connector.status().readsCompleted()).isEqualTo(1);
-    assertThat(consumer.connector.status().bytesRead()).isEqualTo(3L * 1024);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.producerPart().liveLeases()).isZero();
+    assertThat(consumer.consumerPart().readsCompleted()).isEqualTo(1);
+    assertThat(consumer.consumerPart().bytesRead()).isEqualTo(3L * 1024);
   }
 
   @Test
@@ -182,7 +185,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(decision.delayFree()).isFalse();
     assertThat(decision.params()).isEmpty();
-    assertThat(producer.connector.status().liveLeases()).isZero();
+    assertThat(producer.producerPart().liveLeases()).isZero();
   }
 
   @Test
@@ -233,7 +236,7 @@ public abstract class PullProtocolConformanceTest {
     clock.advance(LEASE);
 
     assertThat(producer.drain().sent).contains("p-1");
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.EXPIRED, 1L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.EXPIRED, 1L);
   }
 
   @Test
@@ -243,7 +246,7 @@ public abstract class PullProtocolConformanceTest {
 
     producer.connector.worker().sweep();
 
-    assertThat(producer.connector.status().liveLeases()).isZero();
+    assertThat(producer.producerPart().liveLeases()).isZero();
     assertThat(producer.drain().sent).containsExactly("p-1");
   }
 
@@ -254,7 +257,7 @@ public abstract class PullProtocolConformanceTest {
     assertThat(producer.connector.scheduler().revoke("p-1", "client went away")).isTrue();
 
     assertThat(producer.drain().sent).containsExactly("p-1");
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
   }
 
   @Test
@@ -264,7 +267,7 @@ public abstract class PullProtocolConformanceTest {
 
     producer.connector.close();
 
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 2L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.REVOKED, 2L);
   }
 
   // ---------------------------------------------------------------- never decode from freed blocks
@@ -282,7 +285,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(consumer.failed).containsKey("d-1");
     assertThat(consumer.failed.get("d-1").reason()).contains("safety margin");
-    assertThat(consumer.connector.status().readsCompleted()).isZero();
+    assertThat(consumer.consumerPart().readsCompleted()).isZero();
   }
 
   @Test
@@ -297,7 +300,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(consumer.received).doesNotContain("d-1");
     assertThat(consumer.failed).containsKey("d-1");
-    assertThat(producer.connector.status().leasesEnded())
+    assertThat(producer.producerPart().leasesEnded())
         .containsEntry(EndReason.EXPIRED, 1L)
         .containsEntry(EndReason.READ, 0L);
   }
@@ -315,17 +318,17 @@ public abstract class PullProtocolConformanceTest {
     awaitTrue(
         () -> {
           producer.drain();
-          return producer.connector.status().heartbeatsRenewed() >= 1;
+          return producer.producerPart().heartbeatsRenewed() >= 1;
         });
     awaitTrue(
         () -> {
           consumer.drain();
-          return consumer.connector.status().renewalsConfirmed() >= 1;
+          return consumer.consumerPart().renewalsConfirmed() >= 1;
         });
     clock.advance(Duration.ofSeconds(20));
     producer.connector.worker().sweep();
 
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
     consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
     settle("d-2");
     assertThat(consumer.received).contains("d-2");
@@ -341,7 +344,7 @@ public abstract class PullProtocolConformanceTest {
     sendFromConsumer(new LeaseRef("p-2", LeaseToken.random().value()));
 
     awaitRejected(producer, RejectedInput.WRONG_TOKEN);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
     assertThat(producer.drain().sent).doesNotContain("p-2");
   }
 
@@ -353,7 +356,7 @@ public abstract class PullProtocolConformanceTest {
     sendFromConsumer(new LeaseRef("ghost", LeaseToken.random().value()));
 
     awaitRejected(producer, RejectedInput.UNKNOWN_LEASE);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -363,7 +366,7 @@ public abstract class PullProtocolConformanceTest {
     sendFromConsumer(new LeaseRef(params.requestId(), params.leaseToken()));
 
     awaitRejected(producer, RejectedInput.LATE_OR_DUPLICATE);
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 1L);
     assertThat(producer.sentCount.get(params.requestId())).isEqualTo(1);
   }
 
@@ -390,7 +393,7 @@ public abstract class PullProtocolConformanceTest {
             new LeaseRef(params.requestId(), params.leaseToken()), "stranger"));
 
     awaitRejected(producer, RejectedInput.UNKNOWN_PEER);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -403,7 +406,7 @@ public abstract class PullProtocolConformanceTest {
     assertThat(other.failed.get("d-1").reason()).contains("incompatible KV layout");
     assertThat(producer.connector.status().rejected())
         .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -464,7 +467,7 @@ public abstract class PullProtocolConformanceTest {
                     .scheduler()
                     .matchRemote("d-1", Prompts.of("p-1", forged.tokens()), forged))
         .hasMessageContaining("exceed this engine's pool");
-    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+    assertThat(consumer.consumerPart().loadsInFlight()).isZero();
   }
 
   // ---------------------------------------------------------------- a lease opens only its blocks
@@ -508,9 +511,9 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.received).doesNotContain("d-1");
     assertThat(consumer.failed.get("d-1").reason()).contains("WRONG_BLOCKS");
     awaitRejected(producer, RejectedInput.WRONG_BLOCKS);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(2);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(2);
     assertThat(producer.drain().sent).isEmpty();
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 0L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 0L);
   }
 
   @Test
@@ -531,7 +534,7 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.block(50)).isEqualTo(written.get(3));
     assertThat(consumer.block(52)).isEqualTo(written.get(11));
     awaitTrue(() -> producer.drain().sent.contains("p-1"));
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 1L);
   }
 
   @Test
@@ -548,8 +551,8 @@ public abstract class PullProtocolConformanceTest {
         .hasMessageContaining("another prompt");
     assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.PROMPT_MISMATCH, 1L);
-    assertThat(consumer.connector.status().loadsInFlight()).isZero();
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(consumer.consumerPart().loadsInFlight()).isZero();
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -563,7 +566,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(consumer.received).doesNotContain("d-1");
     awaitRejected(producer, RejectedInput.WRONG_BLOCKS);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -578,8 +581,8 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.failed.get("d-1").reason()).contains("crc32c");
     assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.CHECKSUM_MISMATCH, 1L);
-    assertThat(consumer.connector.status().readsCompleted()).isZero();
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(consumer.consumerPart().readsCompleted()).isZero();
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -605,12 +608,12 @@ public abstract class PullProtocolConformanceTest {
             Messages.renewed(new LeaseRef("p-9", LeaseToken.random().value()), Long.MAX_VALUE));
 
     awaitRejected(consumer, RejectedInput.UNEXPECTED_REPLY);
-    assertThat(consumer.connector.status().renewalsConfirmed()).isZero();
+    assertThat(consumer.consumerPart().renewalsConfirmed()).isZero();
   }
 
   @Test
   void malformedHandshakeIsRefusedAndCounted() throws Exception {
-    String address = producer.connector.status().handshakeAddress().orElseThrow();
+    String address = producer.producerPart().handshakeAddress().orElseThrow();
 
     byte[] answer =
         HandshakeChannel.forAddress(address)
@@ -653,7 +656,7 @@ public abstract class PullProtocolConformanceTest {
       // no block was committed to the load.
       assertThat(first).isEqualTo(LoadMatch.PENDING);
       assertThat(consumer.failed).doesNotContainKey("d-1");
-      assertThat(consumer.connector.status().loadsInFlight()).isEqualTo(1);
+      assertThat(consumer.consumerPart().loadsInFlight()).isEqualTo(1);
       assertThat(confirm(consumer, "d-1", elsewhere, prompt)).isFalse();
       assertThat(consumer.failed.get("d-1").reason()).contains("handshake with");
     }
@@ -662,6 +665,52 @@ public abstract class PullProtocolConformanceTest {
   /** An address of this connector's handshake scheme where nobody answers. */
   protected String unreachableHandshakeAddress() {
     return "local://nobody-" + UUID.randomUUID();
+  }
+
+  // ---------------------------------------------------------------- the status
+
+  @Test
+  void eachEngineShowsOnlyThePartsOfItsRole() {
+    ConnectorStatus p = producer.connector.status();
+    ConnectorStatus c = consumer.connector.status();
+
+    assertThat(p.role()).isEqualTo(Role.PRODUCER);
+    assertThat(p.incarnation()).isEqualTo(producer.connector.settings().incarnation());
+    assertThat(p.producer()).isPresent();
+    assertThat(p.consumer()).isEmpty();
+    assertThat(c.role()).isEqualTo(Role.CONSUMER);
+    assertThat(c.producer()).isEmpty();
+    assertThat(c.consumer()).isPresent();
+  }
+
+  @Test
+  void eachSideNamesThePeersItHandshookWith() {
+    TransferParams params = establishPeer();
+
+    assertThat(producer.producerPart().consumers())
+        .containsExactly(consumer.connector.settings().engineId());
+    assertThat(consumer.consumerPart().producers())
+        .singleElement()
+        .satisfies(
+            peer -> {
+              assertThat(peer.engineId()).isEqualTo(params.producerEngineId());
+              assertThat(peer.incarnation()).isEqualTo(params.producerIncarnation());
+              assertThat(peer.address()).isEqualTo(params.handshakeAddress());
+              // Both engines read one clock, so the estimate finds no offset.
+              assertThat(peer.clockOffsetNanos()).isZero();
+              assertThat(peer.clockUncertaintyNanos()).isPositive();
+            });
+  }
+
+  @Test
+  void soonestExpiryIsTheTimeLeftToTheEarliestLiveLease() {
+    assertThat(producer.producerPart().soonestExpiry()).isEmpty();
+    prefill("p-1", List.of(1));
+    clock.advance(Duration.ofSeconds(10));
+    prefill("p-2", List.of(2));
+
+    assertThat(producer.producerPart().soonestExpiry()).contains(LEASE.minusSeconds(10));
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(2);
   }
 
   // ---------------------------------------------------------------- helpers
@@ -833,6 +882,16 @@ public abstract class PullProtocolConformanceTest {
         written.put(block, bytes);
       }
       return written;
+    }
+
+    /** The producer's part of this engine's status. */
+    ProducerStatus producerPart() {
+      return connector.status().producer().orElseThrow();
+    }
+
+    /** The consumer's part of this engine's status. */
+    ConsumerStatus consumerPart() {
+      return connector.status().consumer().orElseThrow();
     }
 
     byte[] block(int block) {

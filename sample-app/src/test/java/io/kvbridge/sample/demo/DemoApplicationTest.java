@@ -85,8 +85,8 @@ class DemoApplicationTest {
   @Test
   void theKvbridgeEndpointShowsTheSummarysNumbers() {
     Map<String, Object> body = get("/actuator/kvbridge");
-    Map<String, Object> prefill = connector(body, "demo-test-prefill");
-    Map<String, Object> decode = connector(body, "demo-test-decode");
+    Map<String, Object> prefill = part(connector(body, "demo-test-prefill"), "producer");
+    Map<String, Object> decode = part(connector(body, "demo-test-decode"), "consumer");
 
     assertThat(prefill.get("leasesEnded"))
         .isEqualTo(
@@ -135,5 +135,15 @@ class DemoApplicationTest {
         .filter(c -> engineId.equals(c.get("engineId")))
         .findFirst()
         .orElseThrow(() -> new AssertionError("no connector " + engineId + " in " + body));
+  }
+
+  /** The {@code producer} or {@code consumer} part of a connector's status. */
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> part(Map<String, Object> connector, String name) {
+    Object part = connector.get(name);
+    if (part == null) {
+      throw new AssertionError("no " + name + " part in " + connector);
+    }
+    return (Map<String, Object>) part;
   }
 }

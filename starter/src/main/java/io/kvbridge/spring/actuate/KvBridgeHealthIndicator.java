@@ -2,11 +2,12 @@ package io.kvbridge.spring.actuate;
 
 import io.kvbridge.spi.Availability;
 import io.kvbridge.spi.ConnectorStatus;
+import io.kvbridge.spi.ConsumerStatus;
 import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.spring.KvConnectors;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -38,10 +39,10 @@ public class KvBridgeHealthIndicator extends AbstractHealthIndicator {
       ConnectorStatus status = connector.status();
       Map<String, Object> details = new LinkedHashMap<>();
       details.put("type", status.type());
-      details.put("role", status.role().name().toLowerCase(Locale.ROOT));
+      details.put("role", status.role().toString());
       details.put("engineId", status.engineId());
-      details.put("liveLeases", status.liveLeases());
-      details.put("loadsInFlight", status.loadsInFlight());
+      details.put("liveLeases", status.producer().map(ProducerStatus::liveLeases).orElse(0));
+      details.put("loadsInFlight", status.consumer().map(ConsumerStatus::loadsInFlight).orElse(0));
       byEngine.put(status.engineId(), details);
     }
     builder.up().withDetail("connectors", byEngine);
