@@ -104,6 +104,19 @@ class DemoApplicationTest {
   }
 
   @Test
+  void theHealthEndpointShowsEachEngineUnderKvbridge() {
+    Map<String, Object> prefill = get("/actuator/health/kvbridge/demo-test-prefill");
+    Map<String, Object> decode = get("/actuator/health/kvbridge/demo-test-decode");
+
+    assertThat(prefill).containsEntry("status", "UP");
+    assertThat(part(prefill, "details"))
+        .containsEntry("role", "producer")
+        .containsEntry("liveLeases", summary.liveLeases());
+    assertThat(decode).containsEntry("status", "UP");
+    assertThat(part(decode, "details")).containsEntry("role", "consumer");
+  }
+
+  @Test
   void theInfoEndpointShowsTheSummary() {
     @SuppressWarnings("unchecked")
     Map<String, Object> demo = (Map<String, Object>) get("/actuator/info").get("kvbridgeDemo");
@@ -137,12 +150,12 @@ class DemoApplicationTest {
         .orElseThrow(() -> new AssertionError("no connector " + engineId + " in " + body));
   }
 
-  /** The {@code producer} or {@code consumer} part of a connector's status. */
+  /** The object {@code name} of {@code json}, e.g. a connector's {@code producer} part. */
   @SuppressWarnings("unchecked")
-  private static Map<String, Object> part(Map<String, Object> connector, String name) {
-    Object part = connector.get(name);
+  private static Map<String, Object> part(Map<String, Object> json, String name) {
+    Object part = json.get(name);
     if (part == null) {
-      throw new AssertionError("no " + name + " part in " + connector);
+      throw new AssertionError("no " + name + " in " + json);
     }
     return (Map<String, Object>) part;
   }
