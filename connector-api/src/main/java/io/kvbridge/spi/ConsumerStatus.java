@@ -12,7 +12,7 @@ import java.util.List;
  * @param bytesRead bytes of those reads
  * @param loadsFailed loads that failed; the engine applied its load-failure policy to each
  * @param renewalsConfirmed lease renewals producers confirmed to this engine
- * @param producers the producers this engine completed a handshake with, by engine id
+ * @param producers the producers this engine completed a handshake with, sorted by engine id
  */
 public record ConsumerStatus(
     int loadsInFlight,
