@@ -2,9 +2,11 @@ package io.kvbridge.runtime;
 
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.ConsumerStatus;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
+import io.kvbridge.spi.PeerStatus;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.Descriptor;
@@ -16,6 +18,7 @@ import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.TransportException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -259,6 +262,20 @@ final class Consumer {
 
   int inFlight() {
     return loads.size();
+  }
+
+  /** The consumer's part of the connector's status. */
+  ConsumerStatus status() {
+    return new ConsumerStatus(
+        inFlight(),
+        counters.readsCompleted(),
+        counters.bytesRead(),
+        counters.loadsFailed(),
+        counters.renewalsConfirmed(),
+        handshakes.peers().values().stream()
+            .map(ProducerPeer::status)
+            .sorted(Comparator.comparing(PeerStatus::engineId))
+            .toList());
   }
 
   void close() {

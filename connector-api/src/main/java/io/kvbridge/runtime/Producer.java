@@ -17,6 +17,7 @@ import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
+import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
@@ -26,6 +27,7 @@ import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -86,11 +88,6 @@ final class Producer {
         lead.blockCount(),
         lead.tokensPerBlock(),
         ranks.memory(0).kind());
-  }
-
-  Optional<String> handshakeAddress() {
-    HandshakeChannel.Server s = server;
-    return s == null ? Optional.empty() : Optional.of(s.address().toString());
   }
 
   FinishDecision requestFinished(FinishedRequest request) {
@@ -217,13 +214,21 @@ final class Producer {
     return out;
   }
 
-  LeaseTable leases() {
-    return leases;
-  }
-
-  Set<String> knownConsumers() {
+  /** The producer's part of the connector's status; safe on any thread. */
+  ProducerStatus status() {
+    long now = settings.clock().nanoTime();
+    HandshakeChannel.Server s = server;
     HandshakeResponder r = responder;
-    return r == null ? Set.of() : r.consumers();
+    return new ProducerStatus(
+        s == null ? Optional.<String>empty() : Optional.of(s.address().toString()),
+        leases.size(),
+        leases.soonestDeadline().map(d -> Duration.ofNanos(Math.max(0, d - now))),
+        counters.granted(),
+        counters.ended(),
+        counters.heartbeatsRenewed(),
+        counters.heartbeatsIgnored(),
+        r == null ? List.of() : r.consumers().stream().sorted().toList(),
+        s == null ? Map.of() : s.droppedConnections());
   }
 
   void close() {

@@ -1,6 +1,7 @@
 package io.kvbridge.runtime;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.spi.PeerStatus;
 import io.kvbridge.transfer.MemoryKind;
 import java.util.List;
 
@@ -48,5 +49,12 @@ record ProducerPeer(
   /** Every rank's layout, by rank. */
   List<KvLayout> layouts() {
     return ranks.stream().map(Rank::layout).toList();
+  }
+
+  /** What the consumer's status shows of this producer: who it is and its clock now. */
+  PeerStatus status() {
+    ClockOffset offset = clock.current();
+    return new PeerStatus(
+        engineId, incarnation, address, offset.offsetNanos(), offset.uncertaintyNanos());
   }
 }

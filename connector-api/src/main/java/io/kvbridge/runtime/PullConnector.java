@@ -4,12 +4,14 @@ import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorStatus;
+import io.kvbridge.spi.ConsumerStatus;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
+import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.SchedulerSide;
 import io.kvbridge.spi.StepMetadata;
 import io.kvbridge.spi.TokenIds;
@@ -22,12 +24,10 @@ import io.kvbridge.wire.MalformedMessageException;
 import io.kvbridge.wire.ProtocolMessage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -127,36 +127,25 @@ public final class PullConnector implements KvConnector {
 
   @Override
   public ConnectorStatus status() {
-    long now = settings.clock().nanoTime();
-    Optional<Duration> soonest =
-        producer.leases().soonestDeadline().map(d -> Duration.ofNanos(Math.max(0, d - now)));
-    Set<String> peers = new TreeSet<>(producer.knownConsumers());
-    peers.addAll(consumer.handshakes().peers().keySet());
-    int inFlight;
-    lock.lock();
-    try {
-      inFlight = consumer.inFlight();
-    } finally {
-      lock.unlock();
+    Optional<ProducerStatus> producerPart =
+        settings.role().produces() ? Optional.of(producer.status()) : Optional.empty();
+    Optional<ConsumerStatus> consumerPart = Optional.empty();
+    if (settings.role().consumes()) {
+      lock.lock();
+      try {
+        consumerPart = Optional.of(consumer.status());
+      } finally {
+        lock.unlock();
+      }
     }
     return new ConnectorStatus(
         settings.type(),
         settings.engineId(),
         settings.role(),
-        producer.handshakeAddress(),
-        producer.leases().size(),
-        soonest,
-        counters.granted(),
-        counters.ended(),
-        counters.rejected(),
-        List.copyOf(peers),
-        inFlight,
-        counters.readsCompleted(),
-        counters.bytesRead(),
-        counters.loadsFailed(),
-        counters.heartbeatsRenewed(),
-        counters.heartbeatsIgnored(),
-        counters.renewalsConfirmed());
+        settings.incarnation(),
+        producerPart,
+        consumerPart,
+        counters.rejected());
   }
 
   @Override

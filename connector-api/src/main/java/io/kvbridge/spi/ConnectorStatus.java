@@ -1,56 +1,58 @@
 package io.kvbridge.spi;
 
-import io.kvbridge.lease.EndReason;
 import io.kvbridge.observe.RejectedInput;
-import java.time.Duration;
-import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A point-in-time view of a connector, for health checks and the management endpoint.
+ * A point-in-time view of a connector, for health checks and the management endpoint: who the
+ * engine is, what it does as a producer and as a consumer, and what untrusted input it refused.
  *
- * @param type the connector type
+ * <p>A part is present exactly when the role has it: a {@link Role#PRODUCER} has only {@link
+ * #producer()}, a {@link Role#CONSUMER} only {@link #consumer()}, {@link Role#BOTH} both.
+ *
+ * @param type the connector type, e.g. {@code fake} or {@code nixl}
  * @param engineId this engine's id
  * @param role this engine's role
- * @param handshakeAddress where this engine answers handshakes, once its KV cache is registered
- * @param liveLeases leases P holds now
- * @param soonestExpiry time until the earliest live lease expires
- * @param leasesGranted leases granted since start
- * @param leasesEnded leases ended since start, by reason
- * @param rejected untrusted inputs refused since start, by kind
- * @param knownPeers engine ids this engine completed a handshake with
- * @param loadsInFlight consumer loads started and not yet finished or failed
- * @param readsCompleted consumer reads validated by the producer
- * @param bytesRead bytes of validated reads
- * @param loadsFailed consumer loads that failed
- * @param heartbeatsRenewed heartbeats that renewed a lease on this producer
- * @param heartbeatsIgnored heartbeats ignored on this producer (unknown or ended leases)
- * @param renewalsConfirmed lease renewals producers confirmed to this consumer
+ * @param incarnation which start of this engine this is; drawn afresh at every start
+ * @param producer the leases this engine holds for consumers and the handshakes it answers; present
+ *     exactly when the role {@linkplain Role#produces() produces}
+ * @param consumer the loads this engine runs and the producers it knows; present exactly when the
+ *     role {@linkplain Role#consumes() consumes}
+ * @param rejected untrusted inputs refused since start, by kind; every kind is present, in
+ *     declaration order
  */
 public record ConnectorStatus(
     String type,
     String engineId,
     Role role,
-    Optional<String> handshakeAddress,
-    int liveLeases,
-    Optional<Duration> soonestExpiry,
-    long leasesGranted,
-    Map<EndReason, Long> leasesEnded,
-    Map<RejectedInput, Long> rejected,
-    List<String> knownPeers,
-    int loadsInFlight,
-    long readsCompleted,
-    long bytesRead,
-    long loadsFailed,
-    long heartbeatsRenewed,
-    long heartbeatsIgnored,
-    long renewalsConfirmed) {
+    long incarnation,
+    Optional<ProducerStatus> producer,
+    Optional<ConsumerStatus> consumer,
+    Map<RejectedInput, Long> rejected) {
 
-  /** Copies the collections. */
+  /**
+   * Checks that the parts match the role and fills in every kind of refusal.
+   *
+   * @throws IllegalArgumentException if a part is present that the role does not have, or missing
+   *     one it has
+   */
   public ConnectorStatus {
-    leasesEnded = Map.copyOf(leasesEnded);
-    rejected = Map.copyOf(rejected);
-    knownPeers = List.copyOf(knownPeers);
+    Objects.requireNonNull(role, "role");
+    if (producer.isPresent() != role.produces() || consumer.isPresent() != role.consumes()) {
+      throw new IllegalArgumentException(
+          "the status of a "
+              + role
+              + " engine has "
+              + (role.produces() ? "a producer part" : "no producer part")
+              + " and "
+              + (role.consumes() ? "a consumer part" : "no consumer part")
+              + "; got producer "
+              + (producer.isPresent() ? "present" : "absent")
+              + ", consumer "
+              + (consumer.isPresent() ? "present" : "absent"));
+    }
+    rejected = EnumCounts.complete(RejectedInput.class, rejected);
   }
 }

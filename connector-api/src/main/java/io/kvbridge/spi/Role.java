@@ -1,6 +1,11 @@
 package io.kvbridge.spi;
 
-/** What an engine does in a disaggregated deployment. */
+import java.util.Locale;
+
+/**
+ * What an engine does in a disaggregated deployment. Its {@link #toString()} is the value written
+ * in configuration ({@code kvbridge.role=producer}), which messages and JSON show too.
+ */
 public enum Role {
   /** Prefill node: grants leases and lets consumers read its blocks. */
   PRODUCER,
@@ -17,5 +22,11 @@ public enum Role {
   /** Whether this role reads from producers. */
   public boolean consumes() {
     return this != PRODUCER;
+  }
+
+  /** The lower-case name: {@code producer}, {@code consumer} or {@code both}. */
+  @Override
+  public String toString() {
+    return name().toLowerCase(Locale.ROOT);
   }
 }

@@ -67,7 +67,8 @@ class NixlLeaseExpiryTest {
     clock.advance(Duration.ofNanos(1));
 
     assertThat(producer.worker().getFinished(Set.of()).doneSending()).containsExactly("req-1");
-    assertThat(producer.status().leasesEnded()).containsEntry(EndReason.EXPIRED, 1L);
-    assertThat(producer.status().liveLeases()).isZero();
+    assertThat(producer.status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.EXPIRED, 1L);
+    assertThat(producer.status().producer().orElseThrow().liveLeases()).isZero();
   }
 }

@@ -12,6 +12,8 @@ import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.runtime.PullConnector;
 import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.ConnectorStatus;
+import io.kvbridge.spi.ConsumerStatus;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
@@ -19,6 +21,7 @@ import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.PeerDirectory;
+import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -184,10 +187,10 @@ public abstract class PullProtocolConformanceTest {
           .isEqualTo(written.get(producerBlocks.get(i)));
     }
     awaitTrue(() -> producer.drain().sent.contains("p-1"));
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
-    assertThat(producer.connector.status().liveLeases()).isZero();
-    assertThat(consumer.connector.status().readsCompleted()).isEqualTo(1);
-    assertThat(consumer.connector.status().bytesRead()).isEqualTo(3L * 1024);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.producerPart().liveLeases()).isZero();
+    assertThat(consumer.consumerPart().readsCompleted()).isEqualTo(1);
+    assertThat(consumer.consumerPart().bytesRead()).isEqualTo(3L * 1024);
   }
 
   @Test
@@ -214,7 +217,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(decision.delayFree()).isFalse();
     assertThat(decision.params()).isEmpty();
-    assertThat(producer.connector.status().liveLeases()).isZero();
+    assertThat(producer.producerPart().liveLeases()).isZero();
   }
 
   @Test
@@ -279,7 +282,7 @@ public abstract class PullProtocolConformanceTest {
     clock.advance(LEASE);
 
     assertThat(producer.drain().sent).contains("p-1");
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.EXPIRED, 1L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.EXPIRED, 1L);
   }
 
   @Test
@@ -289,7 +292,7 @@ public abstract class PullProtocolConformanceTest {
 
     producer.connector.worker().sweep();
 
-    assertThat(producer.connector.status().liveLeases()).isZero();
+    assertThat(producer.producerPart().liveLeases()).isZero();
     assertThat(producer.drain().sent).containsExactly("p-1");
   }
 
@@ -300,7 +303,7 @@ public abstract class PullProtocolConformanceTest {
     assertThat(producer.connector.scheduler().revoke("p-1", "client went away")).isTrue();
 
     assertThat(producer.drain().sent).containsExactly("p-1");
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
   }
 
   @Test
@@ -310,7 +313,7 @@ public abstract class PullProtocolConformanceTest {
 
     producer.connector.close();
 
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 2L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.REVOKED, 2L);
   }
 
   // ---------------------------------------------------------------- never decode from freed blocks
@@ -328,7 +331,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(consumer.failed).containsKey("d-1");
     assertThat(consumer.failed.get("d-1").reason()).contains("safety margin");
-    assertThat(consumer.connector.status().readsCompleted()).isZero();
+    assertThat(consumer.consumerPart().readsCompleted()).isZero();
   }
 
   @Test
@@ -343,7 +346,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(consumer.received).doesNotContain("d-1");
     assertThat(consumer.failed).containsKey("d-1");
-    assertThat(producer.connector.status().leasesEnded())
+    assertThat(producer.producerPart().leasesEnded())
         .containsEntry(EndReason.EXPIRED, 1L)
         .containsEntry(EndReason.READ, 0L);
   }
@@ -361,17 +364,17 @@ public abstract class PullProtocolConformanceTest {
     awaitTrue(
         () -> {
           producer.drain();
-          return producer.connector.status().heartbeatsRenewed() >= 1;
+          return producer.producerPart().heartbeatsRenewed() >= 1;
         });
     awaitTrue(
         () -> {
           consumer.drain();
-          return consumer.connector.status().renewalsConfirmed() >= 1;
+          return consumer.consumerPart().renewalsConfirmed() >= 1;
         });
     clock.advance(Duration.ofSeconds(20));
     producer.connector.worker().sweep();
 
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
     consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
     settle("d-2");
     assertThat(consumer.received).contains("d-2");
@@ -423,8 +426,8 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.connector.scheduler().cancelLoad("d-1", "client went away")).isTrue();
 
     awaitTrue(() -> producer.drain().sent.contains("p-1"));
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.RELEASED, 1L);
-    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.RELEASED, 1L);
+    assertThat(consumer.consumerPart().loadsInFlight()).isZero();
     consumer.drain();
     assertThat(consumer.received).doesNotContain("d-1");
     assertThat(consumer.failed).doesNotContainKey("d-1");
@@ -445,14 +448,14 @@ public abstract class PullProtocolConformanceTest {
     assertThat(first).isEqualTo(LoadMatch.PENDING);
     assertThat(later).isInstanceOf(LoadMatch.Unavailable.class);
     assertThat(((LoadMatch.Unavailable) later).reason()).contains("did not confirm");
-    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+    assertThat(consumer.consumerPart().loadsInFlight()).isZero();
   }
 
   // ---------------------------------------------------------------- discovery
 
   @Test
   void paramsWithoutAHandshakeAddressAreResolvedThroughThePeerDirectory() {
-    String address = producer.connector.status().handshakeAddress().orElseThrow();
+    String address = producer.producerPart().handshakeAddress().orElseThrow();
     String producerId = producer.connector.settings().engineId();
     directory = id -> id.equals(producerId) ? Optional.of(address) : Optional.empty();
     consumer = node("decode-discovering", Role.CONSUMER, CONSUMER_LAYOUT);
@@ -473,7 +476,7 @@ public abstract class PullProtocolConformanceTest {
     load("d-1", params, List.of(8));
 
     assertThat(consumer.failed.get("d-1").reason()).contains("has no handshake address");
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -487,7 +490,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(consumer.failed.get("d-1").reason()).contains("its key expired");
     assertThat(consumer.failed.get("d-1").localBlockIds()).containsExactly(5);
-    assertThat(consumer.connector.status().knownPeers()).isEmpty();
+    assertThat(consumer.consumerPart().producers()).isEmpty();
   }
 
   @Test
@@ -499,8 +502,8 @@ public abstract class PullProtocolConformanceTest {
     producer.connector.peerGone(consumer.connector.settings().engineId(), "its key expired");
 
     assertThat(producer.drain().sent).containsExactly("p-1");
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   /** {@code params} as a router that relies on discovery would pass them: with no address. */
@@ -540,8 +543,8 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.failed.get("d-1").reason()).contains("not authenticated");
     assertThat(producer.connector.status().rejected())
         .containsEntry(RejectedInput.HANDSHAKE_UNAUTHENTICATED, 1L);
-    assertThat(producer.connector.status().knownPeers()).isEmpty();
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().consumers()).isEmpty();
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -566,7 +569,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(consumer.failed.get("d-1").reason())
         .contains("trusts only producers that prove the deployment's secret");
-    assertThat(consumer.connector.status().knownPeers()).isEmpty();
+    assertThat(consumer.consumerPart().producers()).isEmpty();
   }
 
   // ---------------------------------------------------------------- untrusted input
@@ -579,7 +582,7 @@ public abstract class PullProtocolConformanceTest {
     sendFromConsumer(new LeaseRef("p-2", LeaseToken.random().value()));
 
     awaitRejected(producer, RejectedInput.WRONG_TOKEN);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
     assertThat(producer.drain().sent).doesNotContain("p-2");
   }
 
@@ -591,7 +594,7 @@ public abstract class PullProtocolConformanceTest {
     sendFromConsumer(new LeaseRef("ghost", LeaseToken.random().value()));
 
     awaitRejected(producer, RejectedInput.UNKNOWN_LEASE);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -601,7 +604,7 @@ public abstract class PullProtocolConformanceTest {
     sendFromConsumer(new LeaseRef(params.requestId(), params.leaseToken()));
 
     awaitRejected(producer, RejectedInput.LATE_OR_DUPLICATE);
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 1L);
     assertThat(producer.sentCount.get(params.requestId())).isEqualTo(1);
   }
 
@@ -628,7 +631,7 @@ public abstract class PullProtocolConformanceTest {
             new LeaseRef(params.requestId(), params.leaseToken()), "stranger"));
 
     awaitRejected(producer, RejectedInput.UNKNOWN_PEER);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -641,7 +644,7 @@ public abstract class PullProtocolConformanceTest {
     assertThat(other.failed.get("d-1").reason()).contains("incompatible KV layout");
     assertThat(producer.connector.status().rejected())
         .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -681,7 +684,7 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.failed.get("d-1").reason()).contains("do not hold exactly 4 tokens");
     assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -699,7 +702,7 @@ public abstract class PullProtocolConformanceTest {
         .hasMessageContaining("handshake_address 'udp://prefill:1' is not an address");
     assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
-    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+    assertThat(consumer.consumerPart().loadsInFlight()).isZero();
   }
 
   @Test
@@ -723,7 +726,7 @@ public abstract class PullProtocolConformanceTest {
                     .scheduler()
                     .matchRemote("d-1", Prompts.of("p-1", forged.tokens()), 0, forged))
         .hasMessageContaining("more than this engine's pool");
-    assertThat(consumer.connector.status().loadsInFlight()).isZero();
+    assertThat(consumer.consumerPart().loadsInFlight()).isZero();
   }
 
   // ---------------------------------------------------------------- a lease opens only its blocks
@@ -767,9 +770,9 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.received).doesNotContain("d-1");
     assertThat(consumer.failed.get("d-1").reason()).contains("WRONG_BLOCKS");
     awaitRejected(producer, RejectedInput.WRONG_BLOCKS);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(2);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(2);
     assertThat(producer.drain().sent).isEmpty();
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 0L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 0L);
   }
 
   @Test
@@ -790,7 +793,7 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.block(50)).isEqualTo(written.get(3));
     assertThat(consumer.block(52)).isEqualTo(written.get(11));
     awaitTrue(() -> producer.drain().sent.contains("p-1"));
-    assertThat(producer.connector.status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 1L);
   }
 
   @Test
@@ -807,8 +810,8 @@ public abstract class PullProtocolConformanceTest {
         .hasMessageContaining("another prompt");
     assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.PROMPT_MISMATCH, 1L);
-    assertThat(consumer.connector.status().loadsInFlight()).isZero();
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(consumer.consumerPart().loadsInFlight()).isZero();
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -822,7 +825,7 @@ public abstract class PullProtocolConformanceTest {
 
     assertThat(consumer.received).doesNotContain("d-1");
     awaitRejected(producer, RejectedInput.WRONG_BLOCKS);
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -837,8 +840,8 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.failed.get("d-1").reason()).contains("crc32c");
     assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.CHECKSUM_MISMATCH, 1L);
-    assertThat(consumer.connector.status().readsCompleted()).isZero();
-    assertThat(producer.connector.status().liveLeases()).isEqualTo(1);
+    assertThat(consumer.consumerPart().readsCompleted()).isZero();
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
   @Test
@@ -864,13 +867,13 @@ public abstract class PullProtocolConformanceTest {
             Messages.renewed(new LeaseRef("p-9", LeaseToken.random().value()), Long.MAX_VALUE));
 
     awaitRejected(consumer, RejectedInput.UNEXPECTED_REPLY);
-    assertThat(consumer.connector.status().renewalsConfirmed()).isZero();
+    assertThat(consumer.consumerPart().renewalsConfirmed()).isZero();
   }
 
   @Test
   void malformedHandshakeIsRefusedAndCounted() throws Exception {
     HandshakeAddress address =
-        HandshakeAddress.parse(producer.connector.status().handshakeAddress().orElseThrow());
+        HandshakeAddress.parse(producer.producerPart().handshakeAddress().orElseThrow());
 
     byte[] answer =
         HandshakeChannel.forAddress(address)
@@ -914,7 +917,7 @@ public abstract class PullProtocolConformanceTest {
       // no block was committed to the load.
       assertThat(first).isEqualTo(LoadMatch.PENDING);
       assertThat(consumer.failed).doesNotContainKey("d-1");
-      assertThat(consumer.connector.status().loadsInFlight()).isEqualTo(1);
+      assertThat(consumer.consumerPart().loadsInFlight()).isEqualTo(1);
       assertThat(confirm(consumer, "d-1", elsewhere, prompt)).isFalse();
       assertThat(consumer.failed.get("d-1").reason()).contains("handshake with");
     }
@@ -923,6 +926,52 @@ public abstract class PullProtocolConformanceTest {
   /** An address of this connector's handshake scheme where nobody answers. */
   protected String unreachableHandshakeAddress() {
     return "local://nobody-" + UUID.randomUUID();
+  }
+
+  // ---------------------------------------------------------------- the status
+
+  @Test
+  void eachEngineShowsOnlyThePartsOfItsRole() {
+    ConnectorStatus p = producer.connector.status();
+    ConnectorStatus c = consumer.connector.status();
+
+    assertThat(p.role()).isEqualTo(Role.PRODUCER);
+    assertThat(p.incarnation()).isEqualTo(producer.connector.settings().incarnation());
+    assertThat(p.producer()).isPresent();
+    assertThat(p.consumer()).isEmpty();
+    assertThat(c.role()).isEqualTo(Role.CONSUMER);
+    assertThat(c.producer()).isEmpty();
+    assertThat(c.consumer()).isPresent();
+  }
+
+  @Test
+  void eachSideNamesThePeersItHandshookWith() {
+    TransferParams params = establishPeer();
+
+    assertThat(producer.producerPart().consumers())
+        .containsExactly(consumer.connector.settings().engineId());
+    assertThat(consumer.consumerPart().producers())
+        .singleElement()
+        .satisfies(
+            peer -> {
+              assertThat(peer.engineId()).isEqualTo(params.producerEngineId());
+              assertThat(peer.incarnation()).isEqualTo(params.producerIncarnation());
+              assertThat(peer.address()).isEqualTo(params.handshakeAddress());
+              // Both engines read one clock, so the estimate finds no offset.
+              assertThat(peer.clockOffsetNanos()).isZero();
+              assertThat(peer.clockUncertaintyNanos()).isPositive();
+            });
+  }
+
+  @Test
+  void soonestExpiryIsTheTimeLeftToTheEarliestLiveLease() {
+    assertThat(producer.producerPart().soonestExpiry()).isEmpty();
+    prefill("p-1", List.of(1));
+    clock.advance(Duration.ofSeconds(10));
+    prefill("p-2", List.of(2));
+
+    assertThat(producer.producerPart().soonestExpiry()).contains(LEASE.minusSeconds(10));
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(2);
   }
 
   // ---------------------------------------------------------------- helpers
@@ -1106,6 +1155,16 @@ public abstract class PullProtocolConformanceTest {
         written.put(block, bytes);
       }
       return written;
+    }
+
+    /** The producer's part of this engine's status. */
+    ProducerStatus producerPart() {
+      return connector.status().producer().orElseThrow();
+    }
+
+    /** The consumer's part of this engine's status. */
+    ConsumerStatus consumerPart() {
+      return connector.status().consumer().orElseThrow();
     }
 
     byte[] block(int block) {

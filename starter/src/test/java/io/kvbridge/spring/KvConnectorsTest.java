@@ -117,8 +117,9 @@ class KvConnectorsTest {
           Leases.grant(connector, "r-1");
           created.set(connector);
         });
-    assertThat(created.get().status().liveLeases()).isZero();
-    assertThat(created.get().status().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
+    assertThat(created.get().status().producer().orElseThrow().liveLeases()).isZero();
+    assertThat(created.get().status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.REVOKED, 1L);
   }
 
   @Test

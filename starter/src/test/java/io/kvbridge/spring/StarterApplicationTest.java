@@ -3,7 +3,7 @@ package io.kvbridge.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvbridge.spring.actuate.KvBridgeEndpoint;
-import io.kvbridge.spring.actuate.KvBridgeHealthIndicator;
+import io.kvbridge.spring.actuate.KvBridgeHealthContributor;
 import io.kvbridge.spring.metrics.MicrometerConnectorObservers;
 import io.kvbridge.spring.scheduling.ConnectorMaintenance;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -28,7 +28,7 @@ class StarterApplicationTest {
             .run()) {
       assertThat(context.getBean(KvConnectors.class).provider().type()).isEqualTo("fake");
       assertThat(context.getBean(ConnectorMaintenance.class).isRunning()).isTrue();
-      assertThat(context.getBeansOfType(KvBridgeHealthIndicator.class)).hasSize(1);
+      assertThat(context.getBeansOfType(KvBridgeHealthContributor.class)).hasSize(1);
       assertThat(context.getBeansOfType(KvBridgeEndpoint.class)).hasSize(1);
       assertThat(context.getBeansOfType(MicrometerConnectorObservers.class)).hasSize(1);
 

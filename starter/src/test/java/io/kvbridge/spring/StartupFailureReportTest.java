@@ -73,9 +73,9 @@ class StartupFailureReportTest {
             "kvbridge.role",
             "\"leader\"",
             "The following values are valid:",
-            "BOTH",
-            "CONSUMER",
-            "PRODUCER");
+            "both",
+            "consumer",
+            "producer");
   }
 
   @Test

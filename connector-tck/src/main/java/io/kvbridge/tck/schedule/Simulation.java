@@ -135,8 +135,9 @@ final class Simulation implements AutoCloseable {
       throw new AssertionError(
           "P leaked " + (LAYOUT.blockCount() - producer.free.size()) + " blocks");
     }
-    if (producer.connector.status().liveLeases() != 0) {
-      throw new AssertionError("P has live leases: " + producer.connector.status().liveLeases());
+    int liveLeases = producer.connector.status().producer().orElseThrow().liveLeases();
+    if (liveLeases != 0) {
+      throw new AssertionError("P has live leases: " + liveLeases);
     }
     if (!decoder.pending.isEmpty() || !decoder.asking.isEmpty()) {
       throw new AssertionError(

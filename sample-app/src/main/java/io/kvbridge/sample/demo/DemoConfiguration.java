@@ -1,8 +1,7 @@
 package io.kvbridge.sample.demo;
 
 import io.kvbridge.sample.SampleProperties;
-import io.kvbridge.sample.decode.DecodeNode;
-import io.kvbridge.sample.prefill.PrefillNode;
+import io.kvbridge.sample.node.Node;
 import io.kvbridge.sample.router.PdRouter;
 import io.kvbridge.spring.KvBridgeProperties;
 import org.springframework.beans.factory.ObjectProvider;
@@ -33,11 +32,10 @@ public class DemoConfiguration {
   public DemoRunner demoRunner(
       SampleProperties properties,
       KvBridgeProperties kvbridge,
-      ObjectProvider<PrefillNode> prefill,
-      ObjectProvider<DecodeNode> decode,
+      ObjectProvider<Node> nodes,
       ObjectProvider<PdRouter> router,
       RestClient.Builder clients,
       DemoReport report) {
-    return new DemoRunner(properties, kvbridge, prefill, decode, router, clients, report);
+    return new DemoRunner(properties, kvbridge, nodes, router, clients, report);
   }
 }

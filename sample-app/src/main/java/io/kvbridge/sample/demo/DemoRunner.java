@@ -1,11 +1,13 @@
 package io.kvbridge.sample.demo;
 
 import io.kvbridge.sample.SampleProperties;
-import io.kvbridge.sample.decode.DecodeNode;
-import io.kvbridge.sample.prefill.PrefillNode;
+import io.kvbridge.sample.node.Node;
+import io.kvbridge.sample.node.NodeKind;
 import io.kvbridge.sample.router.PdRouter;
 import io.kvbridge.spring.KvBridgeProperties;
 import java.net.URI;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,8 +29,7 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
 
   private final SampleProperties properties;
   private final KvBridgeProperties kvbridge;
-  private final ObjectProvider<PrefillNode> prefill;
-  private final ObjectProvider<DecodeNode> decode;
+  private final ObjectProvider<Node> nodes;
   private final ObjectProvider<PdRouter> router;
   private final RestClient.Builder clients;
   private final DemoReport report;
@@ -37,15 +38,13 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
   public DemoRunner(
       SampleProperties properties,
       KvBridgeProperties kvbridge,
-      ObjectProvider<PrefillNode> prefill,
-      ObjectProvider<DecodeNode> decode,
+      ObjectProvider<Node> nodes,
       ObjectProvider<PdRouter> router,
       RestClient.Builder clients,
       DemoReport report) {
     this.properties = properties;
     this.kvbridge = kvbridge;
-    this.prefill = prefill;
-    this.decode = decode;
+    this.nodes = nodes;
     this.router = router;
     this.clients = clients;
     this.report = report;
@@ -53,8 +52,10 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
 
   @Override
   public void onApplicationEvent(ApplicationReadyEvent event) {
-    PrefillNode p = prefill.getIfAvailable();
-    DecodeNode d = decode.getIfAvailable();
+    Map<NodeKind, Node> byKind = new EnumMap<>(NodeKind.class);
+    nodes.forEach(node -> byKind.put(node.kind(), node));
+    Node p = byKind.get(NodeKind.PREFILL);
+    Node d = byKind.get(NodeKind.DECODE);
     PdRouter r = router.getIfAvailable();
     if (p == null || d == null || r == null) {
       LOG.info(

@@ -8,7 +8,8 @@ import io.kvbridge.sample.engine.Engine;
 import io.kvbridge.sample.engine.Generation.KvSource;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.sample.router.DroppedAfterPrefillException;
-import io.kvbridge.spi.ConnectorStatus;
+import io.kvbridge.spi.ConsumerStatus;
+import io.kvbridge.spi.ProducerStatus;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -145,7 +146,7 @@ public final class DemoWorkload {
           tally.dropped.get(),
           tally.failed.get(),
           prefill.stats().heldBlocks(),
-          prefill.connector().status().liveLeases(),
+          prefill.connector().status().producer().orElseThrow().liveLeases(),
           decode.stats().loadedBlocks());
     }
   }
@@ -208,15 +209,15 @@ public final class DemoWorkload {
     long deadline = System.nanoTime() + leaseDuration.toNanos() + Duration.ofSeconds(5).toNanos();
     while (System.nanoTime() < deadline
         && (prefill.stats().heldBlocks() > 0
-            || prefill.connector().status().liveLeases() > 0
+            || prefill.connector().status().producer().orElseThrow().liveLeases() > 0
             || decode.stats().heldBlocks() > 0)) {
       TimeUnit.MILLISECONDS.sleep(50);
     }
   }
 
   private DemoSummary summarize(Tally tally, Duration elapsed) {
-    ConnectorStatus producer = prefill.connector().status();
-    ConnectorStatus consumer = decode.connector().status();
+    ProducerStatus producer = prefill.connector().status().producer().orElseThrow();
+    ConsumerStatus consumer = decode.connector().status().consumer().orElseThrow();
     return new DemoSummary(
         settings.requests(),
         tally.served.get(),

@@ -1,11 +1,9 @@
 package io.kvbridge.sample.router;
 
 import io.kvbridge.sample.SampleProperties;
-import io.kvbridge.sample.decode.DecodeNode;
-import io.kvbridge.sample.prefill.PrefillNode;
+import io.kvbridge.sample.node.NodeKind;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.util.Objects;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -36,40 +34,29 @@ public class RouterConfiguration {
     return new PdRouter(
         client,
         properties.engine().context(),
-        base(
-            settings.prefillUrl(),
-            properties.prefill().path(),
-            PrefillNode.DEFAULT_PATH,
-            "prefill",
-            environment),
-        base(
-            settings.decodeUrl(),
-            properties.decode().path(),
-            DecodeNode.DEFAULT_PATH,
-            "decode",
-            environment),
+        base(settings.prefillUrl(), NodeKind.PREFILL, properties, environment),
+        base(settings.decodeUrl(), NodeKind.DECODE, properties, environment),
         new DropAfterPrefill(settings.dropAfterPrefill()));
   }
 
   private static Supplier<URI> base(
       @Nullable URI configured,
-      @Nullable String path,
-      String defaultPath,
-      String node,
+      NodeKind node,
+      SampleProperties properties,
       Environment environment) {
     if (configured != null) {
       return () -> configured;
     }
-    String prefix = Objects.requireNonNullElse(path, defaultPath);
+    String prefix = node.path(properties);
     return () -> {
       String port = environment.getProperty("local.server.port");
       if (port == null) {
         throw new IllegalStateException(
             "the "
-                + node
+                + node.id()
                 + " node's URL is not configured and this server has no port yet; set"
                 + " kvbridge.sample.router."
-                + node
+                + node.id()
                 + "-url");
       }
       return URI.create("http://127.0.0.1:" + port + prefix);

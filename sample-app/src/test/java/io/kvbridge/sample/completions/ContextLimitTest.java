@@ -5,10 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvbridge.sample.AllInOneServer;
 import io.kvbridge.sample.HttpApi;
 import io.kvbridge.sample.engine.ToyModel;
-import io.kvbridge.sample.prefill.PrefillNode;
+import io.kvbridge.sample.node.Node;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
@@ -25,7 +26,10 @@ class ContextLimitTest {
   private static final int CONTEXT = 8192;
 
   @LocalServerPort int port;
-  @Autowired PrefillNode prefill;
+
+  @Autowired
+  @Qualifier("prefillNode")
+  Node prefill;
 
   private HttpApi api;
 

@@ -85,8 +85,8 @@ class DemoApplicationTest {
   @Test
   void theKvbridgeEndpointShowsTheSummarysNumbers() {
     Map<String, Object> body = get("/actuator/kvbridge");
-    Map<String, Object> prefill = connector(body, "demo-test-prefill");
-    Map<String, Object> decode = connector(body, "demo-test-decode");
+    Map<String, Object> prefill = part(connector(body, "demo-test-prefill"), "producer");
+    Map<String, Object> decode = part(connector(body, "demo-test-decode"), "consumer");
 
     assertThat(prefill.get("leasesEnded"))
         .isEqualTo(
@@ -101,6 +101,19 @@ class DemoApplicationTest {
     assertThat(((Number) decode.get("bytesRead")).longValue()).isEqualTo(summary.bytesMoved());
     assertThat(((Number) decode.get("readsCompleted")).longValue())
         .isEqualTo(summary.servedFromTransfer());
+  }
+
+  @Test
+  void theHealthEndpointShowsEachEngineUnderKvbridge() {
+    Map<String, Object> prefill = get("/actuator/health/kvbridge/demo-test-prefill");
+    Map<String, Object> decode = get("/actuator/health/kvbridge/demo-test-decode");
+
+    assertThat(prefill).containsEntry("status", "UP");
+    assertThat(part(prefill, "details"))
+        .containsEntry("role", "producer")
+        .containsEntry("liveLeases", summary.liveLeases());
+    assertThat(decode).containsEntry("status", "UP");
+    assertThat(part(decode, "details")).containsEntry("role", "consumer");
   }
 
   @Test
@@ -135,5 +148,15 @@ class DemoApplicationTest {
         .filter(c -> engineId.equals(c.get("engineId")))
         .findFirst()
         .orElseThrow(() -> new AssertionError("no connector " + engineId + " in " + body));
+  }
+
+  /** The object {@code name} of {@code json}, e.g. a connector's {@code producer} part. */
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> part(Map<String, Object> json, String name) {
+    Object part = json.get(name);
+    if (part == null) {
+      throw new AssertionError("no " + name + " in " + json);
+    }
+    return (Map<String, Object>) part;
   }
 }

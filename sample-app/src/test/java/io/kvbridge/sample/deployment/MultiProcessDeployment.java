@@ -114,7 +114,7 @@ abstract class MultiProcessDeployment {
         .atMost(Duration.ofSeconds(20))
         .untilAsserted(
             () -> {
-              Map<String, Object> status = prefillConnector();
+              Map<String, Object> status = prefillProducerStatus();
               assertThat(status.get("liveLeases")).isEqualTo(0);
               assertThat(status.get("leasesEnded"))
                   .isEqualTo(
@@ -138,15 +138,17 @@ abstract class MultiProcessDeployment {
             .count();
   }
 
+  /** The producer part of the prefill process's connector status. */
   @SuppressWarnings("unchecked")
-  private Map<String, Object> prefillConnector() {
+  private Map<String, Object> prefillProducerStatus() {
     Map<String, Object> body =
         RestClient.create("http://127.0.0.1:" + prefillPort)
             .get()
             .uri("/actuator/kvbridge")
             .retrieve()
             .body(JSON);
-    return ((List<Map<String, Object>>) body.get("connectors")).get(0);
+    Map<String, Object> connector = ((List<Map<String, Object>>) body.get("connectors")).get(0);
+    return (Map<String, Object>) connector.get("producer");
   }
 
   private Process launch(String profile, int port, List<String> connector) throws IOException {

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.sample.FaultInjection;
 import io.kvbridge.sample.HttpApi;
-import io.kvbridge.sample.decode.DecodeNode;
+import io.kvbridge.sample.node.Node;
 import io.kvbridge.tck.faults.Faults;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
@@ -47,7 +48,11 @@ class EngineFailureOverHttpTest {
   private static final String CAUSE = "injected: Java heap space";
 
   @LocalServerPort int port;
-  @Autowired DecodeNode decode;
+
+  @Autowired
+  @Qualifier("decodeNode")
+  Node decode;
+
   @Autowired Faults faults;
 
   private HttpApi api;

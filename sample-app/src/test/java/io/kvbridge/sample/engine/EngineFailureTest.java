@@ -81,14 +81,15 @@ class EngineFailureTest {
   @Test
   void aDeadPrefillEngineClosesItsConnectorSoItsLeasesAreRevoked() throws Exception {
     prefill();
-    assertThat(pair.prefill.connector().status().liveLeases()).isEqualTo(1);
+    assertThat(pair.prefill.connector().status().producer().orElseThrow().liveLeases())
+        .isEqualTo(1);
 
     pair.prefill.injectIntoNextStep(EngineFailureTest::runOutOfMemory);
 
     await()
         .untilAsserted(
             () ->
-                assertThat(pair.prefill.connector().status().leasesEnded())
+                assertThat(pair.prefill.connector().status().producer().orElseThrow().leasesEnded())
                     .containsEntry(EndReason.REVOKED, 1L));
   }
 

@@ -62,7 +62,8 @@ class EngineTransferTest {
     decode(PROMPT, 3, params).get();
 
     await().until(() -> pair.prefill.stats().heldBlocks() == 0);
-    assertThat(pair.prefill.connector().status().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(pair.prefill.connector().status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.READ, 1L);
     assertThat(pair.decode.stats().heldBlocks()).isZero();
     assertThat(pair.decode.stats().loadedBlocks()).isEqualTo(7);
   }
@@ -100,7 +101,7 @@ class EngineTransferTest {
     pair.clock.advance(EnginePair.LEASE.plusNanos(1));
 
     await().until(() -> pair.prefill.stats().heldBlocks() == 0);
-    assertThat(pair.prefill.connector().status().leasesEnded())
+    assertThat(pair.prefill.connector().status().producer().orElseThrow().leasesEnded())
         .containsEntry(EndReason.EXPIRED, 1L);
   }
 

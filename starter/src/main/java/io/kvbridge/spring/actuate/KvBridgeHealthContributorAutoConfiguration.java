@@ -11,8 +11,10 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Auto-configuration of kvbridge's health indicator ({@code kvbridge}), when Spring Boot's health
- * support is on the class path and {@code management.health.kvbridge.enabled} is not false.
+ * Auto-configuration of kvbridge's health ({@code kvbridge}, one member per engine), when Spring
+ * Boot's health support is on the class path and {@code management.health.kvbridge.enabled} is not
+ * false. An application bean named {@code kvbridgeHealthContributor} (or {@code
+ * kvbridgeHealthIndicator}) replaces it.
  */
 @AutoConfiguration(
     after = KvBridgeAutoConfiguration.class,
@@ -24,8 +26,8 @@ import org.springframework.context.annotation.Bean;
 public final class KvBridgeHealthContributorAutoConfiguration {
 
   @Bean
-  @ConditionalOnMissingBean(name = "kvbridgeHealthIndicator")
-  KvBridgeHealthIndicator kvbridgeHealthIndicator(KvConnectors connectors) {
-    return new KvBridgeHealthIndicator(connectors);
+  @ConditionalOnMissingBean(name = {"kvbridgeHealthContributor", "kvbridgeHealthIndicator"})
+  KvBridgeHealthContributor kvbridgeHealthContributor(KvConnectors connectors) {
+    return new KvBridgeHealthContributor(connectors);
   }
 }

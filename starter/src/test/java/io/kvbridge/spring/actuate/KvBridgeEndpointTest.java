@@ -3,17 +3,27 @@ package io.kvbridge.spring.actuate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvbridge.lease.EndReason;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.spi.ConnectorStatus;
+import io.kvbridge.spi.ConsumerStatus;
 import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.PeerStatus;
+import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spring.KvBridgeAutoConfiguration;
 import io.kvbridge.spring.KvConnectors;
 import io.kvbridge.spring.Leases;
 import io.kvbridge.spring.StubKvConnectors;
 import io.kvbridge.spring.UnavailableTransportProvider;
-import io.kvbridge.spring.actuate.KvBridgeEndpoint.ConnectorDescriptor;
 import io.kvbridge.spring.actuate.KvBridgeEndpoint.KvBridgeDescriptor;
 import io.kvbridge.time.ManualClock;
+import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeChannel.DropReason;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.net.Socket;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -57,32 +67,37 @@ class KvBridgeEndpointTest {
           assertThat(descriptor.availability())
               .isEqualTo(new KvBridgeEndpoint.ProviderAvailability(true, null));
           assertThat(descriptor.connectors())
-              .extracting(ConnectorDescriptor::engineId)
+              .extracting(ConnectorStatus::engineId)
               .containsExactly("prefill-e", "decode-e");
-          ConnectorDescriptor p = descriptor.connectors().get(0);
-          assertThat(p.role()).isEqualTo("producer");
-          assertThat(p.handshakeAddress()).isEqualTo("local://prefill-e");
-          assertThat(p.liveLeases()).isEqualTo(1);
-          assertThat(p.soonestExpiry()).isEqualTo("PT20S");
-          assertThat(p.leasesGranted()).isEqualTo(3);
-          assertThat(p.leasesEnded())
-              .containsExactly(
-                  Map.entry("READ", 1L),
-                  Map.entry("EXPIRED", 0L),
-                  Map.entry("REVOKED", 1L),
-                  Map.entry("RELEASED", 0L));
+          ConnectorStatus p = descriptor.connectors().get(0);
+          assertThat(p.role()).isEqualTo(Role.PRODUCER);
           assertThat(p.rejected())
               .hasSize(RejectedInput.values().length)
               .allSatisfy((kind, count) -> assertThat(count).isZero());
-          assertThat(p.knownPeers()).containsExactly("decode-e");
-          ConnectorDescriptor c = descriptor.connectors().get(1);
-          assertThat(c.role()).isEqualTo("consumer");
-          assertThat(c.knownPeers()).containsExactly("prefill-e");
-          assertThat(c.readsCompleted()).isEqualTo(1);
-          assertThat(c.bytesRead()).isEqualTo(Leases.BLOCKS.size() * Leases.LAYOUT.blockBytes());
-          assertThat(c.loadsInFlight()).isZero();
-          assertThat(c.loadsFailed()).isZero();
-          assertThat(c.soonestExpiry()).isNull();
+          ProducerStatus leases = p.producer().orElseThrow();
+          assertThat(leases.handshakeAddress()).contains("local://prefill-e");
+          assertThat(leases.liveLeases()).isEqualTo(1);
+          assertThat(leases.soonestExpiry()).contains(Duration.ofSeconds(20));
+          assertThat(leases.leasesGranted()).isEqualTo(3);
+          assertThat(leases.leasesEnded())
+              .containsExactly(
+                  Map.entry(EndReason.READ, 1L),
+                  Map.entry(EndReason.EXPIRED, 0L),
+                  Map.entry(EndReason.REVOKED, 1L),
+                  Map.entry(EndReason.RELEASED, 0L));
+          assertThat(leases.consumers()).containsExactly("decode-e");
+          ConnectorStatus c = descriptor.connectors().get(1);
+          assertThat(c.role()).isEqualTo(Role.CONSUMER);
+          assertThat(c.producer()).isEmpty();
+          ConsumerStatus loads = c.consumer().orElseThrow();
+          assertThat(loads.producers())
+              .extracting(PeerStatus::engineId)
+              .containsExactly("prefill-e");
+          assertThat(loads.readsCompleted()).isEqualTo(1);
+          assertThat(loads.bytesRead())
+              .isEqualTo(Leases.BLOCKS.size() * Leases.LAYOUT.blockBytes());
+          assertThat(loads.loadsInFlight()).isZero();
+          assertThat(loads.loadsFailed()).isZero();
         });
   }
 
@@ -102,14 +117,60 @@ class KvBridgeEndpointTest {
               .until(
                   () -> {
                     producer.worker().sweep();
-                    return producer.status().heartbeatsRenewed() > 0;
+                    return producer.status().producer().orElseThrow().heartbeatsRenewed() > 0;
                   });
 
-          ConnectorDescriptor p =
-              context.getBean(KvBridgeEndpoint.class).kvbridge().connectors().get(0);
+          ProducerStatus p =
+              context
+                  .getBean(KvBridgeEndpoint.class)
+                  .kvbridge()
+                  .connectors()
+                  .get(0)
+                  .producer()
+                  .orElseThrow();
           assertThat(p.heartbeatsRenewed()).isEqualTo(1);
           assertThat(p.heartbeatsIgnored()).isZero();
         });
+  }
+
+  @Test
+  void droppedHandshakeConnectionsAppearOnTheProducer() {
+    exposed
+        .withPropertyValues("kvbridge.handshake.address=tcp://127.0.0.1:0")
+        .run(
+            context -> {
+              KvConnector producer =
+                  Leases.registered(
+                      context.getBean(KvConnectors.class).create("prefill-d", Role.PRODUCER));
+              URI address =
+                  URI.create(
+                      producer.status().producer().orElseThrow().handshakeAddress().orElseThrow());
+
+              try (Socket socket = new Socket(address.getHost(), address.getPort())) {
+                socket.setSoTimeout(20_000);
+                DataInputStream in = new DataInputStream(socket.getInputStream());
+                in.readFully(new byte[in.readInt()]); // the greeting
+                new DataOutputStream(socket.getOutputStream())
+                    .writeInt(Handshake.MAX_FRAME_BYTES + 1);
+                assertThat(in.read()).as("the server closes the connection").isEqualTo(-1);
+              }
+
+              await()
+                  .atMost(Duration.ofSeconds(20))
+                  .untilAsserted(
+                      () ->
+                          assertThat(
+                                  context
+                                      .getBean(KvBridgeEndpoint.class)
+                                      .kvbridge()
+                                      .connectors()
+                                      .get(0)
+                                      .producer()
+                                      .orElseThrow()
+                                      .droppedConnections())
+                              .containsEntry(DropReason.FRAME_REFUSED, 1L)
+                              .containsEntry(DropReason.DEADLINE_PASSED, 0L));
+            });
   }
 
   @Test
@@ -131,8 +192,12 @@ class KvBridgeEndpointTest {
                   "\"connectorType\":\"fake\"",
                   "\"availability\":{\"available\":true,\"reason\":null}",
                   "\"engineId\":\"prefill-j\"",
+                  "\"role\":\"producer\"",
                   "\"soonestExpiry\":\"PT30S\"",
-                  "\"leasesEnded\":{\"READ\":0,\"EXPIRED\":0,\"REVOKED\":0,\"RELEASED\":0}");
+                  "\"leasesEnded\":{\"READ\":0,\"EXPIRED\":0,\"REVOKED\":0,\"RELEASED\":0}",
+                  "\"droppedConnections\":{\"DEADLINE_PASSED\":0,\"ADDRESS_LIMIT\":0,"
+                      + "\"TOTAL_LIMIT\":0,\"FRAME_REFUSED\":0}",
+                  "\"consumer\":null");
         });
   }
 

@@ -52,8 +52,8 @@ class ConnectorMaintenanceTest {
               .atMost(PATIENCE)
               .untilAsserted(
                   () -> {
-                    assertThat(producer.status().liveLeases()).isZero();
-                    assertThat(producer.status().leasesEnded())
+                    assertThat(producer.status().producer().orElseThrow().liveLeases()).isZero();
+                    assertThat(producer.status().producer().orElseThrow().leasesEnded())
                         .containsEntry(EndReason.EXPIRED, 1L);
                   });
         });
@@ -75,9 +75,9 @@ class ConnectorMaintenanceTest {
               .atMost(PATIENCE)
               .untilAsserted(
                   () ->
-                      assertThat(producer.status().soonestExpiry())
+                      assertThat(producer.status().producer().orElseThrow().soonestExpiry())
                           .contains(Duration.ofSeconds(30)));
-          assertThat(producer.status().heartbeatsRenewed()).isPositive();
+          assertThat(producer.status().producer().orElseThrow().heartbeatsRenewed()).isPositive();
         });
   }
 

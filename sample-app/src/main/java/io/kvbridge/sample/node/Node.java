@@ -1,9 +1,17 @@
-package io.kvbridge.sample.completions;
+package io.kvbridge.sample.node;
 
+import io.kvbridge.sample.SampleProperties;
+import io.kvbridge.sample.completions.CompletionFailedException;
+import io.kvbridge.sample.completions.CompletionRequest;
+import io.kvbridge.sample.completions.CompletionResponse;
+import io.kvbridge.sample.completions.InvalidCompletionRequestException;
+import io.kvbridge.sample.completions.KvTransferRequest;
 import io.kvbridge.sample.engine.Engine;
+import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineRequest;
 import io.kvbridge.sample.engine.Generation;
 import io.kvbridge.spi.TransferParams;
+import io.kvbridge.spring.KvConnectors;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -16,35 +24,44 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Serves OpenAI-style completion requests on one {@link Engine}: checks the request, turns its
- * {@code kv_transfer_params} into an engine request, waits for the engine, and shapes the answer. A
- * prefill node's endpoint accepts {@code do_remote_decode}; a decode node's accepts a prefill
- * node's parameters; each refuses the other's with a message that says where to send it.
+ * A prefill or decode node: serves OpenAI-style completion requests on an {@link Engine} of its
+ * own. Checks the request, turns its {@code kv_transfer_params} into an engine request, waits for
+ * the engine, and shapes the answer. A prefill node accepts {@code do_remote_decode} and then keeps
+ * the prompt's full blocks under a lease for a decode node; a decode node accepts a prefill node's
+ * parameters, loads those blocks, computes the partial tail itself and generates. Each refuses the
+ * other's with a message that says where to send it.
  *
  * <p>Thread-safe: called by the web server's request threads.
  */
-public final class EngineEndpoint {
+public final class Node implements AutoCloseable {
 
-  /** Which kind of node this endpoint serves. */
-  public enum NodeKind {
-    /** Computes prompts and holds their KV for decode nodes. */
-    PREFILL,
-    /** Loads prompts' KV from prefill nodes and generates. */
-    DECODE
-  }
-
-  private final Engine engine;
   private final NodeKind kind;
+  private final Engine engine;
   private final Duration timeout;
 
-  /** An endpoint for {@code engine}, waiting at most {@code timeout} for each request. */
-  public EngineEndpoint(Engine engine, NodeKind kind, Duration timeout) {
-    this.engine = engine;
+  /** A node of {@code kind} on {@code engine}, waiting at most {@code timeout} for each request. */
+  public Node(NodeKind kind, Engine engine, Duration timeout) {
     this.kind = kind;
+    this.engine = engine;
     this.timeout = timeout;
   }
 
-  /** The engine behind this endpoint. */
+  /**
+   * Starts a node of {@code kind} as configured: its engine on a connector of its own, for the
+   * kind's engine id and role.
+   */
+  public static Node start(
+      NodeKind kind, KvConnectors connectors, EngineFactory engines, SampleProperties properties) {
+    Engine engine = engines.start(connectors.create(kind.engineId(properties), kind.role()));
+    return new Node(kind, engine, properties.requestTimeout());
+  }
+
+  /** Which kind of node this is. */
+  public NodeKind kind() {
+    return kind;
+  }
+
+  /** The node's engine. */
   public Engine engine() {
     return engine;
   }
@@ -103,6 +120,12 @@ public final class EngineEndpoint {
         returnedParams,
         new CompletionResponse.KvInfo(
             engine.engineId(), generation.kvSource().name(), generation.loadedTokens()));
+  }
+
+  /** Stops the engine, which closes its connector and frees its memory. */
+  @Override
+  public void close() {
+    engine.close();
   }
 
   private Generation await(Future<Generation> future, String id) {

@@ -1,0 +1,69 @@
+package io.kvbridge.sample.node;
+
+import io.kvbridge.sample.SampleProperties;
+import io.kvbridge.sample.engine.EngineFactory;
+import io.kvbridge.sample.engine.EngineHealthIndicator;
+import io.kvbridge.spring.KvConnectors;
+import org.springframework.beans.factory.BeanRegistrar;
+import org.springframework.beans.factory.BeanRegistry;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+
+/**
+ * Runs each kind of node in this JVM unless {@code kvbridge.sample.<kind>.enabled=false}: the node,
+ * bean {@code <kind>Node}, on a connector of its own; its engine's health, {@code <kind>Engine}
+ * (DOWN with the reason once the engine's step loop has died); and its completions API at {@code
+ * <kvbridge.sample.<kind>.path>/v1/completions}.
+ */
+@Configuration(proxyBeanMethods = false)
+@Import(NodeConfiguration.Nodes.class)
+public class NodeConfiguration {
+
+  /** Maps the completions API of every node this JVM runs. */
+  @Autowired
+  void serve(
+      ObjectProvider<Node> nodes,
+      SampleProperties properties,
+      @Qualifier("requestMappingHandlerMapping") RequestMappingHandlerMapping mappings) {
+    nodes
+        .orderedStream()
+        .forEach(node -> new NodeController(node).mapAt(node.kind().path(properties), mappings));
+  }
+
+  /** Registers the node and its engine's health for each kind that is enabled. */
+  static final class Nodes implements BeanRegistrar {
+    @Override
+    public void register(BeanRegistry registry, Environment environment) {
+      for (NodeKind kind : NodeKind.values()) {
+        String enabled = "kvbridge.sample." + kind.id() + ".enabled";
+        if (!environment.getProperty(enabled, Boolean.class, true)) {
+          continue;
+        }
+        registry.registerBean(
+            kind.beanName(),
+            Node.class,
+            node ->
+                node.supplier(
+                    context ->
+                        Node.start(
+                            kind,
+                            context.bean(KvConnectors.class),
+                            context.bean(EngineFactory.class),
+                            context.bean(SampleProperties.class))));
+        registry.registerBean(
+            kind.id() + "EngineHealthIndicator",
+            EngineHealthIndicator.class,
+            health ->
+                health.supplier(
+                    context ->
+                        new EngineHealthIndicator(
+                            context.bean(kind.beanName(), Node.class).engine())));
+      }
+    }
+  }
+}
