@@ -956,7 +956,7 @@ public abstract class PullProtocolConformanceTest {
             peer -> {
               assertThat(peer.engineId()).isEqualTo(params.producerEngineId());
               assertThat(peer.incarnation()).isEqualTo(params.producerIncarnation());
-              assertThat(peer.address()).isEqualTo(params.handshakeAddress());
+              assertThat(peer.address()).isEqualTo(params.handshakeAddress().orElseThrow());
               // Both engines read one clock, so the estimate finds no offset.
               assertThat(peer.clockOffsetNanos()).isZero();
               assertThat(peer.clockUncertaintyNanos()).isPositive();

@@ -20,7 +20,7 @@ import org.springframework.context.ApplicationContext;
       "kvbridge.sample.decode.enabled=false",
       "kvbridge.sample.router.enabled=false",
       "kvbridge.sample.demo.enabled=false",
-      "kvbridge.properties.fake.fabric=node-test"
+      "kvbridge.fake.fabric=node-test"
     })
 class NodeConfigurationTest {
 
