@@ -21,6 +21,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+sys.dont_write_bytecode = True  # no __pycache__ beside report.py in the source tree
 import report  # noqa: E402
 
 FINDINGS = os.path.join(os.path.dirname(report.__file__), "findings.md")
