@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every kvbridge benchmark and regenerates BENCHMARKS.md at the repository root.
 #
-#   benchmarks/run.sh            the full run (about 10 minutes on 2 cores)
+#   benchmarks/run.sh            the full run (10 to 15 minutes on 2 shared cores)
 #   benchmarks/run.sh --quick    one short iteration each: checks the pipeline, numbers mean nothing
 #
 # Steps: build the shaded benchmarks.jar with the Maven wrapper; record the benchmarks' fixed
