@@ -5,12 +5,19 @@ Sub-commands:
   machine        --out FILE           record the machine (cores, memory, CPU, load) as JSON
   plan-profiles  --results DIR        print one line per missed goal family to profile with JFR:
                                       family <TAB> JMH regex <TAB> JMH parameter arguments
-  summarize-jfr  --jfr FILE --out F   top frames of the execution samples of a JFR recording
+  summarize-jfr  --jfr FILE --out F   the execution samples of a JFR recording, frame by frame
   write          --results DIR --out BENCHMARKS.md [--findings FILE]
 
-The results directory holds jmh.json, jmh-nixl.json and jmh-e2e.json (JMH -rf json), machine-start.json, machine-end.json,
-run.json (the command and settings), optionally nixl-python.json (python/nixl_read_bench.py)
-and jfr/<family>.json (summarize-jfr).
+The results directory holds jmh.json, jmh-nixl.json and jmh-e2e.json (JMH -rf json),
+machine-start.json, machine-end.json, run.json (the command and settings), settings.json (the
+benchmarks' fixed settings, io.kvbridge.benchmarks.RunSettings), optionally nixl-python.json
+(python/nixl_read_bench.py) and jfr/<family>.json (summarize-jfr).
+
+Every figure in the report comes from those files, except the goals below, which this file states
+(GOAL_CONSTANTS). The findings file adds qualitative text only: report.py refuses a findings file
+that states a figure, and fills its {self:FRAME} and {inclusive:FRAME} placeholders with the share
+of the samples of this run's profile of the goal. benchmarks/src/test/python/test_report.py checks
+that every figure of a report moves with the results it was written from.
 
 Every time is the median of a benchmark's measurement iterations; a ratio is a ratio of medians,
 both sides measured in the same run.
@@ -33,22 +40,34 @@ BOOK_NAMES = {
     "INSERTION_ORDERED": "(a) insertion-ordered",
     "FULL_SCAN": "(b) full scan",
 }
-SIZES = ["1000", "10000", "100000", "1000000"]
-SHAPES = [
-    "16KiBx1", "16KiBx16", "16KiBx256",
-    "256KiBx1", "256KiBx16", "256KiBx256",
-    "1MiBx1", "1MiBx16", "1MiBx256",
-    "16MiBx1", "16MiBx16",
-]
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}
 TO_NS = {"ns/op": 1.0, "us/op": 1e3, "ms/op": 1e6, "s/op": 1e9}
+TOP_FRAMES = 12
 
 NO_RESULTS = "_No results in this run; see `benchmarks/target/results/jmh.log`._"
-IDLE_SWEEP_SIZE = "100000"
-IDLE_SWEEP_GOAL = 1000.0
+
+# ---- goals: the only figures this file states itself ------------------------------------------
+
+IDLE_SWEEP_SIZE = "100000"  # live leases (a liveLeases parameter value)
+IDLE_SWEEP_GOAL = 1000.0  # full scan time ÷ LeaseTable time
 PER_OP_GOAL_NS = 1000.0
-FAKE_GOAL = 0.8
-NIXL_BANDWIDTH_GOAL = 0.95
+FAKE_GOAL = 0.8  # READ bandwidth ÷ raw copy bandwidth
+FAKE_GOAL_MIN_BLOCK = "1MiB"  # the fake goal covers blocks at least this large
+NIXL_BANDWIDTH_GOAL = 0.95  # kvbridge bandwidth ÷ Python binding bandwidth
+NIXL_OVERHEAD_SHAPE = "16KiBx1"
+CONTENT_CHECK_GOAL = 0.05  # checksum time ÷ READ time
+CONTENT_CHECK_BLOCK = "1MiB"
+GOAL_CONSTANTS = (
+    "IDLE_SWEEP_SIZE",
+    "IDLE_SWEEP_GOAL",
+    "PER_OP_GOAL_NS",
+    "FAKE_GOAL",
+    "FAKE_GOAL_MIN_BLOCK",
+    "NIXL_BANDWIDTH_GOAL",
+    "NIXL_OVERHEAD_SHAPE",
+    "CONTENT_CHECK_GOAL",
+    "CONTENT_CHECK_BLOCK",
+)
 
 
 # ---- reading results ---------------------------------------------------------------------------
@@ -101,6 +120,7 @@ class Results:
         self.machine_start = read_json(os.path.join(directory, "machine-start.json"))
         self.machine_end = read_json(os.path.join(directory, "machine-end.json"))
         self.run = read_json(os.path.join(directory, "run.json")) or {}
+        self.settings = read_json(os.path.join(directory, "settings.json")) or {}
         self.nixl_python = read_json(os.path.join(directory, "nixl-python.json"))
 
     def get(self, name, **params):
@@ -118,6 +138,16 @@ class Results:
     def has(self, prefix):
         return any(name.startswith(prefix) for name, _ in self.by_key)
 
+    def values(self, prefix, param):
+        """The values of the JMH parameter {@code param} among the results of the benchmarks whose
+        name starts with {@code prefix}, smallest first."""
+        found = {dict(key)[param] for name, key in self.by_key if name.startswith(prefix) and param in dict(key)}
+        return sorted(found, key=param_order)
+
+    def setting(self, section, name):
+        """A fixed setting of the benchmarks, as this run's settings.json recorded it."""
+        return self.settings.get(section, {}).get(name)
+
     def profile(self, family):
         return read_json(os.path.join(self.dir, "jfr", family + ".json"))
 
@@ -129,14 +159,32 @@ def read_json(path):
         return json.load(f)
 
 
-def shape_bytes(shape):
-    m = re.fullmatch(r"(\d+)(B|KiB|MiB)x(\d+)", shape)
-    return int(m.group(1)) * UNITS[m.group(2)] * int(m.group(3))
+SHAPE = re.compile(r"(\d+)(B|KiB|MiB)x(\d+)")
+BLOCK = re.compile(r"(\d+)(B|KiB|MiB)")
+
+
+def block_bytes(block):
+    m = BLOCK.fullmatch(block)
+    return int(m.group(1)) * UNITS[m.group(2)]
 
 
 def shape_block(shape):
-    m = re.fullmatch(r"(\d+)(B|KiB|MiB)x(\d+)", shape)
+    m = SHAPE.fullmatch(shape)
     return int(m.group(1)) * UNITS[m.group(2)]
+
+
+def shape_bytes(shape):
+    return shape_block(shape) * int(SHAPE.fullmatch(shape).group(3))
+
+
+def param_order(value):
+    if value.isdigit():
+        return (0, int(value), 0, "")
+    if SHAPE.fullmatch(value):
+        return (1, shape_block(value), shape_bytes(value), "")
+    if BLOCK.fullmatch(value):
+        return (1, block_bytes(value), 0, "")
+    return (2, 0, 0, value)
 
 
 # ---- formatting --------------------------------------------------------------------------------
@@ -154,6 +202,14 @@ def fmt_ns(ns):
     return f"{ns / 1e9:.2f} s"
 
 
+def fmt_limit_ns(ns):
+    """A time a goal states, as short as it can be written."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:,g} {unit}"
+    return f"{ns:,g} ns"
+
+
 def fmt_ratio(r):
     if r is None:
         return "—"
@@ -164,12 +220,50 @@ def fmt_ratio(r):
     return f"{r:.2f}×"
 
 
+def fmt_factor(x):
+    """A factor a goal states."""
+    return f"{x:,g}×"
+
+
+def fmt_pct(fraction):
+    if fraction is None:
+        return "—"
+    return f"{fraction * 100:,.0f}%" if fraction >= 1 else f"{fraction * 100:.3g}%"
+
+
+def fmt_limit_pct(fraction):
+    return f"{fraction * 100:g}%"
+
+
 def fmt_gbps(bytes_, ns):
     return f"{bytes_ / ns:.2f} GB/s"
 
 
 def fmt_size(n):
     return f"{int(n):,}"
+
+
+def fmt_bytes(n):
+    n = int(n)
+    for unit in ("MiB", "KiB"):
+        if n >= UNITS[unit]:
+            return f"{n / UNITS[unit]:,g} {unit}"
+    return f"{n:,} B"
+
+
+def fmt_setting(value, scale=1, unit=""):
+    """A setting from settings.json, or a mark where the run recorded none."""
+    if value is None:
+        return "(not recorded)"
+    return f"{value / scale:,g}{unit}"
+
+
+def block_label(block):
+    return fmt_bytes(block_bytes(block))
+
+
+def shape_label(shape):
+    return shape.replace("x", " × ")
 
 
 def verdict(ok):
@@ -190,6 +284,11 @@ def ratio(baseline, subject):
     return baseline.median / subject.median
 
 
+def share_of(part, whole):
+    """{@code part}'s time as a fraction of {@code whole}'s."""
+    return ratio(part, whole)
+
+
 # ---- goals -------------------------------------------------------------------------------------
 
 
@@ -199,6 +298,38 @@ class Goal:
     def __init__(self, family, text, measured, ok, jmh=None, params=None, badness=0.0):
         self.family, self.text, self.measured, self.ok = family, text, measured, ok
         self.jmh, self.params, self.badness = jmh, params or {}, badness
+
+
+def sweep_goal_text():
+    return (
+        f"idle sweep at {fmt_size(IDLE_SWEEP_SIZE)} live leases ≥ {fmt_factor(IDLE_SWEEP_GOAL)}"
+        " cheaper than a full scan"
+    )
+
+
+def fake_goal_text():
+    return (
+        f"fake transport READ ≥ {fmt_factor(FAKE_GOAL)} raw copy bandwidth, blocks ≥"
+        f" {block_label(FAKE_GOAL_MIN_BLOCK)}"
+    )
+
+
+def nixl_goal_text():
+    return f"kvbridge NIXL READ ≥ {fmt_factor(NIXL_BANDWIDTH_GOAL)} the bandwidth of NIXL's Python binding"
+
+
+def content_check_goal_text(transport):
+    return (
+        f"content check (CRC-32C) ≤ {fmt_limit_pct(CONTENT_CHECK_GOAL)} of the READ at"
+        f" {block_label(CONTENT_CHECK_BLOCK)}, {transport}"
+    )
+
+
+# The content check benchmarks, by transport: (family, JMH class, transport name in the report).
+CONTENT_CHECKS = [
+    ("fake-content-check", "transfer.FakeContentCheckBenchmark", "fake"),
+    ("nixl-content-check", "transfer.NixlContentCheckBenchmark", "NIXL host memory"),
+]
 
 
 def lease_goals(res):
@@ -212,7 +343,7 @@ def lease_goals(res):
         goals.append(
             Goal(
                 "lease-sweep",
-                "idle sweep at 100k live leases ≥ 1,000× cheaper than a full scan",
+                sweep_goal_text(),
                 f"{fmt_ratio(r)} ({fmt_ns(table_idle.median)} vs {fmt_ns(scan_idle.median)})",
                 r >= IDLE_SWEEP_GOAL,
                 "lease.LeaseBookBenchmark.sweepIdle",
@@ -225,7 +356,7 @@ def lease_goals(res):
         ("lease-acknowledge", "lease.LeaseTableOpsBenchmark.acknowledge", {}, "acknowledge (complete)"),
         ("lease-renew", "lease.LeaseBookBenchmark.renew", {"book": "TABLE"}, "renew (heartbeat)"),
     ]:
-        measured = {n: res.get(name, liveLeases=n, **params) for n in SIZES}
+        measured = {n: res.get(name, liveLeases=n, **params) for n in res.values(name, "liveLeases")}
         measured = {n: m for n, m in measured.items() if m is not None}
         if not measured:
             continue
@@ -234,7 +365,7 @@ def lease_goals(res):
         goals.append(
             Goal(
                 family,
-                f"LeaseTable {what} < 1 µs",
+                f"LeaseTable {what} < {fmt_limit_ns(PER_OP_GOAL_NS)}",
                 ", ".join(f"{fmt_size(n)}: {fmt_ns(m.median)}" for n, m in measured.items()),
                 not missed,
                 name,
@@ -247,8 +378,8 @@ def lease_goals(res):
 
 def fake_goals(res):
     rows = []
-    for shape in SHAPES:
-        if shape_block(shape) < (1 << 20):
+    for shape in res.values("transfer.FakeReadBenchmark.", "shape"):
+        if shape_block(shape) < block_bytes(FAKE_GOAL_MIN_BLOCK):
             continue
         raw = res.get("transfer.FakeReadBenchmark.rawCopy", shape=shape)
         read = res.get("transfer.FakeReadBenchmark.transportRead", shape=shape)
@@ -260,7 +391,7 @@ def fake_goals(res):
     return [
         Goal(
             "fake-read",
-            "fake transport READ ≥ 0.8× raw copy bandwidth, blocks ≥ 1 MiB",
+            fake_goal_text(),
             ", ".join(f"{s}: {fmt_ratio(r)}" for s, r in rows),
             all(r >= FAKE_GOAL for _, r in rows),
             "transfer.FakeReadBenchmark.transportRead",
@@ -276,7 +407,7 @@ def nixl_rows(res):
         return []
     python = {r["shape"]: r for r in res.nixl_python["results"]}
     rows = []
-    for shape in SHAPES:
+    for shape in res.values("transfer.NixlReadBenchmark.", "shape"):
         java = res.find("transfer.NixlReadBenchmark.transportRead", shape=shape)
         if shape in python and java is not None:
             rows.append((shape, python[shape], java))
@@ -292,7 +423,7 @@ def nixl_goals(res):
     goals = [
         Goal(
             "nixl-read",
-            "kvbridge NIXL READ ≥ 0.95× the bandwidth of NIXL's Python binding",
+            nixl_goal_text(),
             ", ".join(f"{s}: {fmt_ratio(r)}" for s, r in ratios),
             all(r >= NIXL_BANDWIDTH_GOAL for _, r in ratios),
             "transfer.NixlReadBenchmark.transportRead",
@@ -300,14 +431,15 @@ def nixl_goals(res):
             NIXL_BANDWIDTH_GOAL / worst[1],
         )
     ]
-    small = [(s, p, j) for s, p, j in rows if s == "16KiBx1"]
+    small = [(s, p, j) for s, p, j in rows if s == NIXL_OVERHEAD_SHAPE]
     if small:
         s, p, j = small[0]
         overhead_ok = j.median <= p["us_per_request"] * 1e3
         goals.append(
             Goal(
                 "nixl-overhead",
-                "per-request time of the smallest READ (16 KiB × 1) no worse than the Python binding",
+                f"per-request time of the smallest READ ({shape_label(NIXL_OVERHEAD_SHAPE)}) no worse"
+                " than the Python binding",
                 f"{fmt_ns(j.median)} vs {fmt_ns(p['us_per_request'] * 1e3)}",
                 overhead_ok,
                 "transfer.NixlReadBenchmark.transportRead",
@@ -318,14 +450,49 @@ def nixl_goals(res):
     return goals
 
 
+def content_check_rows(res, bench):
+    """(block, READ, CRC-32C, sampled CRC-32C) for every block size measured, smallest first."""
+    rows = []
+    for block in res.values(bench + ".", "block"):
+        read = res.get(f"{bench}.transportRead", block=block)
+        full = res.get(f"{bench}.crc32c", block=block)
+        sampled = res.get(f"{bench}.crc32cSampled", block=block)
+        if read or full or sampled:
+            rows.append((block, read, full, sampled))
+    return rows
+
+
+def content_check_goals(res):
+    goals = []
+    for family, bench, transport in CONTENT_CHECKS:
+        read = res.get(f"{bench}.transportRead", block=CONTENT_CHECK_BLOCK)
+        full = res.get(f"{bench}.crc32c", block=CONTENT_CHECK_BLOCK)
+        if not read or not full:
+            continue
+        share = share_of(full, read)
+        goals.append(
+            Goal(
+                family,
+                content_check_goal_text(transport),
+                f"{fmt_pct(share)} ({fmt_ns(full.median)} vs {fmt_ns(read.median)})",
+                share <= CONTENT_CHECK_GOAL,
+                f"{bench}.crc32c",
+                {"block": CONTENT_CHECK_BLOCK},
+                share / CONTENT_CHECK_GOAL,
+            )
+        )
+    return goals
+
+
 def all_goals(res):
-    goals = lease_goals(res) + fake_goals(res) + nixl_goals(res)
+    goals = lease_goals(res) + fake_goals(res) + nixl_goals(res) + content_check_goals(res)
     families = {g.family for g in goals}
-    for family, text in [
-        ("lease-sweep", "idle sweep at 100k live leases ≥ 1,000× cheaper than a full scan"),
-        ("fake-read", "fake transport READ ≥ 0.8× raw copy bandwidth, blocks ≥ 1 MiB"),
-        ("nixl-read", "kvbridge NIXL READ ≥ 0.95× the bandwidth of NIXL's Python binding"),
-    ]:
+    expected = [
+        ("lease-sweep", sweep_goal_text()),
+        ("fake-read", fake_goal_text()),
+        ("nixl-read", nixl_goal_text()),
+    ] + [(family, content_check_goal_text(transport)) for family, _, transport in CONTENT_CHECKS]
+    for family, text in expected:
         if family not in families:
             goals.append(Goal(family, text, "not measured in this run", None))
     return goals
@@ -354,7 +521,7 @@ def section_machine(res):
                 ["JDK", f"{e.get('jdkVersion', '?')} — {e.get('vmName', '?')} {e.get('vmVersion', '')}"],
                 ["JMH", f"{e.get('jmhVersion', '?')}; {res.run.get('jmh_options', '?')}"],
                 [
-                    "Load average (1 min) at start / end",
+                    "Load average (last minute) at start / end",
                     f"{m.get('load_1min', '?')} / {(res.machine_end or {}).get('load_1min', '?')}",
                 ],
                 ["Run", f"{res.run.get('started', '?')}, {res.run.get('minutes', '?')} min"],
@@ -386,7 +553,7 @@ def section_summary(goals):
 
 def lease_compare_table(res, name, subject_goal=None):
     rows = []
-    for n in SIZES:
+    for n in res.values(name, "liveLeases"):
         cells = {b: res.get(name, book=b, liveLeases=n) for b in BOOKS}
         if not any(cells.values()):
             continue
@@ -405,8 +572,10 @@ def lease_compare_table(res, name, subject_goal=None):
 
 
 def section_lease(res):
+    expired = fmt_setting(res.setting("lease", "expiredPerSweep"))
+    batch = fmt_setting(res.setting("lease", "leasesPerTimedBatch"))
     lines = [
-        "## 1. Lease bookkeeping",
+        "## Lease bookkeeping",
         "",
         "`io.kvbridge.lease.LeaseTable` (hash index + red-black tree ordered by deadline) against two"
         " baselines written for the comparison in `io.kvbridge.benchmarks.lease`, all over a"
@@ -424,9 +593,9 @@ def section_lease(res):
         "- **(b) full scan** (`FullScanLeaseBook`): a `HashMap` whose sweep looks at every live lease —"
         " what a sweep must do once renewals reorder deadlines and there is no deadline index.",
         "",
-        "Ratios are *baseline time ÷ LeaseTable time*: above 1 LeaseTable is cheaper, below 1 it is"
-        " dearer. Leases are granted one lease-duration ÷ n apart, so the population spans one lease"
-        " duration (30 s).",
+        "Ratios are *baseline time ÷ LeaseTable time*: above one LeaseTable is cheaper, below one it"
+        " is dearer. Leases are granted one lease-duration ÷ n apart, so the population spans one lease"
+        f" duration ({fmt_setting(res.setting('lease', 'leaseDurationSeconds'), unit=' s')}).",
         "",
         "### Sweep that finds nothing due (idle sweep)",
         "",
@@ -434,17 +603,17 @@ def section_lease(res):
             res,
             "lease.LeaseBookBenchmark.sweepIdle",
             lambda n, c: (
-                ("≥ 1,000× vs (b)", ratio(c["FULL_SCAN"], c["TABLE"]) >= IDLE_SWEEP_GOAL)
+                (f"≥ {fmt_factor(IDLE_SWEEP_GOAL)} vs (b)", ratio(c["FULL_SCAN"], c["TABLE"]) >= IDLE_SWEEP_GOAL)
                 if n == IDLE_SWEEP_SIZE and c["FULL_SCAN"] and c["TABLE"]
                 else ("—", None)
             ),
         ),
         "",
-        "### Sweep that finds 16 expired leases",
+        f"### Sweep that finds {expired} expired leases",
         "",
-        "Before each timed sweep (untimed) 16 new leases are granted one spacing apart, so exactly the"
-        " 16 oldest are due and the population stays at n; after it (untimed) the benchmark checks"
-        " those 16 ended.",
+        f"Before each timed sweep (untimed) {expired} new leases are granted one spacing apart, so"
+        f" exactly the {expired} oldest are due and the population stays at n; after it (untimed) the"
+        " benchmark checks those ended.",
         "",
         lease_compare_table(res, "lease.LeaseSweepBenchmark.sweepExpired"),
         "",
@@ -453,18 +622,21 @@ def section_lease(res):
         lease_compare_table(
             res,
             "lease.LeaseBookBenchmark.grantAndAcknowledge",
-            lambda n, c: ("< 2 µs (1 µs each)", c["TABLE"].median < 2 * PER_OP_GOAL_NS)
+            lambda n, c: (
+                f"< {fmt_limit_ns(2 * PER_OP_GOAL_NS)} ({fmt_limit_ns(PER_OP_GOAL_NS)} each)",
+                c["TABLE"].median < 2 * PER_OP_GOAL_NS,
+            )
             if c["TABLE"]
             else ("—", None),
         ),
         "",
         "### Grant and acknowledge timed apart (LeaseTable only)",
         "",
-        "Batches of 64 per timed invocation; the other half of the pair runs untimed around it.",
+        f"Batches of {batch} per timed invocation; the other half of the pair runs untimed around it.",
         "",
     ]
     rows = []
-    for n in SIZES:
+    for n in res.values("lease.LeaseTableOpsBenchmark.", "liveLeases"):
         g = res.get("lease.LeaseTableOpsBenchmark.grant", liveLeases=n)
         a = res.get("lease.LeaseTableOpsBenchmark.acknowledge", liveLeases=n)
         if g or a:
@@ -477,10 +649,9 @@ def section_lease(res):
                     verdict(a.median < PER_OP_GOAL_NS) if a else "—",
                 ]
             )
+    per_op = f"< {fmt_limit_ns(PER_OP_GOAL_NS)}"
     lines.append(
-        table(["live leases", "grant", "< 1 µs", "acknowledge", "< 1 µs"], rows)
-        if rows
-        else NO_RESULTS
+        table(["live leases", "grant", per_op, "acknowledge", per_op], rows) if rows else NO_RESULTS
     )
     lines += [
         "",
@@ -493,7 +664,7 @@ def section_lease(res):
         lease_compare_table(
             res,
             "lease.LeaseBookBenchmark.renew",
-            lambda n, c: ("< 1 µs", c["TABLE"].median < PER_OP_GOAL_NS) if c["TABLE"] else ("—", None),
+            lambda n, c: (per_op, c["TABLE"].median < PER_OP_GOAL_NS) if c["TABLE"] else ("—", None),
         ),
         "",
         "Reproduce one table, e.g.: `"
@@ -507,21 +678,21 @@ def transfer_table(res, bench, goal, baseline_col, subject_col, extra=None):
     """Per shape: the raw copy, the transport READ, their ratio and the goal; with {@code extra}
     (method, column title) one more READ variant and its ratio to the raw copy."""
     rows = []
-    for shape in SHAPES:
+    for shape in res.values(f"transfer.{bench}.", "shape"):
         base = res.get(f"transfer.{bench}.rawCopy", shape=shape)
         subj = res.get(f"transfer.{bench}.transportRead", shape=shape)
         if not base and not subj:
             continue
         b = shape_bytes(shape)
         r = ratio(base, subj)
-        applies = shape_block(shape) >= (1 << 20)
+        applies = shape_block(shape) >= block_bytes(FAKE_GOAL_MIN_BLOCK)
         row = [
-            shape.replace("x", " × "),
-            f"{b / (1 << 20):g} MiB",
+            shape_label(shape),
+            fmt_bytes(b),
             f"{fmt_ns(base.median)}{base.spread()}, {fmt_gbps(b, base.median)}" if base else "—",
             f"{fmt_ns(subj.median)}{subj.spread()}, {fmt_gbps(b, subj.median)}" if subj else "—",
             fmt_ratio(r),
-            f"≥ {goal}×" if applies else "—",
+            f"≥ {fmt_factor(goal)}" if applies else "—",
             verdict(r >= goal) if applies and r is not None else "—",
         ]
         if extra:
@@ -537,23 +708,41 @@ def transfer_table(res, bench, goal, baseline_col, subject_col, extra=None):
     return table(header, rows) if rows else NO_RESULTS
 
 
-def section_fake(res):
+def example_shape(res, bench, goal_family, goals):
+    """The shape a reproduce line names: the worst case of the goal, else the largest measured."""
+    for g in goals:
+        if g.family == goal_family and "shape" in g.params:
+            return g.params["shape"]
+    shapes = res.values(f"transfer.{bench}.", "shape")
+    return shapes[-1] if shapes else None
+
+
+def reproduce(command_for, shape):
+    return "" if shape is None else "Reproduce: `" + command_for(shape) + "`"
+
+
+def section_fake(res, goals):
+    park = fmt_setting(res.setting("transfer", "parkNanos"), 1e3, " µs")
+    cap = res.setting("transfer", "maxRequestBytes")
+    cpus = (res.machine_start or {}).get("cpus", "?")
+    shape = example_shape(res, "FakeReadBenchmark", "fake-read", goals)
     return "\n".join(
         [
-            "## 2. Transfer bandwidth on the fake connector",
+            "## Transfer bandwidth on the fake connector",
             "",
             "A decode agent READs a prefill agent's blocks through `io.kvbridge.fake.FakeTransport`"
             " (two agents on one `FakeFabric`; post → poll `status` until DONE → release; the fabric"
             " copies on its executor thread, as the `fake` connector does), against a raw copy of the"
             " same bytes out of the same prefill region: one `ByteBuffer` bulk put per block into a heap"
             " buffer of the decode region's size. Both regions are heap `ByteBuffer`s (what the fake"
-            " allocates). One descriptor per block, blocks back to back, at most 256 MiB per request."
+            " allocates). One descriptor per block, blocks back to back, at most"
+            f" {fmt_bytes(cap) if cap else fmt_setting(cap)} per request."
             " The ratio is transport bandwidth ÷ raw copy bandwidth (= raw time ÷ transport time).",
             "",
             "The goal is checked on the READ whose caller spins on `status` (as the NIXL comparison"
             " does on both sides). The last two columns repeat the READ with the caller parking"
-            " 20 µs between polls: the difference shows how much of the gap comes from the poller"
-            " competing with the fabric's copier thread for the cores (two on the shared machine);"
+            f" {park} between polls: the difference shows how much of the gap comes from the poller"
+            f" competing with the fabric's copier thread for the cores ({cpus} on this machine);"
             " `status` itself reads the transfer's state without taking the copy lock.",
             "",
             transfer_table(
@@ -562,14 +751,15 @@ def section_fake(res):
                 ("transportReadParked", "fake READ, parked poll"),
             ),
             "",
-            "Reproduce: `" + jmh_command(res, "FakeReadBenchmark", {"shape": "1MiBx16"}) + "`",
+            reproduce(lambda s: jmh_command(res, "FakeReadBenchmark", {"shape": s}), shape),
         ]
     )
 
 
-def section_nixl(res):
-    lines = ["## 3. Transfer bandwidth and latency on NIXL", ""]
+def section_nixl(res, goals):
+    lines = ["## Transfer bandwidth and latency on NIXL", ""]
     rows = nixl_rows(res)
+    python = res.nixl_python or {}
     if not rows:
         lines += [
             "> **Placeholder — not measured in this run.** "
@@ -579,25 +769,26 @@ def section_nixl(res):
                 " `benchmarks/target/results/jmh-nixl.log`."
             ),
             "",
-            "Plan, as it will run once a kvbridge NIXL `Transport` exists: the same READ pattern and"
-            " shapes as section 2 through `connector-nixl`'s transport (host memory, UCX backend, two"
-            " agents in one JVM; JMH class `io.kvbridge.benchmarks.transfer.NixlReadBenchmark`,"
-            " reusing `ReadPair`), and the same pattern with NIXL's own Python binding from the same"
-            " wheel (`benchmarks/python/nixl_read_bench.py`, run from a venv under `benchmarks/target/`"
+            "Plan, as it runs where the NIXL libraries are available: the same READ pattern and"
+            " shapes as the fake connector's section through `connector-nixl`'s transport (host"
+            " memory, UCX backend, two agents in one JVM; JMH class"
+            " `io.kvbridge.benchmarks.transfer.NixlReadBenchmark`, reusing `ReadPair`), and the same"
+            " pattern with NIXL's own Python binding from the same wheel"
+            " (`benchmarks/python/nixl_read_bench.py`, run from a venv under `benchmarks/target/`"
             " holding only the `nixl-cu13` wheel installed with `--no-deps` and `numpy`, the one"
             " module the binding imports; no torch). The report then shows, per shape, both"
-            " bandwidths and their ratio against the goal **≥ 0.95× of the Python binding**, and the"
-            " per-request time of the smallest shape (16 KiB × 1) against **no worse than the Python"
-            " binding**.",
+            " bandwidths and their ratio against the goal **≥"
+            f" {fmt_factor(NIXL_BANDWIDTH_GOAL)} of the Python binding**, and the per-request time of"
+            f" {shape_label(NIXL_OVERHEAD_SHAPE)} against **no worse than the Python binding**.",
         ]
-        if res.nixl_python:
-            lines += ["", "Python binding alone, measured in this run (" + res.nixl_python["binding"] + "):", ""]
+        if python:
+            lines += ["", "Python binding alone, measured in this run (" + python["binding"] + "):", ""]
             lines.append(
                 table(
                     ["block × blocks", "time/request", "bandwidth"],
                     [
-                        [r["shape"].replace("x", " × "), fmt_ns(r["us_per_request"] * 1e3), f"{r['gbps']:.2f} GB/s"]
-                        for r in res.nixl_python["results"]
+                        [shape_label(r["shape"]), fmt_ns(r["us_per_request"] * 1e3), f"{r['gbps']:.2f} GB/s"]
+                        for r in python["results"]
                     ],
                 )
             )
@@ -609,28 +800,36 @@ def section_nixl(res):
         r = pn / j.median
         out.append(
             [
-                shape.replace("x", " × "),
+                shape_label(shape),
                 f"{fmt_ns(pn)}, {fmt_gbps(b, pn)}",
                 f"{fmt_ns(j.median)}{j.spread()}, {fmt_gbps(b, j.median)}",
                 fmt_ratio(r),
-                f"≥ {NIXL_BANDWIDTH_GOAL}×",
+                f"≥ {fmt_factor(NIXL_BANDWIDTH_GOAL)}",
                 verdict(r >= NIXL_BANDWIDTH_GOAL),
             ]
         )
+    rounds = python.get("rounds")
+    timing = (
+        f"median of {rounds} rounds of {fmt_setting(python.get('round_seconds'), unit=' s')} after a"
+        f" {fmt_setting(python.get('warmup_seconds'), unit=' s')} warm-up"
+        if rounds is not None
+        else "median of its timed rounds (the run recorded no round settings)"
+    )
+    shape = example_shape(res, "NixlReadBenchmark", "nixl-read", goals)
     lines += [
-        "The same READ pattern and shapes as section 2, host memory, UCX backend, two agents in one"
-        " process, with the same UCX environment on both sides"
-        f" (`UCX_TLS={res.nixl_python['machine'].get('ucx_tls') or 'default'}`):",
+        "The same READ pattern and shapes as the fake connector's section, host memory, UCX backend,"
+        " two agents in one process, with the same UCX environment on both sides"
+        f" (`UCX_TLS={python['machine'].get('ucx_tls') or 'default'}`):",
         "",
         "- **kvbridge NIXL** — `io.kvbridge.nixl.NixlTransport` (`NixlReadBenchmark`, JMH), the"
         " connector's default options but `nixl.memory=dram`: per request `post` (pairing and"
         " registration checks, `nixl_capi_check_remote_md`, a transfer request created from the two"
         " descriptor lists, posted), `status` polled until DONE, `release`.",
-        f"- **Python binding** — {res.nixl_python['binding']} from the same wheel"
+        f"- **Python binding** — {python['binding']} from the same wheel"
         " (`benchmarks/python/nixl_read_bench.py`, mode"
-        f" `{res.nixl_python.get('mode', '?')}`): per request `initialize_xfer` from two descriptor"
-        " lists built once, `transfer`, `check_xfer_state` until DONE, `release_xfer_handle`; median"
-        " of 5 rounds of 0.5 s after a 0.5 s warm-up.",
+        f" `{python.get('mode', '?')}`): per request `initialize_xfer` from two descriptor"
+        " lists built once, `transfer`, `check_xfer_state` until DONE, `release_xfer_handle`;"
+        f" {timing}.",
         "",
         "Ratio: kvbridge bandwidth ÷ Python binding bandwidth (= Python time ÷ kvbridge time).",
         "",
@@ -639,7 +838,7 @@ def section_nixl(res):
         ),
         "",
         "Reproduce the Java side: `UCX_TLS=self,sm,tcp UCX_NET_DEVICES=lo "
-        + jmh_command(res, "NixlReadBenchmark", {"shape": "1MiBx16"})
+        + jmh_command(res, "NixlReadBenchmark", {"shape": shape})
         + " -jvmArgsAppend '-Xms1g -Xmx1g -Dkvbridge.nixl.home=connector-nixl/target/nixl/lib'`;"
         " the Python side: `UCX_TLS=self,sm,tcp UCX_NET_DEVICES=lo benchmarks/target/nixl-venv/bin/python"
         " benchmarks/python/nixl_read_bench.py --out nixl-python.json`.",
@@ -647,8 +846,96 @@ def section_nixl(res):
     return "\n".join(lines)
 
 
+def section_content_check(res):
+    windows = fmt_setting(res.setting("checksum", "sampledWindows"))
+    window = res.setting("checksum", "windowBytes")
+    lines = [
+        "## Content check beside the READ",
+        "",
+        "A consumer checks every block it read against the checksum the producer recorded at grant"
+        " (`io.kvbridge.integrity.ChecksumScheme`) before it asks the producer to validate the read."
+        " Per block size: one block READ through the transport (the READ benchmarks' `ReadPair`,"
+        " one block per request, the caller spinning on `status`), and the checksum of that block"
+        " in the consumer's memory, read in place (`KvMemory.update`):",
+        "",
+        "- **CRC-32C** — every byte of the block; what a producer on host memory records.",
+        f"- **sampled** — CRC-32C over {windows} windows of"
+        f" {fmt_bytes(window) if window else fmt_setting(window)} spread over the block; what a"
+        " producer on device memory records.",
+        "",
+        "Share: checksum time ÷ READ time, both in the same run with the same trial setup.",
+        "",
+    ]
+    rows = []
+    for _, bench, transport in CONTENT_CHECKS:
+        for block, read, full, sampled in content_check_rows(res, bench):
+            b = block_bytes(block)
+            applies = block == CONTENT_CHECK_BLOCK and read and full
+            rows.append(
+                [
+                    transport,
+                    block_label(block),
+                    f"{fmt_ns(read.median)}{read.spread()}, {fmt_gbps(b, read.median)}" if read else "—",
+                    f"{fmt_ns(full.median)}{full.spread()}, {fmt_gbps(b, full.median)}" if full else "—",
+                    fmt_pct(share_of(full, read)),
+                    f"{fmt_ns(sampled.median)}{sampled.spread()}" if sampled else "—",
+                    fmt_pct(share_of(sampled, read)),
+                    f"≤ {fmt_limit_pct(CONTENT_CHECK_GOAL)}" if applies else "—",
+                    verdict(share_of(full, read) <= CONTENT_CHECK_GOAL) if applies else "—",
+                ]
+            )
+    if not rows:
+        lines.append(NO_RESULTS)
+    else:
+        lines.append(
+            table(
+                [
+                    "transport",
+                    "block",
+                    "READ (time, bandwidth)",
+                    "CRC-32C (time, bandwidth)",
+                    "CRC-32C ÷ READ",
+                    "sampled",
+                    "sampled ÷ READ",
+                    "goal",
+                    "result",
+                ],
+                rows,
+            )
+        )
+        lines += [
+            "",
+            "Reproduce: `"
+            + jmh_command(res, "ContentCheckBenchmark", {"block": CONTENT_CHECK_BLOCK})
+            + "` (the NIXL rows need what the NIXL section's Java side needs).",
+        ]
+    if not res.has("transfer.NixlContentCheckBenchmark") and res.run.get("nixl_status"):
+        lines += ["", "No NIXL rows in this run: " + res.run["nixl_status"]]
+    return "\n".join(lines)
+
+
+def e2e_description(res):
+    s = res.settings.get("e2e")
+    if not s:
+        return "The P/D path's settings were not recorded in this run."
+    return (
+        "In-process, on the sample app's engine API with its default engine settings"
+        f" ({fmt_size(s['blocks'])} blocks of {s['tokensPerBlock']} tokens × {s['bytesPerToken']}"
+        f" bytes, {fmt_setting(s['stepMillis'], unit=' ms')} step interval), a"
+        f" {fmt_size(s['promptTokens'])}-token prompt ({s['promptFullBlocks']} full blocks),"
+        f" {s['generatedTokens']} generated tokens: a prefill engine and a decode engine, each with"
+        " its own connector (nixl: host memory, same UCX environment as the NIXL section), one request"
+        " in flight. P/D: the prefill engine computes the prompt with"
+        f" max_tokens={s['prefillMaxTokens']} and a lease (as the router asks), then the decode engine"
+        " loads the prompt's full blocks through the connector and generates; colocated: one engine"
+        " computes the prompt and generates. Added latency = P/D − colocated at the same percentile"
+        " (JMH sample mode); requests/s = the reciprocal of the mean time per request, one request"
+        " in flight."
+    )
+
+
 def section_e2e(res):
-    lines = ["## 4. End to end: the sample app's P/D path", ""]
+    lines = ["## End to end: the sample app's P/D path", ""]
     results = []
     for connector in ["fake", "nixl"]:
         co = res.get("e2e.PdPathBenchmark.colocated", connector=connector)
@@ -675,7 +962,7 @@ def section_e2e(res):
             ]
         )
     lines += [
-        res.run.get("e2e_description", ""),
+        e2e_description(res),
         "",
         table(
             [
@@ -692,13 +979,33 @@ def section_e2e(res):
     return "\n".join(lines)
 
 
+# ---- findings ----------------------------------------------------------------------------------
+
+# A figure: a number standing on its own, not a digit inside a name such as CRC32C, CRC-32C or e2e.
+FIGURE = re.compile(r"(?<![A-Za-z0-9_.,$])(?<![A-Za-z]-)\d+(?:[.,]\d+)*")
+PLACEHOLDER = re.compile(r"\{(self|inclusive):([^{}\s]+)\}")
+
+
+def figures(text):
+    """The figures in {@code text}, in order."""
+    return FIGURE.findall(text)
+
+
 def read_findings(path):
-    """Sections '## <family>' of the findings file, keyed by family."""
+    """Sections '## <family>' of the findings file, keyed by family. A findings file holds no
+    figures: every figure in the report comes from the run."""
     if not path or not os.path.exists(path):
         return {}
     found, current = {}, None
     with open(path) as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
+            stated = figures(PLACEHOLDER.sub("", line))
+            if stated:
+                raise SystemExit(
+                    f"{path}:{number} states the figure {stated[0]}: findings hold no figures, every"
+                    " figure in the report comes from the run (name a profile frame with"
+                    " {self:FRAME} or {inclusive:FRAME} to quote its share of this run's samples)"
+                )
             m = re.match(r"^## (\S+)\s*$", line)
             if m:
                 current = m.group(1)
@@ -706,6 +1013,18 @@ def read_findings(path):
             elif current:
                 found[current].append(line.rstrip("\n"))
     return {k: "\n".join(v).strip() for k, v in found.items()}
+
+
+def fill_placeholders(note, prof):
+    """Replaces {self:FRAME} and {inclusive:FRAME} with the frame's share of this run's profile."""
+
+    def share(m):
+        if not prof:
+            return "(no profile in this run)"
+        share = dict(prof[m.group(1)]).get(m.group(2))
+        return f"{share:.1f}%" if share else "none"
+
+    return PLACEHOLDER.sub(share, note)
 
 
 def section_missed(res, goals, findings):
@@ -722,24 +1041,30 @@ def section_missed(res, goals, findings):
         prof = res.profile(g.family)
         if prof:
             lines += [
-                f"JFR samples of `{prof['benchmark']}` ({prof['params']}): {prof['samples']}"
-                f" samples, {prof.get('native_samples', 0)} of them of the benchmark thread in"
+                f"JFR samples of `{prof['benchmark']}` ({prof['params']}): {prof['samples']} in all,"
+                f" {prof.get('native_samples', 0)} of them of the benchmark thread in"
                 " native code (`jdk.NativeMethodSample`), the rest `jdk.ExecutionSample`;"
                 f" measurement iterations only (`{prof['command']}`, then"
-                " `jfr print --events jdk.ExecutionSample,jdk.NativeMethodSample`):",
-                "",
-                "Top frames (self):",
-                "",
-                table(["share", "frame"], [[f"{s:.1f}%", f"`{fr}`"] for fr, s in prof["self"]]),
-                "",
-                "On the stack (inclusive, benchmark harness frames left out):",
-                "",
-                table(["share", "frame"], [[f"{s:.1f}%", f"`{fr}`"] for fr, s in prof["inclusive"]]),
+                " `jfr print --events jdk.ExecutionSample,jdk.NativeMethodSample`).",
                 "",
             ]
+            if prof["self"]:
+                lines += [
+                    "Top frames (self):",
+                    "",
+                    table(["share", "frame"], [[f"{s:.1f}%", f"`{fr}`"] for fr, s in prof["self"][:TOP_FRAMES]]),
+                    "",
+                    "On the stack (inclusive, benchmark harness frames left out):",
+                    "",
+                    table(
+                        ["share", "frame"],
+                        [[f"{s:.1f}%", f"`{fr}`"] for fr, s in prof["inclusive"][:TOP_FRAMES]],
+                    ),
+                    "",
+                ]
             if prof.get("stacks"):
                 lines += [
-                    "Most frequent stacks (innermost first, five frames):",
+                    f"Most frequent stacks (innermost first, {prof['stack_depth']} frames):",
                     "",
                     table(["share", "stack"], [[f"{s:.1f}%", f"`{st}`"] for st, s in prof["stacks"]]),
                     "",
@@ -755,19 +1080,21 @@ def section_missed(res, goals, findings):
             lines += ["_No profile recorded for this goal in this run._", ""]
         note = findings.get(g.family)
         if note:
-            lines += ["**Why, and what would fix it.** " + note, ""]
+            lines += ["**Why, and what would fix it.** " + fill_placeholders(note, prof), ""]
     return "\n".join(lines).rstrip()
 
 
-def write(args):
-    res = Results(args.results)
+def render(results, findings_path):
+    """BENCHMARKS.md for the results in directory {@code results}."""
+    res = Results(results)
     goals = all_goals(res)
-    findings = read_findings(args.findings)
+    findings = read_findings(findings_path)
     parts = [
         "# kvbridge benchmarks",
         "",
         "_Generated by `benchmarks/report.py` from the results of `benchmarks/run.sh`; do not edit by"
-        " hand — rerun instead._",
+        " hand — rerun instead. Every figure comes from the run that wrote this file, except the"
+        " goals, which `report.py` states._",
         "",
         "Reproduce everything (build, all benchmarks, profiles of missed goals, this file):",
         "",
@@ -776,8 +1103,8 @@ def write(args):
         "```",
         "",
         "Raw results: `benchmarks/target/results/` (`jmh.json`, `jmh-nixl.json`, `jmh-e2e.json` from"
-        " JMH `-rf json`; `nixl-python.json` from the Python binding; `jfr/` profile summaries; the"
-        " JMH logs).",
+        " JMH `-rf json`; `nixl-python.json` from the Python binding; `settings.json`, the benchmarks'"
+        " fixed settings; `jfr/` profile summaries; the JMH logs).",
         "",
         section_summary(goals),
         "",
@@ -785,9 +1112,11 @@ def write(args):
         "",
         section_lease(res),
         "",
-        section_fake(res),
+        section_fake(res, goals),
         "",
-        section_nixl(res),
+        section_nixl(res, goals),
+        "",
+        section_content_check(res),
         "",
         section_e2e(res),
         "",
@@ -796,8 +1125,13 @@ def write(args):
     ]
     if findings.get("notes"):
         parts += ["## Notes", "", findings["notes"], ""]
+    return "\n".join(parts)
+
+
+def write(args):
+    text = render(args.results, args.findings)
     with open(args.out, "w") as f:
-        f.write("\n".join(parts))
+        f.write(text)
 
 
 # ---- profiles ----------------------------------------------------------------------------------
@@ -822,6 +1156,10 @@ HARNESS = re.compile(
     r"java\.util\.concurrent\.FutureTask|jdk\.internal\.reflect\.|java\.lang\.reflect\.Method\.invoke|"
     r"io\.kvbridge\.benchmarks\..*jmh_generated)"
 )
+
+
+# Frames of a stack the profile summary keeps, innermost first.
+STACK_DEPTH = 5
 
 
 def frame_name(frame):
@@ -855,17 +1193,20 @@ def summarize_jfr(args):
             if not HARNESS.match(name):
                 incl_counts[name] += 1
         useful = [n for n in names if not HARNESS.match(n) and not n.startswith("java.lang.invoke.")]
-        useful = useful[:5]
+        useful = useful[:STACK_DEPTH]
         stacks[" ← ".join(useful)] += 1
-    total = sum(self_counts.values()) or 1
+    samples = sum(self_counts.values())
+    total = max(samples, 1)
     summary = {
         "benchmark": args.benchmark,
         "params": args.params,
         "command": args.command,
-        "samples": total,
+        "samples": samples,
         "native_samples": kinds["jdk.NativeMethodSample"],
-        "self": [(n, 100.0 * c / total) for n, c in self_counts.most_common(args.top)],
-        "inclusive": [(n, 100.0 * c / total) for n, c in incl_counts.most_common(args.top)],
+        # Every frame sampled, so that a finding can quote any frame's share.
+        "self": [(n, 100.0 * c / total) for n, c in self_counts.most_common()],
+        "inclusive": [(n, 100.0 * c / total) for n, c in incl_counts.most_common()],
+        "stack_depth": STACK_DEPTH,
         "stacks": [(n, 100.0 * c / total) for n, c in stacks.most_common(5)],
         "threads": [(n, 100.0 * c / total) for n, c in threads.most_common(5)],
     }
@@ -909,7 +1250,6 @@ def main():
     p.add_argument("--benchmark", default="")
     p.add_argument("--params", default="")
     p.add_argument("--command", default="")
-    p.add_argument("--top", type=int, default=12)
     p = sub.add_parser("write")
     p.add_argument("--results", required=True)
     p.add_argument("--out", required=True)

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs every kvbridge benchmark and regenerates BENCHMARKS.md at the repository root.
 #
-#   benchmarks/run.sh            the full run (about 10 minutes on 2 cores)
+#   benchmarks/run.sh            the full run (10 to 15 minutes on 2 shared cores)
 #   benchmarks/run.sh --quick    one short iteration each: checks the pipeline, numbers mean nothing
 #
-# Steps: build the shaded benchmarks.jar with the Maven wrapper; run the JMH benchmarks (raw JSON
-# to benchmarks/target/results/jmh.json); run NIXL's Python binding for the NIXL comparison when
-# the NIXL benchmark exists; profile with JFR the worst case of every missed goal; write
-# BENCHMARKS.md with benchmarks/report.py (python3 standard library only).
+# Steps: build the shaded benchmarks.jar with the Maven wrapper; record the benchmarks' fixed
+# settings (settings.json); run the JMH benchmarks (raw JSON to benchmarks/target/results/jmh.json);
+# run NIXL's Python binding for the NIXL comparison when the NIXL benchmark exists; profile with JFR
+# the worst case of every missed goal; write BENCHMARKS.md with benchmarks/report.py (python3
+# standard library only) from those results alone: every figure in it comes from this run.
 #
 # Environment: JMH_OPTS replaces the JMH iteration settings; JMH_INCLUDE replaces the benchmark
 # regex; PROFILE=0 skips the JFR profiles; NIXL_WHEEL points at the nixl-cu13 wheel (default: the
@@ -30,7 +31,7 @@ if [ "${1:-}" = "--quick" ]; then
   e2e_opts="-f 1 -wi 1 -w 500ms -i 1 -r 1s"
   profile_opts="-f 1 -wi 1 -w 200ms -i 1 -r 500ms"
 fi
-include=${JMH_INCLUDE:-'^io.kvbridge.benchmarks.(lease|transfer.FakeRead).'}
+include=${JMH_INCLUDE:-'^io.kvbridge.benchmarks.(lease|transfer.Fake).'}
 start=$(date +%s)
 
 log() { echo "[run.sh] $*" >&2; }
@@ -75,6 +76,7 @@ done
 jar_complete || { log "benchmarks.jar is still inconsistent with the module classes; stop"; exit 1; }
 restore_app_jar
 $report machine --out "$out/machine-start.json"
+java -cp "$jar" io.kvbridge.benchmarks.RunSettings "$out/settings.json"
 
 # What the optional sections can measure in this checkout.
 has_class() { unzip -l "$jar" "$1" >/dev/null 2>&1; }
@@ -92,11 +94,8 @@ export UCX_WARN_UNUSED_ENV_VARS=n NIXL_LOG_LEVEL=${NIXL_LOG_LEVEL:-WARN}
 # Given on the command line, -jvmArgsAppend replaces the benchmark's own: repeat those.
 nixl_jvm="-Xms1g -Xmx1g --enable-native-access=ALL-UNNAMED -Dkvbridge.nixl.home=$nixl_lib"
 e2e_status=""
-e2e_description=""
 if ! has_class 'io/kvbridge/benchmarks/e2e/PdPathBenchmark.class'; then
   e2e_status="the benchmarks jar holds no P/D benchmark: it is compiled only with the e2e profile, which needs the sample app built as a plain jar (-Dspring-boot.repackage.skip=true)."
-else
-  e2e_description="In-process, on the sample app's engine API with its default engine settings (4096 blocks of 16 tokens × 64 bytes, 2 ms step interval), a 1,024-token prompt (64 full blocks), 24 generated tokens: a prefill engine and a decode engine, each with its own connector (nixl: host memory, same UCX environment as section 3), one request in flight. P/D: the prefill engine computes the prompt with max_tokens=1 and a lease (as the router asks), then the decode engine loads the prompt's full blocks through the connector and generates; colocated: one engine computes the prompt and generates. Added latency = P/D − colocated at the same percentile (JMH sample mode); requests/s = 1 / mean time per request, one request in flight."
 fi
 
 log "running JMH: $include ($opts)"
@@ -115,9 +114,9 @@ if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
 fi
 
 if [ -z "$nixl_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
-  log "running the NIXL READ through kvbridge (UCX_TLS=$UCX_TLS)"
+  log "running the NIXL READ and content check through kvbridge (UCX_TLS=$UCX_TLS)"
   # shellcheck disable=SC2086
-  java -jar "$jar" '^io.kvbridge.benchmarks.transfer.NixlRead' $opts \
+  java -jar "$jar" '^io.kvbridge.benchmarks.transfer.Nixl' $opts \
     -jvmArgsAppend "$nixl_jvm" -rf json -rff "$out/jmh-nixl.json" \
     2>&1 | tee "$out/jmh-nixl.log" | grep -E '^(# Parameters:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
   wheel=${NIXL_WHEEL:-$HOME/.cache/kvbridge/nixl/nixl_cu13-1.5.1-cp311-cp311-manylinux_2_28_x86_64.whl}
@@ -171,7 +170,6 @@ json.dump({
     "minutes": round((time.time() - $start) / 60, 1),
     "nixl_status": """$nixl_status""",
     "e2e_status": """$e2e_status""",
-    "e2e_description": """$e2e_description""",
 }, open(sys.argv[1], "w"), indent=2)
 PY
 $report write --results "$out" --out BENCHMARKS.md

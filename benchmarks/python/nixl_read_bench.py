@@ -6,7 +6,8 @@ prefill agent's blocks (one descriptor per block, laid out back to back in one r
 per agent) with the UCX backend; each request is created, posted, polled until DONE and released.
 Writes one JSON document:
 
-  {"binding": "nixl_cu13 <version>", "machine": {...},
+  {"binding": "nixl_cu13 <version>", "mode": ..., "rounds": ..., "round_seconds": ...,
+   "warmup_seconds": ..., "machine": {...},
    "results": [{"shape": "1MiBx16", "bytes": ..., "requests": ..., "seconds": [per round ...],
                 "us_per_request": median, "gbps": median}]}
 
@@ -168,6 +169,9 @@ def main():
     document = {
         "binding": f"{module} {version}",
         "mode": args.mode,
+        "rounds": args.rounds,
+        "round_seconds": args.seconds,
+        "warmup_seconds": args.seconds,
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),

@@ -17,6 +17,7 @@ import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.TransportProvider;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -66,6 +67,9 @@ public class PdPathBenchmark {
   /** The sample app's default demo completion length. */
   private static final int MAX_TOKENS = 24;
 
+  /** What the sample's router asks of the prefill engine: compute the prompt, one token. */
+  private static final int PREFILL_MAX_TOKENS = 1;
+
   /** 1,024 bytes of prompt: 64 full blocks to move. */
   private static final String PROMPT =
       "disaggregated serving splits prefill and decode across nodes so each can scale on its own "
@@ -73,6 +77,30 @@ public class PdPathBenchmark {
           .substring(0, 1024);
 
   private static final long TIMEOUT_SECONDS = 30;
+
+  /**
+   * The settings above, by name, for the report: see {@link io.kvbridge.benchmarks.RunSettings}.
+   */
+  public static Map<String, Number> settings() {
+    int promptTokens = PROMPT.getBytes(StandardCharsets.UTF_8).length;
+    return Map.of(
+        "blocks",
+        LAYOUT.blockCount(),
+        "tokensPerBlock",
+        LAYOUT.tokensPerBlock(),
+        "bytesPerToken",
+        LAYOUT.blockBytes() / LAYOUT.tokensPerBlock(),
+        "stepMillis",
+        STEP.toMillis(),
+        "promptTokens",
+        promptTokens,
+        "promptFullBlocks",
+        promptTokens / LAYOUT.tokensPerBlock(),
+        "generatedTokens",
+        MAX_TOKENS,
+        "prefillMaxTokens",
+        PREFILL_MAX_TOKENS);
+  }
 
   /**
    * The connector both engines use: {@code fake}, or {@code nixl} with host memory (needs the NIXL
@@ -112,7 +140,9 @@ public class PdPathBenchmark {
   public Generation prefillThenDecode() throws Exception {
     String id = "pd-" + next++;
     Generation first =
-        await(prefill.submit(new EngineRequest(id, PROMPT, 1, true, Optional.empty())));
+        await(
+            prefill.submit(
+                new EngineRequest(id, PROMPT, PREFILL_MAX_TOKENS, true, Optional.empty())));
     TransferParams params =
         first
             .transferParams()

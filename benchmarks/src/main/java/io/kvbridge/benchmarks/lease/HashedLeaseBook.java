@@ -17,6 +17,13 @@ import java.util.Objects;
  * acknowledge and renew are O(1); the subclasses differ only in how {@link #expire()} walks the
  * map. Each lease costs what it costs in {@link io.kvbridge.lease.LeaseTable}: a random token, a
  * constant-time token check, a deadline capped by the maximum lifetime, a snapshot per end.
+ *
+ * <p>A deliberate copy, not dead code: {@link TrackedLease} repeats the fields of {@code
+ * LeaseTable}'s private live-lease record so that the baselines do the same work per lease with
+ * their own storage, and the comparison in BENCHMARKS.md ({@link InsertionOrderedLeaseBook} and
+ * {@link FullScanLeaseBook} against {@code LeaseTable}) measures only how expired leases are found.
+ * It follows {@code LeaseTable} by hand: a field the table adds to every lease (and pays for)
+ * should be added here too, or the baselines look cheaper than they are.
  */
 abstract class HashedLeaseBook implements LeaseBook {
 

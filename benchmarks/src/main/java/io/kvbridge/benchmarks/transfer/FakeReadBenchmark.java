@@ -1,6 +1,5 @@
 package io.kvbridge.benchmarks.transfer;
 
-import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.transfer.TransferHandle;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
@@ -44,8 +43,7 @@ public class FakeReadBenchmark {
   /** Creates two agents on a fabric of their own and registers their regions. */
   @Setup(Level.Trial)
   public void connect() {
-    FakeFabric fabric = new FakeFabric();
-    pair = new ReadPair(ReadShape.parse(shape), fabric.join("decode"), fabric.join("prefill"));
+    pair = ReadPair.overFake(ReadShape.parse(shape));
   }
 
   /** Checks that both sides moved the right bytes, then closes the agents. */

@@ -1,8 +1,6 @@
 package io.kvbridge.benchmarks.transfer;
 
-import io.kvbridge.nixl.MemoryMode;
 import io.kvbridge.nixl.NixlOptions;
-import io.kvbridge.nixl.NixlTransport;
 import io.kvbridge.transfer.TransferHandle;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -53,22 +51,7 @@ public class NixlReadBenchmark {
   /** Creates the two agents and registers their regions. */
   @Setup(Level.Trial)
   public void connect() {
-    NixlOptions defaults = NixlOptions.defaults();
-    NixlOptions options =
-        new NixlOptions(
-            MemoryMode.DRAM,
-            defaults.cudaDevice(),
-            progressDelayMicros,
-            defaults.backends(),
-            defaults.backendParameters(),
-            defaults.telemetry(),
-            defaults.home(),
-            defaults.pluginDir());
-    pair =
-        new ReadPair(
-            ReadShape.parse(shape),
-            NixlTransport.create("decode", options),
-            NixlTransport.create("prefill", options));
+    pair = ReadPair.overNixlHostMemory(ReadShape.parse(shape), progressDelayMicros);
   }
 
   /** Checks that the reads moved the right bytes, then closes the agents. */

@@ -1,5 +1,10 @@
 package io.kvbridge.benchmarks.transfer;
 
+import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.nixl.MemoryMode;
+import io.kvbridge.nixl.NixlOptions;
+import io.kvbridge.nixl.NixlTransport;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.TransferHandle;
@@ -15,8 +20,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A decode agent that reads a prefill agent's blocks, both on one transport implementation, each
  * with one registered region of a {@link ReadShape}'s size; the prefill region holds random bytes.
- * Offers the two things the bandwidth benchmarks time: a READ through the transport, and a plain
- * copy of the same bytes.
+ * Offers what the transfer benchmarks time: a READ through the transport, a plain copy of the same
+ * bytes, and the content check a consumer runs on the blocks it read.
  *
  * <p>Threads: confined to one benchmark thread (the transport may copy on threads of its own).
  */
@@ -49,6 +54,32 @@ public final class ReadPair implements AutoCloseable {
     this.prefillName = decode.loadRemoteMetadata(prefill.localMetadata());
     this.local = shape.descriptors(decodeMemory);
     this.remote = shape.descriptors(prefillMemory);
+  }
+
+  /** Two agents on a fake fabric of their own: host memory on the Java heap. */
+  public static ReadPair overFake(ReadShape shape) {
+    FakeFabric fabric = new FakeFabric();
+    return new ReadPair(shape, fabric.join("decode"), fabric.join("prefill"));
+  }
+
+  /**
+   * Two NIXL agents in this JVM with host memory and the connector's default options, but for the
+   * progress thread's delay. Needs the NIXL libraries and UCX transports that work over loopback.
+   */
+  public static ReadPair overNixlHostMemory(ReadShape shape, long progressDelayMicros) {
+    NixlOptions defaults = NixlOptions.defaults();
+    NixlOptions options =
+        new NixlOptions(
+            MemoryMode.DRAM,
+            defaults.cudaDevice(),
+            progressDelayMicros,
+            defaults.backends(),
+            defaults.backendParameters(),
+            defaults.telemetry(),
+            defaults.home(),
+            defaults.pluginDir());
+    return new ReadPair(
+        shape, NixlTransport.create("decode", options), NixlTransport.create("prefill", options));
   }
 
   /** The shape of each request. */
@@ -111,6 +142,19 @@ public final class ReadPair implements AutoCloseable {
   }
 
   /**
+   * The checksum of each block in decode's region, in block order: what a consumer checks after a
+   * READ, against what the producer recorded at grant ({@link #checksumsOfSource}).
+   */
+  public int[] checksumsOfRead(ChecksumScheme scheme) {
+    return checksums(scheme, decodeMemory);
+  }
+
+  /** The checksum of each block in prefill's region: what a producer records at grant. */
+  public int[] checksumsOfSource(ChecksumScheme scheme) {
+    return checksums(scheme, prefillMemory);
+  }
+
+  /**
    * Whether every side that ran moved the right bytes: decode's region after a READ, the copy
    * target after a raw copy. A benchmark trial runs one of them, so only what ran is checked.
    */
@@ -152,6 +196,15 @@ public final class ReadPair implements AutoCloseable {
     prefill.close();
     decodeMemory.close();
     prefillMemory.close();
+  }
+
+  private int[] checksums(ChecksumScheme scheme, KvMemory memory) {
+    int[] out = new int[shape.blocks()];
+    int blockBytes = Math.toIntExact(shape.blockBytes());
+    for (int i = 0; i < out.length; i++) {
+      out[i] = scheme.checksum(memory, shape.offsetOf(i), blockBytes);
+    }
+    return out;
   }
 
   private boolean sameBlock(int i) {

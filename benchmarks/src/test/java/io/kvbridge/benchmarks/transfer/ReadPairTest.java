@@ -3,7 +3,7 @@ package io.kvbridge.benchmarks.transfer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.integrity.ChecksumScheme;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -13,9 +13,7 @@ class ReadPairTest {
   @ParameterizedTest
   @EnumSource(ReadPair.Polling.class)
   void aReadThroughTheFakeTransportReproducesThePrefillBytes(ReadPair.Polling polling) {
-    FakeFabric fabric = new FakeFabric();
-    try (ReadPair pair =
-        new ReadPair(ReadShape.parse("4KiBx3"), fabric.join("decode"), fabric.join("prefill"))) {
+    try (ReadPair pair = ReadPair.overFake(ReadShape.parse("4KiBx3"))) {
       pair.read(polling);
 
       assertThat(pair.decodeHoldsPrefillBytes()).isTrue();
@@ -24,9 +22,7 @@ class ReadPairTest {
 
   @Test
   void theRawCopyReproducesThePrefillBytes() {
-    FakeFabric fabric = new FakeFabric();
-    try (ReadPair pair =
-        new ReadPair(ReadShape.parse("4KiBx3"), fabric.join("decode"), fabric.join("prefill"))) {
+    try (ReadPair pair = ReadPair.overFake(ReadShape.parse("4KiBx3"))) {
       pair.copy();
 
       assertThat(pair.copyHoldsPrefillBytes()).isTrue();
@@ -36,14 +32,26 @@ class ReadPairTest {
 
   @Test
   void aTrialIsCheckedOnlyOnTheSideItRan() {
-    FakeFabric fabric = new FakeFabric();
-    try (ReadPair pair =
-        new ReadPair(ReadShape.parse("4KiBx3"), fabric.join("decode"), fabric.join("prefill"))) {
+    try (ReadPair pair = ReadPair.overFake(ReadShape.parse("4KiBx3"))) {
       pair.copy();
 
       assertThat(pair.whatRanReproducedTheSource()).isTrue();
       pair.read(ReadPair.Polling.SPIN);
       assertThat(pair.whatRanReproducedTheSource()).isTrue();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(ChecksumScheme.class)
+  void afterAReadTheChecksumsOfTheReadBlocksAreThoseOfTheSource(ChecksumScheme scheme) {
+    try (ReadPair pair = ReadPair.overFake(ReadShape.parse("8KiBx3"))) {
+      int[] before = pair.checksumsOfRead(scheme);
+      pair.read(ReadPair.Polling.SPIN);
+
+      assertThat(pair.checksumsOfRead(scheme))
+          .hasSize(3)
+          .isEqualTo(pair.checksumsOfSource(scheme))
+          .isNotEqualTo(before);
     }
   }
 

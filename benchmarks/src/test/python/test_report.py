@@ -1,0 +1,445 @@
+"""Specifies benchmarks/report.py: BENCHMARKS.md states no figure that its run did not produce.
+
+Run with: python3 -m unittest discover -s benchmarks/src/test/python (the benchmarks module's
+Maven build does, in its test phase).
+
+The results a report is written from are built here, small, in a temporary directory. The main
+check writes a report from them, then writes it again from copies in which every number (and
+every number inside a string, parameter values included) and every goal that report.py states
+was changed: a figure that stays the same in every copy did not come from the results, so someone
+wrote it by hand.
+"""
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+sys.dont_write_bytecode = True  # no __pycache__ beside report.py in the source tree
+import report  # noqa: E402
+
+FINDINGS = os.path.join(os.path.dirname(report.__file__), "findings.md")
+SETTINGS = os.path.join(os.path.dirname(__file__), "fixture", "settings.json")
+PKG = report.PKG
+
+
+# ---- the results a report is written from ------------------------------------------------------
+
+
+def avgt(name, params, raw, unit):
+    return {
+        "jmhVersion": "1.37",
+        "benchmark": PKG + name,
+        "mode": "avgt",
+        "threads": 1,
+        "forks": 1,
+        "jdkVersion": "17.0.15",
+        "vmName": "OpenJDK 64-Bit Server VM",
+        "vmVersion": "17.0.15+6-Debian-1deb12u1",
+        "params": params,
+        "primaryMetric": {"score": sum(raw) / len(raw), "scoreUnit": unit, "rawData": [raw]},
+    }
+
+
+def sample(name, params, p50, p99, mean):
+    entry = avgt(name, params, [mean], "us/op")
+    entry["mode"] = "sample"
+    entry["primaryMetric"].update(
+        score=mean,
+        scorePercentiles={"50.0": p50, "99.0": p99},
+        rawDataHistogram=[[[[p50, 40], [p99, 2]]]],
+    )
+    return entry
+
+
+def lease_results():
+    books = {"TABLE": 1.0, "INSERTION_ORDERED": 0.6, "FULL_SCAN": 0.7}
+    out = []
+    for size, grow in [("1000", 1.0), ("100000", 1.3)]:
+        for book, weight in books.items():
+            p = {"book": book, "liveLeases": size}
+            scan = book == "FULL_SCAN"
+            idle = [3.1e3 * grow**20, 3.3e3 * grow**20] if scan else [12.0 * weight, 13.0 * weight]
+            out += [
+                avgt("lease.LeaseBookBenchmark.sweepIdle", p, idle, "ns/op"),
+                avgt("lease.LeaseSweepBenchmark.sweepExpired", p, [2.7e3 * weight * grow, 2.9e3], "ns/op"),
+                avgt("lease.LeaseBookBenchmark.grantAndAcknowledge", p, [610.0 * weight, 650.0 * grow], "ns/op"),
+                avgt("lease.LeaseBookBenchmark.renew", p, [160.0 * weight * grow, 171.0], "ns/op"),
+            ]
+        out += [
+            avgt("lease.LeaseTableOpsBenchmark.grant", {"liveLeases": size}, [440.0 * grow, 470.0], "ns/op"),
+            avgt("lease.LeaseTableOpsBenchmark.acknowledge", {"liveLeases": size}, [260.0, 280.0 * grow], "ns/op"),
+        ]
+    return out
+
+
+def transfer_results():
+    out = []
+    # READ ÷ raw copy: missed at 1MiBx1, met at 1MiBx16; 16KiBx1 is below the goal's blocks.
+    for shape, raw, read, parked in [
+        ("16KiBx1", 2.7, 9.1, 9.9),
+        ("1MiBx1", 22.5, 45.3, 44.1),
+        ("1MiBx16", 780.0, 390.0, 410.0),
+    ]:
+        p = {"shape": shape}
+        out += [
+            avgt("transfer.FakeReadBenchmark.rawCopy", p, [raw, raw * 1.04, raw * 0.97], "us/op"),
+            avgt("transfer.FakeReadBenchmark.transportRead", p, [read, read * 1.1, read * 0.95], "us/op"),
+            avgt("transfer.FakeReadBenchmark.transportReadParked", p, [parked, parked * 1.2], "us/op"),
+        ]
+    # Content check ÷ READ: missed at 1MiB on the fake, met on NIXL.
+    for transport, read_1mib in [("Fake", 33.0), ("Nixl", 2400.0)]:
+        for block, read, crc, sampled in [
+            ("16KiB", 8.2, 0.26, 0.14),
+            ("1MiB", read_1mib, 16.4, 0.37),
+            ("4MiB", 354.0, 173.0, 1.03),
+        ]:
+            bench = f"transfer.{transport}ContentCheckBenchmark"
+            p = {"block": block}
+            out += [
+                avgt(f"{bench}.transportRead", p, [read, read * 1.05], "us/op"),
+                avgt(f"{bench}.crc32c", p, [crc, crc * 1.07], "us/op"),
+                avgt(f"{bench}.crc32cSampled", p, [sampled, sampled * 1.02], "us/op"),
+            ]
+    return out
+
+
+def nixl_results():
+    # Met by a wide margin at both shapes, so that neither goal's verdict depends on the details.
+    return [
+        avgt("transfer.NixlReadBenchmark.transportRead", {"shape": s, "progressDelayMicros": "100"}, [t, t * 1.1], "us/op")
+        for s, t in [("16KiBx1", 4.6), ("1MiBx16", 1310.0)]
+    ]
+
+
+def e2e_results():
+    return [
+        sample(f"e2e.PdPathBenchmark.{m}", {"connector": c}, p50, p99, mean)
+        for c, scale in [("fake", 1.0), ("nixl", 1.2)]
+        for m, p50, p99, mean in [
+            ("colocated", 150.8 * scale, 232.2, 158.3),
+            ("prefillThenDecode", 2460.0 * scale, 4660.0, 2890.0 * scale),
+        ]
+    ]
+
+
+def profile(benchmark, params, frames):
+    return {
+        "benchmark": PKG + benchmark,
+        "params": params,
+        "command": f"java -jar benchmarks/target/benchmarks.jar '^{PKG}{benchmark}$' {params} -f 1 -wi 1 -i 3 -prof jfr",
+        "samples": 64,
+        "native_samples": 3,
+        "self": [[f, s] for f, s in frames],
+        "inclusive": [[f, s * 1.5] for f, s in frames] + [[PKG + benchmark, 97.0]],
+        "stack_depth": 5,
+        "stacks": [[" ← ".join(f for f, _ in frames[:2]), 43.0], [frames[-1][0], 21.0]],
+        "threads": [["worker", 88.0], ["kvbridge-fake-copy", 12.0]],
+    }
+
+
+def write_results(directory):
+    def put(name, document):
+        path = os.path.join(directory, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(document, f)
+
+    put("jmh.json", lease_results() + [e for e in transfer_results() if ".Fake" in e["benchmark"]])
+    put("jmh-nixl.json", nixl_results() + [e for e in transfer_results() if ".Nixl" in e["benchmark"]])
+    put("jmh-e2e.json", e2e_results())
+    put("machine-start.json", {"cpus": 2, "cpu_model": "AMD EPYC", "mem_total_gib": 23.5, "os": "Linux 6.18.44", "load_1min": 1.33})
+    put("machine-end.json", {"cpus": 2, "load_1min": 1.92})
+    put(
+        "run.json",
+        {
+            "command": "benchmarks/run.sh",
+            "jmh_options": "-f 1 -wi 2 -w 500ms -i 5 -r 500ms",
+            "started": "2026-11-30 02:14 UTC",
+            "minutes": 9.1,
+            "nixl_status": "",
+            "e2e_status": "",
+        },
+    )
+    # What io.kvbridge.benchmarks.RunSettings writes; RunSettingsTest keeps the two in step.
+    with open(SETTINGS) as f:
+        put("settings.json", json.load(f))
+    put(
+        "nixl-python.json",
+        {
+            "binding": "nixl_cu13 1.5.1",
+            "mode": "create",
+            "rounds": 5,
+            "round_seconds": 0.5,
+            "warmup_seconds": 0.5,
+            "machine": {"cpus": 2, "python": "3.11.7", "ucx_tls": "self,sm,tcp"},
+            "results": [
+                {"shape": "16KiBx1", "bytes": 16384, "requests": 40000, "us_per_request": 11.7, "gbps": 1.4},
+                {"shape": "1MiBx16", "bytes": 16777216, "requests": 300, "us_per_request": 6810.0, "gbps": 2.46},
+            ],
+        },
+    )
+    put(
+        "jfr/fake-read.json",
+        profile(
+            "transfer.FakeReadBenchmark.transportRead",
+            "-p shape=1MiBx1",
+            [("io.kvbridge.fake.FakeTransport.locate", 12.5), ("io.kvbridge.fake.FakeTransport.post", 6.25)],
+        ),
+    )
+    put(
+        "jfr/fake-content-check.json",
+        profile(
+            "transfer.FakeContentCheckBenchmark.crc32c",
+            "-p block=1MiB",
+            [("java.util.zip.CRC32C.updateBytes", 62.5), ("io.kvbridge.fake.FakeMemory.update", 9.4)],
+        ),
+    )
+
+
+FINDINGS_FIXTURE = """# Findings
+
+## fake-read
+
+`post` hands each transfer to a pool thread; the profile puts
+{inclusive:io.kvbridge.fake.FakeTransport.post} of the samples under it, and
+{self:io.kvbridge.fake.FakeTransport.locate} in `locate` itself.
+
+## fake-content-check
+
+The check is a second pass over the block:
+{inclusive:java.util.zip.CRC32C.updateBytes} of the samples are in the CRC-32C loop, and
+{inclusive:io.kvbridge.fake.Absent.frame} in a frame this run never sampled.
+
+## notes
+
+Qualitative notes.
+"""
+
+
+# ---- changing every figure the results hold ---------------------------------------------------
+
+
+class Variant:
+    """A deterministic change of every number: each number by a factor between 1.1 and 1.4 drawn
+    from its place in the results, each parameter-like integer inside a string through one
+    increasing map, so that shapes, sizes and goals still line up with each other."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def factor(self, where):
+        digest = hashlib.sha256(f"{self.seed}/{where}".encode()).digest()
+        return 1.1 + 0.3 * digest[0] / 255
+
+    def integer(self, n):
+        return (self.seed + 1) * n + self.seed
+
+    def number(self, value, where):
+        changed = value * self.factor(where)
+        if isinstance(value, int):
+            changed = round(changed)
+            return changed if changed != value else value + 1
+        return changed
+
+    def string(self, text):
+        shape = report.SHAPE.fullmatch(text)
+        if shape:
+            block, unit, blocks = shape.groups()
+            return f"{self.integer(int(block))}{unit}x{self.integer(int(blocks))}"
+        return report.FIGURE.sub(
+            lambda m: re.sub(r"\d+", lambda d: str(self.integer(int(d.group()))), m.group()), text
+        )
+
+    def document(self, value, where=""):
+        if isinstance(value, bool) or value is None:
+            return value
+        if isinstance(value, (int, float)):
+            return self.number(value, where)
+        if isinstance(value, str):
+            return self.string(value)
+        if isinstance(value, list):
+            return [self.document(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return {k: self.document(v, f"{where}.{k}") for k, v in value.items()}
+
+    def results(self, source, target):
+        for directory, _, files in os.walk(source):
+            for name in files:
+                path = os.path.join(directory, name)
+                relative = os.path.relpath(path, source)
+                out = os.path.join(target, relative)
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                with open(path) as f:
+                    document = json.load(f)
+                with open(out, "w") as f:
+                    json.dump(self.document(document, relative), f)
+
+    @contextlib.contextmanager
+    def goals(self):
+        saved = {name: getattr(report, name) for name in report.GOAL_CONSTANTS}
+        try:
+            for name, value in saved.items():
+                setattr(report, name, self.document(value, name))
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(report, name, value)
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.results = os.path.join(self.tmp.name, "results")
+        write_results(self.results)
+        self.findings = os.path.join(self.tmp.name, "findings.md")
+        with open(self.findings, "w") as f:
+            f.write(FINDINGS_FIXTURE)
+
+    def render(self, results=None, findings=None):
+        return report.render(results or self.results, findings or self.findings)
+
+    def render_variant(self, seed):
+        variant = Variant(seed)
+        target = os.path.join(self.tmp.name, f"variant-{seed}")
+        variant.results(self.results, target)
+        with variant.goals():
+            return self.render(target)
+
+    def test_every_figure_in_the_report_moves_with_the_results_or_the_goals(self):
+        original = self.render()
+        variants = [self.render_variant(seed) for seed in (1, 2, 3)]
+
+        hand_written = []
+        lines = original.splitlines()
+        for variant in variants:
+            self.assertEqual(
+                len(variant.splitlines()),
+                len(lines),
+                "changing the results changed the report's shape; keep the fixture's verdicts far"
+                " from the goals",
+            )
+        for number, line in enumerate(lines):
+            stated = report.figures(line)
+            others = [report.figures(v.splitlines()[number]) for v in variants]
+            for other in others:
+                self.assertEqual(len(other), len(stated), f"line {number + 1} changed shape: {line}")
+            for i, figure in enumerate(stated):
+                if all(other[i] == figure for other in others):
+                    hand_written.append(f"line {number + 1}: {figure!r} in {line}")
+        self.assertEqual(hand_written, [], "figures that no result or goal produced")
+
+    def test_the_report_has_the_sections_the_results_fill(self):
+        text = self.render()
+
+        for heading in [
+            "## Goals",
+            "## Lease bookkeeping",
+            "## Transfer bandwidth on the fake connector",
+            "## Transfer bandwidth and latency on NIXL",
+            "## Content check beside the READ",
+            "## End to end: the sample app's P/D path",
+            "## Missed goals: profiles and fixes",
+            "## Notes",
+        ]:
+            self.assertIn(heading, text)
+        self.assertNotIn("Placeholder", text)
+        self.assertNotIn("(not recorded)", text)
+
+    def test_a_content_check_goal_row_is_this_runs_checksum_time_over_its_read_time(self):
+        rows = [line for line in self.render().splitlines() if line.startswith("| content check")]
+
+        self.assertEqual(
+            rows,
+            [
+                "| content check (CRC-32C) ≤ 5% of the READ at 1 MiB, fake | 50.2% (17.0 µs vs 33.8 µs) | **missed** |",
+                "| content check (CRC-32C) ≤ 5% of the READ at 1 MiB, NIXL host memory | 0.69% (17.0 µs vs 2.46 ms) | **met** |",
+            ],
+        )
+
+    def test_a_faster_checksum_in_the_results_meets_the_content_check_goal(self):
+        path = os.path.join(self.results, "jmh.json")
+        with open(path) as f:
+            entries = json.load(f)
+        for e in entries:
+            if e["benchmark"].endswith("FakeContentCheckBenchmark.crc32c") and e["params"]["block"] == "1MiB":
+                e["primaryMetric"]["rawData"] = [[1.2, 1.4]]
+        with open(path, "w") as f:
+            json.dump(entries, f)
+
+        row = next(line for line in self.render().splitlines() if line.startswith("| content check") and "fake" in line)
+
+        self.assertEqual(row, "| content check (CRC-32C) ≤ 5% of the READ at 1 MiB, fake | 3.84% (1.30 µs vs 33.8 µs) | **met** |")
+
+    def test_a_missed_goal_shows_its_profile_and_its_finding_with_this_runs_shares(self):
+        text = self.render()
+        section = text[text.index("### content check (CRC-32C) ≤ 5% of the READ at 1 MiB, fake") :]
+        section = section[: section.index("\n### ")] if "\n### " in section else section
+
+        self.assertIn("| 62.5% | `java.util.zip.CRC32C.updateBytes` |", section)
+        self.assertIn("**Why, and what would fix it.** The check is a second pass", section)
+        self.assertIn("93.8% of the samples are in the CRC-32C loop", section)
+        self.assertIn("none in a frame this run never sampled", section)
+
+    def test_a_missed_goal_without_a_profile_says_so(self):
+        os.remove(os.path.join(self.results, "jfr", "fake-read.json"))
+
+        text = self.render()
+
+        section = text[text.index("### fake transport READ") :]
+        self.assertIn("_No profile recorded for this goal in this run._", section)
+        self.assertIn("(no profile in this run) of the samples under it", section)
+
+    def test_a_profile_without_samples_shows_its_count_and_no_frames(self):
+        path = os.path.join(self.results, "jfr", "fake-content-check.json")
+        with open(path) as f:
+            empty = json.load(f)
+        empty.update(samples=0, native_samples=0, self=[], inclusive=[], stacks=[], threads=[])
+        with open(path, "w") as f:
+            json.dump(empty, f)
+
+        text = self.render()
+
+        section = text[text.index("### content check (CRC-32C) ≤ 5% of the READ at 1 MiB, fake") :]
+        self.assertIn("(-p block=1MiB): 0 in all, 0 of them", section)
+        self.assertLess(section.find("Top frames"), 0)
+        self.assertIn("none of the samples are in the CRC-32C loop", section)
+
+    def test_a_findings_file_that_states_a_figure_is_refused(self):
+        with open(self.findings, "a") as f:
+            f.write("\n## fake-read\n\nThe copy itself takes about 22 µs.\n")
+
+        with self.assertRaises(SystemExit) as refused:
+            self.render()
+
+        self.assertIn("findings.md:", str(refused.exception))
+        self.assertIn("states the figure 22", str(refused.exception))
+
+    def test_names_with_digits_are_not_figures(self):
+        self.assertEqual(report.figures("CRC-32C over a CRC32C block; jmh-e2e.json; -Xmx1g; x86_64"), [])
+        self.assertEqual(report.figures("16 KiB, 1,000 leases, 0.95×, -5%"), ["16", "1,000", "0.95", "5"])
+
+    def test_the_findings_of_this_repository_state_no_figures(self):
+        findings = report.read_findings(FINDINGS)
+
+        self.assertIn("notes", findings)
+
+    def test_without_results_every_section_says_it_was_not_measured(self):
+        empty = os.path.join(self.tmp.name, "empty")
+        os.makedirs(empty)
+
+        text = self.render(empty)
+
+        self.assertIn("not measured in this run", text)
+        self.assertIn("Placeholder — not measured in this run.", text)
+        self.assertIn("Every goal measured in this run was met.", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
