@@ -10,6 +10,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -138,6 +139,22 @@ public record KvLayout(
         order);
   }
 
+  /** This layout with blocks of {@code tokens} tokens. */
+  public KvLayout withTokensPerBlock(int tokens) {
+    return new KvLayout(
+        model,
+        dtypeBytes,
+        layers,
+        planes,
+        kvHeads,
+        headStart,
+        headCount,
+        headDim,
+        tokens,
+        blockCount,
+        order);
+  }
+
   /** This layout with {@code count} blocks. */
   public KvLayout withBlockCount(int count) {
     return new KvLayout(
@@ -238,9 +255,9 @@ public record KvLayout(
     if (order != producer.order) {
       return Optional.of(
           "memory order "
-              + order.name().toLowerCase(java.util.Locale.ROOT)
+              + order.name().toLowerCase(Locale.ROOT)
               + " vs "
-              + producer.order.name().toLowerCase(java.util.Locale.ROOT)
+              + producer.order.name().toLowerCase(Locale.ROOT)
               + ": translating one into the other needs a device kernel");
     }
     int big = Math.max(tokensPerBlock, producer.tokensPerBlock);

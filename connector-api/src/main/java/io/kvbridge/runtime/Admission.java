@@ -72,7 +72,7 @@ final class Admission {
       }
       return switch (load.state()) {
         case CONFIRMING -> LoadMatch.PENDING;
-        case AWAITING_ALLOCATION -> new LoadMatch.Ready(load.externalTokens());
+        case AWAITING_ALLOCATION -> new LoadMatch.Ready(load.effectiveSkip, load.externalTokens());
         default ->
             throw new IllegalStateException(
                 "request " + requestId + " already has its blocks; matchRemote comes before that");
@@ -107,7 +107,7 @@ final class Admission {
       // Every token the lease holds is here already: nothing to read; free it on P.
       releasing.add(load);
       confirm(load, now);
-      return new LoadMatch.Ready(0);
+      return new LoadMatch.Ready(params.tokens(), 0);
     }
     loads.add(load);
     confirm(load, now);

@@ -114,9 +114,9 @@ final class Load {
     this.stateDeadline = confirmDeadline;
   }
 
-  /** The prompt's tokens beyond the engine's local prefix that this load provides. */
+  /** The tokens whose KV this load writes: from {@link #effectiveSkip} to the lease's end. */
   int externalTokens() {
-    return Math.max(0, params.tokens() - skipTokens);
+    return params.tokens() - effectiveSkip;
   }
 
   State state() {

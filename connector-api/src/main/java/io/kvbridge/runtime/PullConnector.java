@@ -313,6 +313,7 @@ public final class PullConnector implements KvConnector {
       lock.lock();
       try {
         requireOpen();
+        ranks.check(rank, layout);
         ranks.transport(rank).register(memory);
         if (ranks.register(rank, memory, layout)) {
           consumer.start();

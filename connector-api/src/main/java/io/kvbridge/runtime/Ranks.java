@@ -3,6 +3,8 @@ package io.kvbridge.runtime;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -54,15 +56,7 @@ final class Ranks {
    *     rank's on anything but the heads it holds
    */
   boolean register(int rank, KvMemory memory, KvLayout layout) {
-    if (memories[rank] != null) {
-      throw new IllegalStateException("rank " + rank + " already has a KV cache registered");
-    }
-    for (KvLayout other : layouts) {
-      if (other != null && !sameButHeads(other, layout)) {
-        throw new IllegalArgumentException(
-            "rank " + rank + "'s layout " + layout + " does not match another rank's " + other);
-      }
-    }
+    check(rank, layout);
     memories[rank] = Objects.requireNonNull(memory, "memory");
     layouts[rank] = Objects.requireNonNull(layout, "layout");
     for (KvMemory m : memories) {
@@ -72,6 +66,39 @@ final class Ranks {
     }
     complete = true;
     return true;
+  }
+
+  /**
+   * Checks that rank {@code rank} may register a KV cache of {@code layout}: it has none yet, its
+   * layout agrees with the other ranks' on everything but the heads, and, if it is the last rank,
+   * the ranks' heads partition the model's.
+   *
+   * @throws IllegalStateException if the rank already has a KV cache
+   * @throws IllegalArgumentException if the layout does not fit the other ranks'
+   */
+  void check(int rank, KvLayout layout) {
+    if (memories[rank] != null) {
+      throw new IllegalStateException("rank " + rank + " already has a KV cache registered");
+    }
+    int missing = 0;
+    for (KvLayout other : layouts) {
+      if (other == null) {
+        missing++;
+      } else if (!sameButHeads(other, layout)) {
+        throw new IllegalArgumentException(
+            "rank " + rank + "'s layout " + layout + " does not match another rank's " + other);
+      }
+    }
+    if (missing == 1) {
+      List<KvLayout> all = new ArrayList<>(Arrays.asList(layouts));
+      all.set(rank, layout);
+      KvLayout.partitionProblem(all)
+          .ifPresent(
+              problem -> {
+                throw new IllegalArgumentException(
+                    "the ranks' KV layouts do not split one model: " + problem);
+              });
+    }
   }
 
   /** Whether every rank registered its KV cache. */

@@ -11,14 +11,32 @@ public sealed interface LoadMatch {
 
   /**
    * The producer confirmed the lease. With {@code externalTokens} above 0: allocate blocks for the
-   * whole prompt, then call {@link SchedulerSide#afterAllocate}; the KV of the prompt's tokens from
-   * the local prefix's end up to {@code localTokens + externalTokens} is loaded, the rest computed
+   * whole prompt, then call {@link SchedulerSide#afterAllocate}; the load writes the KV of prompt
+   * tokens {@code [firstToken, firstToken + externalTokens)}, the rest of the prompt is computed
    * locally. With 0 (every token the lease holds is local already): nothing is loaded and the lease
    * was released; do not call {@code afterAllocate}.
    *
-   * @param externalTokens prompt tokens beyond the local prefix whose KV will be loaded
+   * <p>{@code firstToken} is the engine's local prefix rounded down to a multiple of both engines'
+   * block sizes, because a producer block is read (and checked) whole: when it is below the local
+   * prefix, the blocks holding tokens from {@code firstToken} on are written by the load, so they
+   * must be the request's own, not blocks shared with other requests.
+   *
+   * @param firstToken the first prompt token whose KV the load writes
+   * @param externalTokens how many tokens' KV the load writes
    */
-  record Ready(int externalTokens) implements LoadMatch {}
+  record Ready(int firstToken, int externalTokens) implements LoadMatch {
+
+    /** Checks the counts. */
+    public Ready {
+      if (firstToken < 0 || externalTokens < 0) {
+        throw new IllegalArgumentException(
+            "a load writes tokens from >= 0, >= 0 of them; got "
+                + firstToken
+                + " and "
+                + externalTokens);
+      }
+    }
+  }
 
   /**
    * The connector is still confirming the lease with the producer (handshake, then a confirmation

@@ -1,0 +1,25 @@
+package io.kvbridge.nixl;
+
+import io.kvbridge.nixl.testing.RequiresNixl;
+import io.kvbridge.spi.TransportProvider;
+import io.kvbridge.tck.ShapeTranslationConformanceTest;
+import java.util.Map;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Shape translation over real NIXL: every rank of both engines is a NIXL agent in one JVM, UCX over
+ * loopback, host memory.
+ */
+@ExtendWith(RequiresNixl.class)
+class NixlShapeTranslationConformanceTest extends ShapeTranslationConformanceTest {
+
+  @Override
+  protected TransportProvider provider() {
+    return new NixlTransportProvider();
+  }
+
+  @Override
+  protected Map<String, String> connectorProperties() {
+    return Map.of(NixlOptions.MEMORY, "dram");
+  }
+}
