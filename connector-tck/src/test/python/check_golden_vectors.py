@@ -1,17 +1,52 @@
 #!/usr/bin/env python3
-"""An independent reading of kvbridge's wire format, written from docs/protocol.md alone.
+"""An independent reading of kvbridge's wire format, version 3, written from docs/protocol.md alone.
 
-Decodes every golden vector field by field, encodes what it decoded and compares the bytes,
-recomputes the digests, the CRC-32C checksums and the handshake MACs with Python's standard
-library, and exits 0 printing "ok" only if every vector agrees. Usage:
+Decodes every golden vector field by field (KV layouts and ranks included) and compares each field
+with the value GoldenValues.java encodes, encodes what it decoded and compares the bytes,
+recomputes the prompt digest and the read digest's three steps (binding, shape, read), the
+CRC-32C checksums and the handshake MACs with Python's standard library, and exits 0 printing "ok"
+only if every vector agrees; any disagreement exits non-zero naming it. Usage:
     check_golden_vectors.py golden-vectors.txt
 """
 import hashlib
 import hmac
 import struct
 import sys
+from collections import namedtuple
 
+VERSION = 3
 SECRET = b"kvbridge golden vector secret"
+BLOCK_MAJOR, HEAD_MAJOR = 0, 1
+DRAM, VRAM = 0, 1
+
+
+class Mismatch(Exception):
+    """A vector disagrees with the spec or with the values it encodes."""
+
+
+def expect(condition, what):
+    if not condition:
+        raise Mismatch(what)
+
+
+def same(actual, expected, what):
+    expect(actual == expected, "%s: got %s, expected %s" % (what, shown(actual), shown(expected)))
+
+
+def shown(value):
+    """A value for a message, bytes in hex."""
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return "%s(%s)" % (type(value).__name__, ", ".join(
+            "%s=%s" % (f, shown(v)) for f, v in zip(value._fields, value)))
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(shown(v) for v in value)
+        return "[%s]" % inner if isinstance(value, list) else "(%s)" % inner
+    return repr(value)
+
+
+# --- Fields ------------------------------------------------------------------------------------
 
 
 class Reader:
@@ -19,8 +54,8 @@ class Reader:
         self.data, self.pos = data, 0
 
     def take(self, n):
-        if self.pos + n > len(self.data):
-            raise ValueError("truncated")
+        if n < 0 or self.pos + n > len(self.data):
+            raise Mismatch("truncated")
         out = self.data[self.pos:self.pos + n]
         self.pos += n
         return out
@@ -42,16 +77,16 @@ class Reader:
 
     def text(self):
         value = self.take(self.u16()).decode("utf-8")
-        if not value.strip() or len(value) > 256:
-            raise ValueError("bad text")
+        expect(value.strip() and len(value) <= 256, "text of 1 to 256 characters, not blank")
         return value
 
-    def blob(self):
-        return self.take(self.u32())
+    def blob(self, limit=4 * 1024 * 1024):
+        n = self.u32()
+        expect(n <= limit, "blob of %d bytes over its limit" % n)
+        return self.take(n)
 
     def end(self):
-        if self.pos != len(self.data):
-            raise ValueError("trailing bytes")
+        expect(self.pos == len(self.data), "%d trailing bytes" % (len(self.data) - self.pos))
 
 
 class Writer:
@@ -68,11 +103,11 @@ class Writer:
     def u16(self, v):
         return self.raw(struct.pack(">H", v))
 
-    def i32(self, v):
-        return self.raw(struct.pack(">i", v))
-
     def u32(self, v):
         return self.raw(struct.pack(">I", v))
+
+    def i32(self, v):
+        return self.raw(struct.pack(">i", v))
 
     def i64(self, v):
         return self.raw(struct.pack(">q", v))
@@ -84,11 +119,14 @@ class Writer:
     def blob(self, b):
         return self.u32(len(b)).raw(b)
 
+    def bytes(self):
+        return bytes(self.out)
+
 
 def lease(r):
     request_id, token = r.text(), r.text()
-    if len(token) != 32 or any(c not in "0123456789abcdef" for c in token):
-        raise ValueError("bad token")
+    expect(len(token) == 32 and all(c in "0123456789abcdef" for c in token),
+           "a lease token is 32 lowercase hex digits")
     return (request_id, token)
 
 
@@ -96,140 +134,413 @@ def put_lease(w, ref):
     w.text(ref[0]).text(ref[1])
 
 
-def message_roundtrip(data):
-    """Decodes one notification per the spec and encodes it again."""
+# --- KV layouts --------------------------------------------------------------------------------
+
+Layout = namedtuple("Layout", "model dtype_bytes layers planes kv_heads head_start head_count"
+                              " head_dim tokens_per_block block_count order")
+
+
+def vector_bytes(layout):
+    return layout.head_dim * layout.dtype_bytes
+
+
+def block_bytes(layout):
+    return (layout.layers * layout.planes * layout.head_count * layout.tokens_per_block
+            * vector_bytes(layout))
+
+
+def read_layout(r):
+    model_length = r.u16()
+    expect(1 <= model_length <= 256, "a model of 1 to 256 bytes")
+    model = r.take(model_length).decode("utf-8")
+    expect(model.strip(), "a model that is not blank")
+    layout = Layout(model, r.u8(), r.u16(), r.u8(), r.u16(), r.u16(), r.u16(), r.u16(), r.i32(),
+                    r.i32(), r.u8())
+    expect(layout.dtype_bytes > 0 and layout.layers > 0 and layout.kv_heads > 0
+           and layout.head_count > 0 and layout.head_dim > 0, "positive layout sizes")
+    expect(layout.planes in (1, 2), "planes 1 or 2")
+    expect(layout.head_start + layout.head_count <= layout.kv_heads, "heads within kv_heads")
+    expect(layout.tokens_per_block > 0 and layout.block_count > 0, "positive block sizes")
+    expect(layout.order in (BLOCK_MAJOR, HEAD_MAJOR), "a known memory order")
+    expect(block_bytes(layout) <= 2 ** 31 - 1, "a block of at most 2^31 - 1 bytes")
+    return layout
+
+
+def put_layout(w, layout):
+    model = layout.model.encode("utf-8")
+    (w.u16(len(model)).raw(model).u8(layout.dtype_bytes).u16(layout.layers).u8(layout.planes)
+     .u16(layout.kv_heads).u16(layout.head_start).u16(layout.head_count).u16(layout.head_dim)
+     .i32(layout.tokens_per_block).i32(layout.block_count).u8(layout.order))
+
+
+def encode_layout(layout):
+    w = Writer()
+    put_layout(w, layout)
+    return w.bytes()
+
+
+def read_ranks(r):
+    count = r.u8()
+    expect(1 <= count <= 255, "1 to 255 ranks")
+    return count
+
+
+def partitions_heads(ranks):
+    """Whether an engine's ranks, by rank, partition the model's KV heads."""
+    first, next_head = ranks[0], 0
+    for rank in ranks:
+        if rank._replace(head_start=0, head_count=0) != first._replace(head_start=0, head_count=0):
+            return False
+        if rank.head_start != next_head:
+            return False
+        next_head += rank.head_count
+    return next_head == first.kv_heads
+
+
+def compatible(consumer, producer):
+    """Whether KV of producer's layout can be read into consumer's."""
+    fields = ("model", "dtype_bytes", "layers", "planes", "kv_heads", "head_dim", "order")
+    big = max(consumer.tokens_per_block, producer.tokens_per_block)
+    small = min(consumer.tokens_per_block, producer.tokens_per_block)
+    return all(getattr(consumer, f) == getattr(producer, f) for f in fields) and big % small == 0
+
+
+def for_rank(layout, rank, tp):
+    share = layout.kv_heads // tp
+    return layout._replace(head_start=rank * share, head_count=share)
+
+
+# --- Notifications -----------------------------------------------------------------------------
+
+COMPLETION, ACK, NACK, HEARTBEAT, RENEWED, CONFIRM, CONFIRMED, RELEASE = range(1, 9)
+
+
+def decode_message(data):
+    """A notification's type and fields, decoded per the spec."""
+    expect(len(data) <= 256 * 1024, "a notification of at most 256 KiB")
     r = Reader(data)
-    if r.take(3) != b"KVB" or r.u8() != 2:
-        raise ValueError("magic or version")
+    same(r.take(3), b"KVB", "notification magic")
+    same(r.u8(), VERSION, "notification version")
     kind = r.u8()
-    w = Writer().raw(b"KVB").u8(2).u8(kind)
-    if kind in (1, 6):  # COMPLETION, CONFIRM
-        ref, consumer, digest = lease(r), r.text(), r.take(32)
-        put_lease(w, ref)
-        w.text(consumer).raw(digest)
-        if kind == 6:
-            w.i64(r.i64())
-    elif kind == 2:  # ACK
-        put_lease(w, lease(r))
-    elif kind == 3:  # NACK
-        put_lease(w, lease(r))
-        w.text(r.text())
-    elif kind == 4:  # HEARTBEAT
-        w.text(r.text()).i64(r.i64())
-        n = r.u16()
-        w.u16(n)
-        for _ in range(n):
-            put_lease(w, lease(r))
-    elif kind == 5:  # RENEWED
-        w.i64(r.i64()).i64(r.i64())
-        n = r.u16()
-        w.u16(n)
-        for _ in range(n):
-            put_lease(w, lease(r))
-            w.i64(r.i64())
-    elif kind == 7:  # CONFIRMED
-        put_lease(w, lease(r))
-        w.i64(r.i64()).i64(r.i64()).i64(r.i64())
-    elif kind == 8:  # RELEASE
-        put_lease(w, lease(r))
-        w.text(r.text()).text(r.text())
+    if kind in (COMPLETION, CONFIRM):
+        fields = [lease(r), r.text(), r.take(32), r.i32()]
+        expect(fields[3] >= 0, "skip_tokens >= 0")
+        if kind == CONFIRM:
+            fields.append(r.i64())
+    elif kind == ACK:
+        fields = [lease(r)]
+    elif kind == NACK:
+        fields = [lease(r), r.text()]
+    elif kind == HEARTBEAT:
+        consumer, sent_at, n = r.text(), r.i64(), r.u16()
+        expect(1 <= n <= 4096, "1 to 4096 leases")
+        fields = [consumer, sent_at, [lease(r) for _ in range(n)]]
+    elif kind == RENEWED:
+        echo, clock, n = r.i64(), r.i64(), r.u16()
+        expect(1 <= n <= 4096, "1 to 4096 renewals")
+        fields = [echo, clock, [(lease(r), r.i64()) for _ in range(n)]]
+    elif kind == CONFIRMED:
+        fields = [lease(r), r.i64(), r.i64(), r.i64()]
+    elif kind == RELEASE:
+        fields = [lease(r), r.text(), r.text()]
     else:
-        raise ValueError("unknown type %d" % kind)
+        raise Mismatch("unknown notification type %d" % kind)
     r.end()
-    return bytes(w.out)
+    return kind, fields
 
 
-def handshake_frame(data):
-    """Splits a handshake frame into (type, fields bytes before the MAC, MAC)."""
+def encode_message(kind, fields):
+    w = Writer().raw(b"KVB").u8(VERSION).u8(kind)
+    if kind in (COMPLETION, CONFIRM):
+        put_lease(w, fields[0])
+        w.text(fields[1]).raw(fields[2]).i32(fields[3])
+        if kind == CONFIRM:
+            w.i64(fields[4])
+    elif kind == ACK:
+        put_lease(w, fields[0])
+    elif kind == NACK:
+        put_lease(w, fields[0])
+        w.text(fields[1])
+    elif kind == HEARTBEAT:
+        w.text(fields[0]).i64(fields[1]).u16(len(fields[2]))
+        for ref in fields[2]:
+            put_lease(w, ref)
+    elif kind == RENEWED:
+        w.i64(fields[0]).i64(fields[1]).u16(len(fields[2]))
+        for ref, deadline in fields[2]:
+            put_lease(w, ref)
+            w.i64(deadline)
+    elif kind == CONFIRMED:
+        put_lease(w, fields[0])
+        w.i64(fields[1]).i64(fields[2]).i64(fields[3])
+    elif kind == RELEASE:
+        put_lease(w, fields[0])
+        w.text(fields[1]).text(fields[2])
+    return w.bytes()
+
+
+# --- Handshake frames --------------------------------------------------------------------------
+
+REQUEST, ACCEPTED, REFUSED, GREETING = 1, 2, 3, 4
+Rank = namedtuple("Rank", "layout region_address device_id memory_kind metadata")
+
+
+def decode_handshake(data):
+    """A handshake frame's type, fields, the bytes a MAC covers and the MAC."""
     r = Reader(data)
-    if r.take(3) != b"KVH" or r.u8() != 2:
-        raise ValueError("magic or version")
+    same(r.take(3), b"KVH", "handshake magic")
+    same(r.u8(), VERSION, "handshake version")
     kind = r.u8()
-    if kind == 4:  # GREETING
-        nonce, flags = r.take(16), r.u8()
+    if kind == GREETING:
+        fields = [r.take(16), r.u8()]
+        expect(fields[1] & ~1 == 0, "greeting flags other than bit 0 are 0")
         r.end()
-        return kind, nonce, flags
-    if kind == 3:  # REFUSED
-        reason = r.text()
+        return kind, fields, None, None
+    if kind == REFUSED:
+        fields = [r.text()]
         r.end()
-        return kind, reason, None
-    if kind == 1:  # REQUEST
-        nonce = r.take(16)
-        r.text(), r.i64(), r.text(), r.blob()
-    elif kind == 2:  # ACCEPTED
-        nonce = None
-        r.text(), r.i64(), r.i32(), r.i32(), r.i64(), r.i32(), r.u8(), r.i64(), r.blob()
+        return kind, fields, None, None
+    if kind == REQUEST:
+        nonce, consumer, incarnation = r.take(16), r.text(), r.i64()
+        layouts = [read_layout(r) for _ in range(read_ranks(r))]
+        fields = [nonce, consumer, incarnation, layouts, r.blob()]
+    elif kind == ACCEPTED:
+        producer, incarnation, clock = r.text(), r.i64(), r.i64()
+        ranks = []
+        for _ in range(read_ranks(r)):
+            rank = Rank(read_layout(r), r.i64(), r.i32(), r.u8(), r.blob())
+            expect(rank.device_id >= 0, "device_id >= 0")
+            expect(rank.memory_kind in (DRAM, VRAM), "memory_kind 0 or 1")
+            ranks.append(rank)
+        fields = [producer, incarnation, clock, ranks]
     else:
-        raise ValueError("unknown handshake type %d" % kind)
+        raise Mismatch("unknown handshake type %d" % kind)
     body = data[:r.pos]
-    mac = r.take(r.u8())
+    mac_length = r.u8()
+    expect(mac_length in (0, 32), "a MAC of 0 or 32 bytes")
+    mac = r.take(mac_length)
     r.end()
-    return kind, (nonce, body), mac
+    return kind, fields, body, mac
+
+
+def encode_handshake(kind, fields, mac=b""):
+    w = Writer().raw(b"KVH").u8(VERSION).u8(kind)
+    if kind == GREETING:
+        return w.raw(fields[0]).u8(fields[1]).bytes()
+    if kind == REFUSED:
+        return w.text(fields[0]).bytes()
+    if kind == REQUEST:
+        nonce, consumer, incarnation, layouts, metadata = fields
+        w.raw(nonce).text(consumer).i64(incarnation).u8(len(layouts))
+        for layout in layouts:
+            put_layout(w, layout)
+        w.blob(metadata)
+    else:
+        producer, incarnation, clock, ranks = fields
+        w.text(producer).i64(incarnation).i64(clock).u8(len(ranks))
+        for rank in ranks:
+            put_layout(w, rank.layout)
+            w.i64(rank.region_address).i32(rank.device_id).u8(rank.memory_kind).blob(rank.metadata)
+    return w.u8(len(mac)).raw(mac).bytes()
+
+
+def handshake_mac(domain, *parts):
+    return hmac.new(SECRET, domain + b"".join(parts), hashlib.sha256).digest()
+
+
+# --- Digests and checksums ---------------------------------------------------------------------
+
+
+def prompt_digest(token_ids):
+    return hashlib.sha256(b"kvbridge/prompt/1" + struct.pack(">I", len(token_ids))
+                          + b"".join(struct.pack(">i", t) for t in token_ids)).digest()
+
+
+def binding(request_id, prompt, tokens, block_ids):
+    rid = request_id.encode("utf-8")
+    return hashlib.sha256(b"kvbridge/lease/2" + struct.pack(">H", len(rid)) + rid + prompt
+                          + struct.pack(">II", tokens, len(block_ids))
+                          + b"".join(struct.pack(">I", b) for b in block_ids)).digest()
+
+
+def shape(producer_layouts, consumer_layouts):
+    return hashlib.sha256(b"kvbridge/shape/1"
+                          + bytes([len(producer_layouts)])
+                          + b"".join(encode_layout(l) for l in producer_layouts)
+                          + bytes([len(consumer_layouts)])
+                          + b"".join(encode_layout(l) for l in consumer_layouts)).digest()
+
+
+def read_digest(binding_bytes, shape_bytes, skip_tokens):
+    return hashlib.sha256(b"kvbridge/read/2" + binding_bytes + shape_bytes
+                          + struct.pack(">I", skip_tokens)).digest()
+
+
+def _crc_table():
+    table = []
+    for n in range(256):
+        crc = n
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        table.append(crc)
+    return table
+
+
+CRC_TABLE = _crc_table()
 
 
 def crc32c(data, crc=0):
     crc ^= 0xFFFFFFFF
     for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+        crc = CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
 
 
-def sampled(block):
-    if len(block) <= 8 * 512:
-        return crc32c(block)
-    stride, crc = (len(block) - 512) // 7, 0
+def crc32c_sampled(sequence):
+    if len(sequence) <= 8 * 512:
+        return crc32c(sequence)
+    stride, crc = (len(sequence) - 512) // 7, 0
     for i in range(8):
-        crc = crc32c(block[i * stride:i * stride + 512], crc)
+        crc = crc32c(sequence[i * stride:i * stride + 512], crc)
     return crc
 
 
-def main(path):
-    vectors = {}
-    for line in open(path, encoding="utf-8"):
-        line = line.strip()
-        if line and not line.startswith("#"):
-            name, value = line.split()
-            vectors[name] = bytes.fromhex(value)
-    checked = 0
-    for name, data in vectors.items():
-        if name.startswith("message."):
-            assert message_roundtrip(data) == data, name
-            checked += 1
-    greeting = handshake_frame(vectors["handshake.greeting.authenticated"])
-    assert greeting[0] == 4 and greeting[2] == 1
-    assert handshake_frame(vectors["handshake.greeting"])[2] == 0
-    assert handshake_frame(vectors["handshake.refused"])[1] == "incompatible KV layout"
-    for name in ("handshake.request", "handshake.accepted"):
-        assert handshake_frame(vectors[name])[2] == b"", name + " carries no MAC"
-    _, (request_nonce, request_body), mac = handshake_frame(vectors["handshake.request.authenticated"])
-    expected = hmac.new(SECRET, b"kvbridge/handshake/request/2" + greeting[1] + request_body,
-                        hashlib.sha256).digest()
-    assert hmac.compare_digest(mac, expected), "request MAC"
-    _, (_, accepted_body), mac = handshake_frame(vectors["handshake.accepted.authenticated"])
-    expected = hmac.new(SECRET, b"kvbridge/handshake/accepted/2" + greeting[1] + request_nonce
-                        + accepted_body, hashlib.sha256).digest()
-    assert hmac.compare_digest(mac, expected), "accepted MAC"
-    checked += 7
-    prompt = hashlib.sha256(b"kvbridge/prompt/1" + struct.pack(">I", 8)
-                            + b"".join(struct.pack(">i", t) for t in range(1, 9))).digest()
-    assert prompt == vectors["digest.prompt"], "prompt digest"
-    request_id = b"req-1"
-    read = hashlib.sha256(b"kvbridge/read/1" + struct.pack(">H", len(request_id)) + request_id
-                          + prompt + struct.pack(">II", 1024, 3)
-                          + b"".join(struct.pack(">I", b) for b in (3, 17, 5))).digest()
-    assert read == vectors["digest.read"], "read digest"
-    checked += 2
-    assert crc32c(b"123456789") == 0xE3069283
+# --- The values of GoldenValues.java -----------------------------------------------------------
+
+LEASE = ("req-1", "00112233445566778899aabbccddeeff")
+PROMPT = list(range(1, 9))
+PRODUCER_MODEL = Layout("llama-test@1", 2, 2, 2, 4, 0, 4, 8, 4, 64, HEAD_MAJOR)
+PRODUCER_RANKS = [for_rank(PRODUCER_MODEL, 0, 2), for_rank(PRODUCER_MODEL, 1, 2)]
+CONSUMER_RANKS = [Layout("llama-test@1", 2, 2, 2, 4, 0, 4, 8, 8, 128, HEAD_MAJOR)]
+BLOCKS = [3, 17]
+TOKENS = 8
+GREETING_NONCE = bytes(range(0x10, 0x20))
+REQUEST_NONCE = bytes(range(0x20, 0x30))
+REQUEST_FIELDS = [REQUEST_NONCE, "decode-0", 0x0123456789ABCDEF, CONSUMER_RANKS,
+                  bytes.fromhex("deadbeef")]
+ACCEPTED_FIELDS = ["prefill-0", 0x0FEDCBA987654321, 1_000_000_000, [
+    Rank(PRODUCER_RANKS[0], 0x7F00_0000_1000, 0, DRAM, bytes.fromhex("cafe")),
+    Rank(PRODUCER_RANKS[1], 0x7F00_0100_0000, 1, VRAM, bytes.fromhex("beef"))]]
+
+
+def check(vectors):
+    """Checks every vector; returns how many, raising Mismatch at the first disagreement."""
+    checked = set()
+
+    def vector(name):
+        expect(name in vectors, "vector %s is missing" % name)
+        checked.add(name)
+        return vectors[name]
+
+    # Digests, recomputed from the values.
+    prompt = prompt_digest(PROMPT)
+    same(vector("digest.prompt"), prompt, "digest.prompt")
+    expect(partitions_heads(PRODUCER_RANKS) and partitions_heads(CONSUMER_RANKS),
+           "the golden ranks partition the heads")
+    expect(compatible(CONSUMER_RANKS[0], PRODUCER_RANKS[0]), "the golden shapes are compatible")
+    expect((len(BLOCKS) - 1) * PRODUCER_MODEL.tokens_per_block < TOKENS
+           <= len(BLOCKS) * PRODUCER_MODEL.tokens_per_block, "the lease's blocks hold its tokens")
+    lease_binding = binding(LEASE[0], prompt, TOKENS, BLOCKS)
+    same(vector("digest.binding"), lease_binding, "digest.binding")
+    read_shape = shape(PRODUCER_RANKS, CONSUMER_RANKS)
+    same(vector("digest.shape"), read_shape, "digest.shape")
+    read = read_digest(lease_binding, read_shape, 0)
+    same(vector("digest.read"), read, "digest.read")
+    same(vector("digest.read.skip8"), read_digest(lease_binding, read_shape, 8),
+         "digest.read.skip8")
+
+    # Notifications: each field decoded equals the value, and encodes back to the same bytes.
+    expected_messages = {
+        "message.completion": (COMPLETION, [LEASE, "decode-0", read, 0]),
+        "message.ack": (ACK, [LEASE]),
+        "message.nack": (NACK, [LEASE, "WRONG_BLOCKS"]),
+        "message.heartbeat": (HEARTBEAT, ["decode-0", 5_000_000_000,
+                                          [LEASE, ("req-2", LEASE[1])]]),
+        "message.renewed": (RENEWED, [5_000_000_000, 7_000_000_000,
+                                      [(LEASE, 37_000_000_000)]]),
+        "message.confirm": (CONFIRM, [LEASE, "decode-0", read, 0, 5_000_000_000]),
+        "message.confirmed": (CONFIRMED, [LEASE, 37_000_000_000, 5_000_000_000,
+                                          7_000_000_000]),
+        "message.release": (RELEASE, [LEASE, "decode-0", "aborted on D"]),
+    }
+    for name, value in expected_messages.items():
+        data = vector(name)
+        same(decode_message(data), value, name)
+        same(encode_message(*value), data, name + " re-encoded")
+
+    # Handshake frames: decoded, compared, re-encoded; MACs recomputed.
+    for name, flags in (("handshake.greeting", 0), ("handshake.greeting.authenticated", 1)):
+        data = vector(name)
+        kind, fields, _, _ = decode_handshake(data)
+        same((kind, fields), (GREETING, [GREETING_NONCE, flags]), name)
+        same(encode_handshake(kind, fields), data, name + " re-encoded")
+    data = vector("handshake.refused")
+    kind, fields, _, _ = decode_handshake(data)
+    same((kind, fields), (REFUSED, ["incompatible KV layout"]), "handshake.refused")
+    same(encode_handshake(kind, fields), data, "handshake.refused re-encoded")
+
+    bodies = {}
+    for name, kind, value in (("handshake.request", REQUEST, REQUEST_FIELDS),
+                              ("handshake.accepted", ACCEPTED, ACCEPTED_FIELDS)):
+        for suffix in ("", ".authenticated"):
+            data = vector(name + suffix)
+            decoded_kind, fields, body, mac = decode_handshake(data)
+            same((decoded_kind, fields), (kind, value), name + suffix)
+            if suffix:
+                expected_mac = (handshake_mac(b"kvbridge/handshake/request/2", GREETING_NONCE, body)
+                                if kind == REQUEST else
+                                handshake_mac(b"kvbridge/handshake/accepted/2", GREETING_NONCE,
+                                              REQUEST_NONCE, body))
+                expect(hmac.compare_digest(mac, expected_mac), name + suffix + " MAC")
+            else:
+                same(mac, b"", name + " carries no MAC")
+            same(encode_handshake(kind, fields, mac), data, name + suffix + " re-encoded")
+            bodies.setdefault(name, set()).add(body)
+        same(len(bodies[name]), 1, name + ": the same fields with and without a MAC")
+
+    # The shape both sides digest is that of the layouts the handshake carried.
+    _, request, _, _ = decode_handshake(vectors["handshake.request"])
+    _, accepted, _, _ = decode_handshake(vectors["handshake.accepted"])
+    handshaken = [rank.layout for rank in accepted[3]]
+    expect(partitions_heads(handshaken) and partitions_heads(request[3]),
+           "the handshaken ranks partition the heads")
+    same(shape(handshaken, request[3]), read_shape, "the shape of the handshaken layouts")
+
+    # Checksums: full blocks, so every byte of the block is used.
+    same(crc32c(b"123456789"), 0xE3069283, "CRC-32C check value")
     for size in (1024, 8192):
         block = bytes(i % 251 for i in range(size))
-        assert struct.pack(">I", crc32c(block)) == vectors["checksum.crc32c.%d" % size]
-        assert struct.pack(">I", sampled(block)) == vectors["checksum.crc32c-sampled.%d" % size]
-        checked += 2
-    assert checked == len(vectors), "%d of %d vectors checked" % (checked, len(vectors))
-    print("ok: %d vectors" % checked)
+        same(vector("checksum.crc32c.%d" % size), struct.pack(">I", crc32c(block)),
+             "checksum.crc32c.%d" % size)
+        same(vector("checksum.crc32c-sampled.%d" % size), struct.pack(">I", crc32c_sampled(block)),
+             "checksum.crc32c-sampled.%d" % size)
+
+    unchecked = sorted(set(vectors) - checked)
+    expect(not unchecked, "vectors nobody checks: %s" % ", ".join(unchecked))
+    return len(checked)
+
+
+def load(path):
+    vectors = {}
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                name, value = line.split()
+                expect(name not in vectors, "vector %s repeated" % name)
+                vectors[name] = bytes.fromhex(value)
+    return vectors
+
+
+def main(path):
+    try:
+        count = check(load(path))
+    except (Mismatch, ValueError, UnicodeDecodeError) as e:
+        print("FAIL: %s" % e)
+        return 1
+    print("ok: %d vectors" % count)
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]))
