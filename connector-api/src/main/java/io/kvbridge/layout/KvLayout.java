@@ -6,9 +6,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -17,9 +14,9 @@ import java.util.Optional;
 /**
  * The shape of one rank's KV cache: what model it holds, which of its heads, how many tokens a
  * block holds, and how the bytes of a block are ordered in memory. Two engines exchange KV when
- * their models agree ({@link #fingerprint()}: model, dtype, layers, planes, KV heads, head
- * dimension) and their memory orders agree; tensor parallelism (which heads a rank holds) and the
- * tokens per block may differ (an integer ratio), and the transfer planner translates between them.
+ * their models agree (model, dtype, layers, planes, KV heads, head dimension) and their memory
+ * orders agree; tensor parallelism (which heads a rank holds) and the tokens per block may differ
+ * (an integer ratio), and the transfer planner translates between them.
  *
  * <p>A block holds, for each layer and each plane (K, V), the rank's heads for {@link
  * #tokensPerBlock} tokens, each a vector of {@link #headDim} elements of {@link #dtypeBytes} bytes.
@@ -50,6 +47,9 @@ public record KvLayout(
     int blockCount,
     MemoryOrder order) {
 
+  /** The longest model name, in bytes of UTF-8. */
+  public static final int MAX_MODEL_BYTES = 256;
+
   /** How the bytes of one block are ordered in memory. */
   public enum MemoryOrder {
     /**
@@ -69,8 +69,13 @@ public record KvLayout(
   public KvLayout {
     Objects.requireNonNull(model, "model");
     Objects.requireNonNull(order, "order");
-    if (model.isBlank()) {
-      throw new IllegalArgumentException("KV layout: model must not be blank");
+    if (model.isBlank() || model.getBytes(StandardCharsets.UTF_8).length > MAX_MODEL_BYTES) {
+      throw new IllegalArgumentException(
+          "KV layout: model must be 1 to "
+              + MAX_MODEL_BYTES
+              + " bytes of UTF-8, got '"
+              + model
+              + "'");
     }
     positive("dtype_bytes", dtypeBytes);
     positive("layers", layers);
@@ -205,36 +210,6 @@ public record KvLayout(
   }
 
   /**
-   * A digest of what must agree between a producer and a consumer for their KV to be the same
-   * tensors: model, dtype, layers, planes, KV heads and head dimension (not the heads a rank holds,
-   * the tokens per block, the block count or the memory order, which the planner translates or the
-   * handshake checks on its own). 32 lowercase hex digits.
-   */
-  public String fingerprint() {
-    String canonical =
-        "kvbridge/layout/2|"
-            + model
-            + "|"
-            + dtypeBytes
-            + "|"
-            + layers
-            + "|"
-            + planes
-            + "|"
-            + kvHeads
-            + "|"
-            + headDim;
-    try {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      return HexFormat.of()
-          .formatHex(sha.digest(canonical.getBytes(StandardCharsets.UTF_8)))
-          .substring(0, 32);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JDK provides SHA-256", e);
-    }
-  }
-
-  /**
    * Why KV of {@code producer}'s layout cannot be loaded into this one, naming the first field that
    * differs ("head_dim 128 vs 64": this engine's value, then the producer's), if it cannot.
    */
@@ -310,7 +285,7 @@ public record KvLayout(
    */
   public static KvLayout decode(DataInput in) throws IOException {
     int nameLength = in.readUnsignedShort();
-    if (nameLength == 0 || nameLength > 256) {
+    if (nameLength == 0 || nameLength > MAX_MODEL_BYTES) {
       throw new IllegalArgumentException("KV layout: model name of " + nameLength + " bytes");
     }
     byte[] name = new byte[nameLength];

@@ -4,11 +4,11 @@ import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.integrity.PromptDigest;
 import io.kvbridge.lease.LeaseToken;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -266,7 +266,26 @@ public record TransferParams(
     return ids;
   }
 
+  /** The JSON type of a decoded value, as a client wrote it. */
   private static String typeOf(Object value) {
-    return value == null ? "nothing" : Objects.toString(value.getClass().getSimpleName());
+    if (value == null) {
+      return "nothing";
+    }
+    if (value instanceof String) {
+      return "a string";
+    }
+    if (value instanceof Number) {
+      return "a number";
+    }
+    if (value instanceof Boolean) {
+      return "a boolean";
+    }
+    if (value instanceof Collection<?>) {
+      return "a list";
+    }
+    if (value instanceof Map<?, ?>) {
+      return "an object";
+    }
+    return "a value of another kind";
   }
 }

@@ -121,12 +121,21 @@ class TransferParamsTest {
   }
 
   @Test
-  void tokensOfWrongTypeAreRefused() {
+  void tokensOfWrongTypeAreRefusedNamingTheJsonTypeReceived() {
     Map<String, Object> map = new HashMap<>(params.toMap());
     map.put("tokens", "32");
 
     assertThatThrownBy(() -> TransferParams.fromMap(map))
-        .hasMessageContaining("tokens must be an integer");
+        .hasMessage("invalid kv_transfer_params: tokens must be an integer, got a string");
+  }
+
+  @Test
+  void blockIdsOfWrongTypeAreRefusedNamingTheJsonTypeReceived() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("block_ids", Map.of("0", 4));
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .hasMessage("invalid kv_transfer_params: block_ids must be a list, got an object");
   }
 
   @Test
