@@ -39,10 +39,13 @@ import net.jqwik.api.statistics.Statistics;
  * A failing schedule shrinks to a short list of {@link Op}s that reproduces it.
  *
  * <p>A connector module runs it by extending this class with a transport factory and declaring a
- * jqwik property, with its own tries and seed, that passes its arguments to {@link #checkSchedule}:
+ * jqwik property, with its own tries and seed, that passes its arguments to {@link #checkSchedule};
+ * with {@link ScheduleSeed}, the seed can be changed at run time ({@code
+ * -Dkvbridge.schedules.seed=random} or {@code =<seed>}):
  *
  * <pre>{@code
  * @Property(tries = 1000, seed = "20261130")
+ * @AddLifecycleHook(ScheduleSeed.class)
  * void noScheduleLeaksCorruptsOrStrandsAnything(
  *     @ForAll("schedules") List<Op> schedule,
  *     @ForAll @IntRange(min = -8000, max = 8000) int clockSkewMillis) {
