@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.transfer.TransferHandle;
+import io.kvbridge.transfer.Transport;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -30,6 +31,35 @@ class FaultGroupQuietTest {
     agents.prefill.drainNotifications();
 
     assertThat(faults.quiet()).isTrue();
+  }
+
+  @Test
+  void whatWaitsForAStoppedMemberIsLeftOutOnlyForThatMember() {
+    agents.decode.notify("prefill", new byte[] {1});
+
+    assertThat(faults.quietExceptTowards("prefill")).isTrue();
+    assertThat(faults.quietExceptTowards("decode")).isFalse();
+  }
+
+  @Test
+  void whatWasSentToAMemberThatClosedIsNotWaitedFor() {
+    agents.decode.notify("prefill", new byte[] {1});
+
+    agents.prefill.close();
+
+    assertThat(faults.quiet()).isTrue();
+  }
+
+  @Test
+  void whatIsSentToAClosedMemberIsNotWaitedForByTheOneThatTookItsName() {
+    agents.prefill.close();
+    try (Transport successor = faults.decorate(agents.fabric.join("prefill"))) {
+      // Decode still has the old prefill's metadata: the fabric delivers to that agent, not this.
+      agents.decode.notify("prefill", new byte[] {1});
+
+      assertThat(successor.drainNotifications()).isEmpty();
+      assertThat(faults.quiet()).isTrue();
+    }
   }
 
   @Test

@@ -117,6 +117,20 @@ class NotificationFaultsTest {
   }
 
   @Test
+  void suspendedRulesLetNotificationsPassAndKeepTheirCountsForLater() {
+    faults.dropNextNotifications(1);
+    faults.suspendRules();
+    send(1);
+    assertThat(firstBytes(agents.prefill.drainNotifications())).containsExactly((byte) 1);
+
+    faults.resumeRules();
+    send(2, 3);
+
+    assertThat(firstBytes(agents.prefill.drainNotifications())).containsExactly((byte) 3);
+    assertThat(faults.droppedNotifications()).isEqualTo(1);
+  }
+
+  @Test
   void heldNotificationToAnAgentThatClosedMeanwhileVanishes() {
     faults.holdNextNotifications(1);
     send(1);

@@ -45,6 +45,19 @@ class ReadFaultsTest {
   }
 
   @Test
+  void suspendedRulesLetReadsPassAndKeepTheirCountsForLater() {
+    faults.failNextReads(1, "link down");
+    faults.suspendRules();
+    TransferHandle passed = agents.read(1);
+    faults.resumeRules();
+
+    TransferHandle failed = agents.read(1);
+
+    assertThat(agents.decode.status(passed)).isEqualTo(TransferStatus.DONE);
+    assertThat(agents.decode.status(failed)).isEqualTo(new TransferStatus.Failed("link down"));
+  }
+
+  @Test
   void failingReadsSparesWrites() {
     faults.failNextReads(1, "link down");
 

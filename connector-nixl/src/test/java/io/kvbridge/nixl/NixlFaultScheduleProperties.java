@@ -3,6 +3,7 @@ package io.kvbridge.nixl;
 import io.kvbridge.nixl.testing.RequiresNixlForProperties;
 import io.kvbridge.tck.schedule.FaultScheduleConformance;
 import io.kvbridge.tck.schedule.Op;
+import io.kvbridge.tck.schedule.ScheduleSeed;
 import io.kvbridge.transfer.Transport;
 import java.util.List;
 import net.jqwik.api.ForAll;
@@ -23,6 +24,7 @@ class NixlFaultScheduleProperties extends FaultScheduleConformance {
   }
 
   @Property(tries = 150, seed = "20261130")
+  @AddLifecycleHook(ScheduleSeed.class)
   void noScheduleLeaksCorruptsOrStrandsAnything(
       @ForAll("schedules") List<Op> schedule,
       @ForAll @IntRange(min = -8000, max = 8000) int clockSkewMillis) {

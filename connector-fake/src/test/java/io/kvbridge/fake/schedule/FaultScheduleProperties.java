@@ -3,11 +3,13 @@ package io.kvbridge.fake.schedule;
 import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.tck.schedule.FaultScheduleConformance;
 import io.kvbridge.tck.schedule.Op;
+import io.kvbridge.tck.schedule.ScheduleSeed;
 import io.kvbridge.transfer.Transport;
 import java.util.List;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
 
 /** The randomized fault schedules over fake agents on one fabric with synchronous copies. */
 class FaultScheduleProperties extends FaultScheduleConformance {
@@ -20,6 +22,7 @@ class FaultScheduleProperties extends FaultScheduleConformance {
   }
 
   @Property(tries = 1000, seed = "20261130")
+  @AddLifecycleHook(ScheduleSeed.class)
   void noScheduleLeaksCorruptsOrStrandsAnything(
       @ForAll("schedules") List<Op> schedule,
       @ForAll @IntRange(min = -8000, max = 8000) int clockSkewMillis) {

@@ -39,6 +39,9 @@ public final class FaultInjectingTransport implements Transport {
   private final Map<Long, Transfer> transfers = new HashMap<>();
   private final Deque<Notification> released = new ArrayDeque<>();
   private final List<Delayed> delayed = new ArrayList<>();
+  // The group member each loaded peer name stood for when its metadata was loaded: a member that
+  // later takes the same name is another agent, which what is sent to the old one never reaches.
+  private final Map<String, FaultInjectingTransport> peers = new HashMap<>();
   private long nextId;
   private volatile boolean dead; // read without the lock by calls that only pass through
   private boolean closed;
@@ -87,13 +90,20 @@ public final class FaultInjectingTransport implements Transport {
   @Override
   public String loadRemoteMetadata(byte[] metadata) {
     checkAlive("load remote metadata");
-    return delegate.loadRemoteMetadata(metadata);
+    String peer = delegate.loadRemoteMetadata(metadata);
+    synchronized (lock) {
+      peers.put(peer, faults.member(peer));
+    }
+    return peer;
   }
 
   @Override
   public void invalidateRemote(String agentName) {
     checkAlive("invalidate a remote");
     delegate.invalidateRemote(agentName);
+    synchronized (lock) {
+      peers.remove(agentName);
+    }
   }
 
   /**
@@ -146,7 +156,7 @@ public final class FaultInjectingTransport implements Transport {
       if (t != null && !t.ended && !(status instanceof TransferStatus.InProgress)) {
         t.ended = true;
         if (status instanceof TransferStatus.Done && t.posting.notification().isPresent()) {
-          faults.sent(name, t.posting.remoteAgent(), t.posting.notification().get());
+          faults.sent(name, peers.get(t.posting.remoteAgent()), t.posting.notification().get());
         }
       }
     }
@@ -178,7 +188,7 @@ public final class FaultInjectingTransport implements Transport {
         return;
       }
       // Counted before it is sent: an asynchronous receiver may drain it before notify returns.
-      counted = faults.sent(name, remoteAgent, message);
+      counted = faults.sent(name, peers.get(remoteAgent), message);
     }
     try {
       delegate.notify(remoteAgent, message);

@@ -46,6 +46,7 @@ public final class Faults {
   private final List<Held> held = new ArrayList<>();
   private final Map<InFlight, Integer> inFlight = new HashMap<>();
   private long dropped;
+  private boolean rulesSuspended;
 
   /** A group whose chance draws come from {@code new Random(seed)}. */
   public Faults(long seed) {
@@ -215,6 +216,25 @@ public final class Faults {
     victim.die();
   }
 
+  /**
+   * Sets every armed rule aside until {@link #resumeRules()}: notifications drained and reads
+   * posted meanwhile pass untouched and use up no rule. Held notifications stay held and stalled
+   * reads stay stalled. For a test that checks what a fault left behind without meeting the next
+   * one.
+   */
+  public void suspendRules() {
+    synchronized (lock) {
+      rulesSuspended = true;
+    }
+  }
+
+  /** The rules set aside by {@link #suspendRules()} apply again, with the counts they had left. */
+  public void resumeRules() {
+    synchronized (lock) {
+      rulesSuspended = false;
+    }
+  }
+
   /** Disarms every rule. Held notifications stay held and stalled reads stay stalled. */
   public void clear() {
     synchronized (lock) {
@@ -230,9 +250,18 @@ public final class Faults {
    * and stalled things do not count: they move only when a test lets them.
    */
   public boolean quiet() {
+    return quietExceptTowards(null);
+  }
+
+  /**
+   * Like {@link #quiet()}, except that notifications on their way to {@code stoppedAgent} do not
+   * count: for a test that stopped that member's process, so that what is sent to it waits until it
+   * drains again.
+   */
+  public boolean quietExceptTowards(String stoppedAgent) {
     synchronized (lock) {
-      for (int count : inFlight.values()) {
-        if (count > 0) {
+      for (Map.Entry<InFlight, Integer> e : inFlight.entrySet()) {
+        if (e.getValue() > 0 && !e.getKey().to().equals(stoppedAgent)) {
           return false;
         }
       }
@@ -251,12 +280,21 @@ public final class Faults {
     return killed.contains(agentName);
   }
 
+  /** The live member named {@code agentName}, if any. */
+  FaultInjectingTransport member(String agentName) {
+    return members.get(agentName);
+  }
+
   void left(FaultInjectingTransport member) {
-    members.remove(member.agentName(), member);
+    if (members.remove(member.agentName(), member)) {
+      // A closed agent drains nothing more, and sends nothing more.
+      String name = member.agentName();
+      inFlight.keySet().removeIf(f -> f.from().equals(name) || f.to().equals(name));
+    }
   }
 
   NotificationAction decideNotification() {
-    Object action = pick(notificationRules);
+    Object action = rulesSuspended ? null : pick(notificationRules);
     if (action instanceof Drop drop
         && !(drop.share() >= 1.0 || random.nextDouble() < drop.share())) {
       return null;
@@ -272,16 +310,19 @@ public final class Faults {
   }
 
   ReadAction decideRead() {
-    return (ReadAction) pick(readRules);
+    return rulesSuspended ? null : (ReadAction) pick(readRules);
   }
 
   /**
-   * A notification from {@code from} to {@code to} is on its way (now, or once sent); returns
-   * whether it is counted, which it is only between live members.
+   * A notification from {@code from} to the member {@code to} is on its way (now, or once sent);
+   * returns whether it is counted, which it is only between live members. {@code to} is the member
+   * whose metadata the sender loaded: once it left, a new member under its name does not receive
+   * what is sent to it.
    */
-  boolean sent(String from, String to, byte[] payload) {
-    if (members.containsKey(to) && members.containsKey(from)) {
-      inFlight.merge(new InFlight(from, to, ByteBuffer.wrap(payload.clone())), 1, Integer::sum);
+  boolean sent(String from, FaultInjectingTransport to, byte[] payload) {
+    if (to != null && members.get(to.agentName()) == to && members.containsKey(from)) {
+      InFlight key = new InFlight(from, to.agentName(), ByteBuffer.wrap(payload.clone()));
+      inFlight.merge(key, 1, Integer::sum);
       return true;
     }
     return false;

@@ -1,5 +1,6 @@
 package io.kvbridge.tck.schedule;
 
+import io.kvbridge.tck.schedule.Op.AbortOnDecoder;
 import io.kvbridge.tck.schedule.Op.Advance;
 import io.kvbridge.tck.schedule.Op.CorruptHeldBlock;
 import io.kvbridge.tck.schedule.Op.DelayNotifications;
@@ -13,7 +14,11 @@ import io.kvbridge.tck.schedule.Op.KillDecoder;
 import io.kvbridge.tck.schedule.Op.NewRequest;
 import io.kvbridge.tck.schedule.Op.ReleaseHeld;
 import io.kvbridge.tck.schedule.Op.ReplayCompletion;
+import io.kvbridge.tck.schedule.Op.RestartDecoder;
+import io.kvbridge.tck.schedule.Op.RestartProducer;
 import io.kvbridge.tck.schedule.Op.RouteToAnotherPrompt;
+import io.kvbridge.tck.schedule.Op.SilentProducer;
+import io.kvbridge.tck.schedule.Op.SlowHandshake;
 import io.kvbridge.tck.schedule.Op.StallNextRead;
 import io.kvbridge.tck.schedule.Op.Unstall;
 import io.kvbridge.transfer.Transport;
@@ -29,14 +34,18 @@ import net.jqwik.api.statistics.Statistics;
  * Random P/D request mixes under random faults, checked against the invariants that matter in
  * production: no block leaked or freed twice, none held past its maximum lifetime plus one sweep,
  * no corrupted read ever reported received (nor a read of a forged block list, nor KV computed for
- * another prompt), and every request ends. A failing schedule shrinks to a short list of {@link
- * Op}s that reproduces it.
+ * another prompt, nor a lease that ended with its producer's process), every request ends, and
+ * after a restart of either engine the pair serves the next forwarded request within one handshake.
+ * A failing schedule shrinks to a short list of {@link Op}s that reproduces it.
  *
  * <p>A connector module runs it by extending this class with a transport factory and declaring a
- * jqwik property, with its own tries and seed, that passes its arguments to {@link #checkSchedule}:
+ * jqwik property, with its own tries and seed, that passes its arguments to {@link #checkSchedule};
+ * with {@link ScheduleSeed}, the seed can be changed at run time ({@code
+ * -Dkvbridge.schedules.seed=random} or {@code =<seed>}):
  *
  * <pre>{@code
  * @Property(tries = 1000, seed = "20261130")
+ * @AddLifecycleHook(ScheduleSeed.class)
  * void noScheduleLeaksCorruptsOrStrandsAnything(
  *     @ForAll("schedules") List<Op> schedule,
  *     @ForAll @IntRange(min = -8000, max = 8000) int clockSkewMillis) {
@@ -73,9 +82,15 @@ public abstract class FaultScheduleConformance {
     Statistics.label("requests").collect(bucket(simulation.requests()));
     Statistics.label("served share").collect(share(simulation.served(), simulation.routed()));
     Statistics.label("failed explicitly").collect(simulation.failed() > 0 ? "some" : "none");
+    int proven = simulation.restartsProven();
+    Statistics.label("restarts proven").collect(proven == 0 ? "none" : proven == 1 ? "1" : "2+");
+    Statistics.label("aborted on D").collect(simulation.aborted() > 0 ? "some" : "none");
   }
 
-  /** Schedules of 1 to 60 ops: requests, simulated time and faults, 5 : 3 : 3. */
+  /**
+   * Schedules of 1 to 60 ops: requests, simulated time and faults, 5 : 3 : 3; one fault in five
+   * ends or stalls a process (a restart, a slow handshake, a silent producer).
+   */
   @Provide
   protected Arbitrary<List<Op>> schedules() {
     Arbitrary<Op> newRequest =
@@ -85,7 +100,7 @@ public abstract class FaultScheduleConformance {
                 Arbitraries.of(false, false, false, false, false, false, false, true))
             .as(NewRequest::new);
     Arbitrary<Op> advance = Arbitraries.integers().between(1, 12_000).map(Advance::new);
-    Arbitrary<Op> faults =
+    Arbitrary<Op> messagesAndReads =
         Arbitraries.oneOf(
             Arbitraries.integers().between(1, 3).map(DropNotifications::new),
             Arbitraries.integers().between(1, 3).map(HoldNotifications::new),
@@ -97,12 +112,22 @@ public abstract class FaultScheduleConformance {
             Arbitraries.just(new FailNextRead()),
             Arbitraries.just(new StallNextRead()),
             Arbitraries.just(new Unstall()),
-            Arbitraries.just(new KillDecoder()),
             Arbitraries.just(new ForgeCompletion()),
             Arbitraries.just(new ReplayCompletion()),
             Arbitraries.integers().between(0, 4).map(ForgeBlockList::new),
             Arbitraries.of(false, true).map(RouteToAnotherPrompt::new),
-            Arbitraries.just(new CorruptHeldBlock()));
+            Arbitraries.just(new CorruptHeldBlock()),
+            Arbitraries.just(new AbortOnDecoder()));
+    Arbitrary<Op> processes =
+        Arbitraries.oneOf(
+            Arbitraries.just(new KillDecoder()),
+            Arbitraries.of(false, true).map(RestartProducer::new),
+            Arbitraries.of(false, true).map(RestartDecoder::new),
+            Arbitraries.integers().between(1_000, 20_000).map(SlowHandshake::new),
+            Arbitraries.integers().between(1_000, 20_000).map(SilentProducer::new));
+    Arbitrary<Op> faults =
+        Arbitraries.frequencyOf(
+            net.jqwik.api.Tuple.of(4, messagesAndReads), net.jqwik.api.Tuple.of(1, processes));
     return Arbitraries.frequencyOf(
             net.jqwik.api.Tuple.of(5, newRequest),
             net.jqwik.api.Tuple.of(3, advance),

@@ -36,6 +36,35 @@ public sealed interface Op {
   /** The decode engine dies, whatever it was doing; a fresh one takes its place. */
   record KillDecoder() implements Op {}
 
+  /**
+   * P's process ends and starts again under the same engine id, with a new incarnation and a fresh
+   * pool: {@code graceful}, its connector is closed (its leases revoked); otherwise it is killed
+   * (nothing of it runs again, its memory is simply gone). Its held blocks vanish with it.
+   */
+  record RestartProducer(boolean graceful) implements Op {}
+
+  /**
+   * D's process ends and starts again under the same engine id and agent name, with a new
+   * incarnation and a fresh pool: {@code graceful}, its connector is closed; otherwise it is
+   * killed. Its requests end with it.
+   */
+  record RestartDecoder(boolean graceful) implements Op {}
+
+  /** D cancels one of the loads it waits for, whatever state it is in, and frees its blocks. */
+  record AbortOnDecoder() implements Op {}
+
+  /**
+   * D restarts gracefully, and its first handshake with P takes {@code millis} of simulated time
+   * (the clock runs on while P answers it).
+   */
+  record SlowHandshake(int millis) implements Op {}
+
+  /**
+   * P does not run for {@code millis} of simulated time: neither its engine steps nor its sweeps
+   * run, so it processes no notification, while D's time goes on.
+   */
+  record SilentProducer(int millis) implements Op {}
+
   /** Someone sends P a completion for a live lease with a guessed token. */
   record ForgeCompletion() implements Op {}
 

@@ -2,16 +2,24 @@ package io.kvbridge.tck.schedule;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.lease.EndReason;
+import io.kvbridge.tck.schedule.Op.AbortOnDecoder;
 import io.kvbridge.tck.schedule.Op.Advance;
 import io.kvbridge.tck.schedule.Op.DropNotifications;
 import io.kvbridge.tck.schedule.Op.DuplicateNotifications;
+import io.kvbridge.tck.schedule.Op.HoldNotifications;
 import io.kvbridge.tck.schedule.Op.KillDecoder;
 import io.kvbridge.tck.schedule.Op.NewRequest;
+import io.kvbridge.tck.schedule.Op.RestartDecoder;
+import io.kvbridge.tck.schedule.Op.RestartProducer;
+import io.kvbridge.tck.schedule.Op.SilentProducer;
+import io.kvbridge.tck.schedule.Op.SlowHandshake;
 import io.kvbridge.tck.schedule.Op.StallNextRead;
 import io.kvbridge.tck.schedule.Op.Unstall;
 import io.kvbridge.transfer.Transport;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -129,11 +137,114 @@ public abstract class ScheduleExamplesConformanceTest {
     assertThat(simulation.failed()).isEqualTo(1);
   }
 
+  @ParameterizedTest(name = "graceful: {0}")
+  @ValueSource(booleans = {true, false})
+  void restartedProducerServesTheNextRequestWithinOneHandshake(boolean graceful) {
+    Simulation simulation =
+        run(List.of(ROUTED, new RestartProducer(graceful), ROUTED, new Advance(1_000)));
+
+    assertThat(simulation.restartsProven()).isEqualTo(1);
+    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.failed()).isZero();
+  }
+
+  @Test
+  void killedProducersLoadInFlightFailsAndItsBlocksComeBackOnTheDecoderOnceItMeetsTheNewOne() {
+    Simulation simulation =
+        run(
+            List.of(new StallNextRead(), ROUTED, new RestartProducer(false), ROUTED),
+            rightAfter -> {
+              assertThat(rightAfter.failed()).isEqualTo(1);
+              assertThat(rightAfter.failureReasons().get(0)).contains("restarted");
+              assertThat(rightAfter.decoderFreeBlocks()).isEqualTo(Simulation.LAYOUT.blockCount());
+            });
+
+    assertThat(simulation.served()).isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "graceful: {0}")
+  @ValueSource(booleans = {true, false})
+  void restartedDecoderIsAcceptedByTheProducerAndServed(boolean graceful) {
+    Simulation simulation =
+        run(List.of(ROUTED, new RestartDecoder(graceful), ROUTED, new Advance(1_000)));
+
+    assertThat(simulation.restartsProven()).isEqualTo(1);
+    assertThat(simulation.served()).isEqualTo(2);
+  }
+
+  @Test
+  void loadAbortedOnTheDecoderWhileReadingReleasesTheLeaseBeforeItWouldExpire() {
+    Simulation simulation =
+        run(
+            List.of(new StallNextRead(), ROUTED, new AbortOnDecoder()),
+            rightAfter -> {
+              assertThat(rightAfter.producerStatus().leasesEnded())
+                  .containsEntry(EndReason.RELEASED, 1L);
+              assertThat(rightAfter.producerStatus().liveLeases()).isZero();
+              assertThat(rightAfter.decoderFreeBlocks()).isEqualTo(Simulation.LAYOUT.blockCount());
+            });
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.aborted()).isEqualTo(1);
+  }
+
+  @Test
+  void loadAbortedOnTheDecoderWhileConfirmingReleasesTheLeaseBeforeItWouldExpire() {
+    // The confirmation is held on its way to P: D's load is still confirming when it is cancelled.
+    Simulation simulation =
+        run(
+            List.of(new HoldNotifications(1), ROUTED, new AbortOnDecoder()),
+            rightAfter ->
+                assertThat(rightAfter.producerStatus().leasesEnded())
+                    .containsEntry(EndReason.RELEASED, 1L));
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.aborted()).isEqualTo(1);
+  }
+
+  @Test
+  void handshakeThatTakesTwentySecondsDoesNotStopTheNextRequestBeingServed() {
+    // The request whose handshake is slow outlives its lease; the next one is served, its lease
+    // judged by the quick exchanges that followed, not by the slow one.
+    Simulation simulation =
+        run(List.of(new SlowHandshake(20_000), ROUTED, ROUTED, new Advance(1_000)));
+
+    assertThat(simulation.restartsProven()).isEqualTo(1);
+    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  @Test
+  void silentProducerFailsTheReadOnTheDecoderWithAReasonAndServesAgainAfterwards() {
+    Simulation simulation =
+        run(
+            List.of(
+                new StallNextRead(),
+                ROUTED,
+                new SilentProducer(12_000),
+                new Unstall(),
+                ROUTED,
+                new Advance(1_000)));
+
+    assertThat(simulation.failed()).isEqualTo(1);
+    assertThat(simulation.failureReasons().get(0)).contains("deadline");
+    assertThat(simulation.served()).isEqualTo(1);
+  }
+
   /** Runs the schedule, lets every lease end, and checks nothing leaked; returns the outcome. */
   private Simulation run(List<Op> schedule) {
+    return run(schedule, rightAfter -> {});
+  }
+
+  /**
+   * Runs the schedule and hands the simulation to {@code rightAfter} before simulated time runs on;
+   * then lets every lease end and checks nothing leaked.
+   */
+  private Simulation run(List<Op> schedule, Consumer<Simulation> rightAfter) {
     Simulation simulation = new Simulation(0, this::newTransport, patience());
     try {
       simulation.run(schedule);
+      rightAfter.accept(simulation);
       simulation.quiesce();
       simulation.checkEverythingEnded();
       return simulation;

@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.runtime.PullConnector;
@@ -14,6 +15,7 @@ import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.InvalidTransferParamsException;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -40,6 +42,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A producer engine and a decode engine over transports of the connector under test, each wrapped
@@ -50,6 +53,14 @@ import java.util.function.Function;
  * request's blocks when {@code doneSending} names it and immediately overwrites them (as reuse
  * would); D decodes only what {@code doneReceiving} names, after checking every byte against what P
  * wrote.
+ *
+ * <p>Either engine may restart under its engine id. After a restart the pair must serve again
+ * within one handshake: the next request the router forwards is followed, with the group's rules
+ * set aside, until it ends; it must be served, and P must have answered at most one handshake for
+ * it. P answers handshakes in this JVM, on the thread of the consumer that asks, and reads its
+ * clock once in each answer; nothing else of P's reads P's clock while D's engine is inside its
+ * connector. So such a read is P answering a handshake: that is how handshakes are counted, and how
+ * one is made slow (the clock runs on while P answers).
  */
 final class Simulation implements AutoCloseable {
 
@@ -62,20 +73,36 @@ final class Simulation implements AutoCloseable {
   static final Duration REPLY_TIMEOUT = Duration.ofSeconds(2);
   private static final int IMMEDIATE_STEPS = 4;
 
+  /** How many settles the request that proves a restart may take to end. */
+  private static final int PROOF_SETTLES = 10;
+
   private final ManualClock clock = new ManualClock();
+  private final MonotonicClock producerClock = this::readProducerClock;
   private final MonotonicClock decoderClock;
   private final Function<String, Transport> transports;
   private final Duration patience;
   private final Faults faults;
   private final Random random;
-  private final ProducerEngine producer;
+  private final Map<String, byte[][]> written = new HashMap<>();
+  private final Set<String> mustNotBeServed = new HashSet<>();
+  private final List<String> failureReasons = new ArrayList<>();
   private final List<DecoderEngine> deadDecoders = new ArrayList<>();
+  private ProducerEngine producer;
   private DecoderEngine decoder;
+  private int decoderGeneration;
+  private boolean insideDecoder; // D's engine is inside a call into its connector
+  private boolean producerSilent;
+  private int handshakesAnswered;
+  private Duration slowHandshake; // how long P's answer to the next handshake takes, if armed
+  private String restartToProve; // the last restart, until a forwarded request proved it
   private int nextRequest;
   private int requests;
   private int routed;
   private int served;
   private int failed;
+  private int aborted;
+  private long releasedByFormerProducers;
+  private int restartsProven;
 
   /**
    * @param transports creates an agent's raw transport from its name
@@ -91,7 +118,7 @@ final class Simulation implements AutoCloseable {
     this.faults = new Faults(seed);
     this.random = new Random(seed);
     this.producer = new ProducerEngine();
-    this.decoder = new DecoderEngine(0);
+    this.decoder = new DecoderEngine(decoderId());
   }
 
   int requests() {
@@ -110,6 +137,31 @@ final class Simulation implements AutoCloseable {
     return failed;
   }
 
+  /** Requests D cancelled ({@link Op.AbortOnDecoder}). */
+  int aborted() {
+    return aborted;
+  }
+
+  /** Restarts after which the pair served the next forwarded request within one handshake. */
+  int restartsProven() {
+    return restartsProven;
+  }
+
+  /** Why each load that failed or was refused on D did, in the order D learned it. */
+  List<String> failureReasons() {
+    return List.copyOf(failureReasons);
+  }
+
+  /** The producer's part of its connector's status, of its current incarnation. */
+  ProducerStatus producerStatus() {
+    return producer.connector.status().producer().orElseThrow();
+  }
+
+  /** How many blocks of D's pool are free now. */
+  int decoderFreeBlocks() {
+    return decoder.free.size();
+  }
+
   void run(List<Op> schedule) {
     for (Op op : schedule) {
       apply(op);
@@ -119,12 +171,19 @@ final class Simulation implements AutoCloseable {
     }
   }
 
-  /** Lifts every fault and lets simulated time run until every lease must have ended. */
+  /**
+   * Lifts every fault and lets simulated time run until every lease must have ended; then proves
+   * the last restart, if no forwarded request did yet.
+   */
   void quiesce() {
     faults.clear();
     faults.releaseHeldNotifications();
     faults.unstallReads();
+    slowHandshake = null;
     advance(MAX_LIFETIME.plus(LEASE).plusSeconds(5).toMillis());
+    if (restartToProve != null) {
+      proveServedAfterRestart(1);
+    }
   }
 
   void checkEverythingEnded() {
@@ -147,6 +206,21 @@ final class Simulation implements AutoCloseable {
       throw new AssertionError(
           "D leaked " + (LAYOUT.blockCount() - decoder.free.size()) + " blocks");
     }
+    long released = releasedByFormerProducers + released(producer);
+    if (released > aborted) {
+      throw new AssertionError(
+          "P ended " + released + " leases RELEASED, but D cancelled only " + aborted + " loads");
+    }
+  }
+
+  private static long released(ProducerEngine engine) {
+    return engine
+        .connector
+        .status()
+        .producer()
+        .orElseThrow()
+        .leasesEnded()
+        .getOrDefault(EndReason.RELEASED, 0L);
   }
 
   @Override
@@ -154,6 +228,19 @@ final class Simulation implements AutoCloseable {
     producer.close();
     decoder.close();
     deadDecoders.forEach(DecoderEngine::close);
+  }
+
+  /** P's clock; see the class comment for what a read of it while D runs means. */
+  private long readProducerClock() {
+    if (insideDecoder) {
+      handshakesAnswered++;
+      if (slowHandshake != null) {
+        clock.advance(slowHandshake);
+        restartToProve = "a handshake that took " + slowHandshake.toMillis() + " ms";
+        slowHandshake = null;
+      }
+    }
+    return clock.nanoTime();
   }
 
   private void apply(Op op) {
@@ -178,7 +265,29 @@ final class Simulation implements AutoCloseable {
     } else if (op instanceof Op.Unstall) {
       faults.unstallReads();
     } else if (op instanceof Op.KillDecoder) {
-      killDecoder();
+      endDecoder(false);
+      decoderGeneration++;
+      decoder = new DecoderEngine(decoderId());
+    } else if (op instanceof Op.RestartProducer r) {
+      restartProducer(r.graceful());
+      restartToProve = op.toString();
+    } else if (op instanceof Op.RestartDecoder r) {
+      endDecoder(r.graceful());
+      decoder = new DecoderEngine(decoderId());
+      restartToProve = op.toString();
+    } else if (op instanceof Op.AbortOnDecoder) {
+      abortOnDecoder();
+    } else if (op instanceof Op.SlowHandshake h) {
+      endDecoder(true);
+      decoder = new DecoderEngine(decoderId());
+      slowHandshake = Duration.ofMillis(h.millis()); // the restarted D must handshake again
+    } else if (op instanceof Op.SilentProducer q) {
+      producerSilent = true;
+      try {
+        advance(q.millis());
+      } finally {
+        producerSilent = false;
+      }
     } else if (op instanceof Op.ForgeCompletion) {
       forgeCompletion();
     } else if (op instanceof Op.ReplayCompletion) {
@@ -270,6 +379,14 @@ final class Simulation implements AutoCloseable {
   }
 
   private void newRequest(Op.NewRequest r) {
+    if (restartToProve != null
+        && slowHandshake == null
+        && !r.routerDrops()
+        && !r.abortedOnP()
+        && producer.free.size() >= r.blocks()) {
+      proveServedAfterRestart(r.blocks());
+      return;
+    }
     String id = "r" + nextRequest++;
     requests++;
     producer
@@ -283,7 +400,95 @@ final class Simulation implements AutoCloseable {
             });
   }
 
-  /** Time passes in sweep-sized steps, with the starter's sweeps on schedule. */
+  /**
+   * After a restart the pair must serve again within one handshake: follows a request of {@code
+   * blocks} blocks, forwarded by the router, with the group's rules set aside (faults already in
+   * effect, held notifications and stalled reads, stay), until it ends; it must have been served,
+   * and P must have answered at most one handshake meanwhile.
+   */
+  private void proveServedAfterRestart(int blocks) {
+    String restart = restartToProve;
+    restartToProve = null;
+    String id = "r" + nextRequest++;
+    requests++;
+    int handshakesBefore = handshakesAnswered;
+    faults.suspendRules();
+    try {
+      TransferParams params =
+          producer
+              .prefill(id, blocks, false)
+              .orElseThrow(() -> new IllegalStateException("P has no room for " + id));
+      routed++;
+      decoder.accept(id, params);
+      for (int i = 0; i < PROOF_SETTLES && decoder.waitsFor(id); i++) {
+        settle();
+      }
+    } finally {
+      faults.resumeRules();
+    }
+    if (!decoder.servedIds.contains(id)) {
+      throw new AssertionError(
+          "after "
+              + restart
+              + " the pair did not serve the next request, "
+              + id
+              + ": "
+              + (decoder.waitsFor(id) ? "it never ended" : "it failed: " + lastFailureReason()));
+    }
+    int handshakes = handshakesAnswered - handshakesBefore;
+    if (handshakes > 1) {
+      throw new AssertionError(
+          "after " + restart + " serving " + id + " took " + handshakes + " handshakes, not one");
+    }
+    restartsProven++;
+  }
+
+  private String lastFailureReason() {
+    return failureReasons.isEmpty() ? "?" : failureReasons.get(failureReasons.size() - 1);
+  }
+
+  /**
+   * P's process ends and a new one starts under the same engine id. Leases the old one had not
+   * ended can never be acknowledged now: their loads must never be served.
+   */
+  private void restartProducer(boolean graceful) {
+    ProducerEngine old = producer;
+    mustNotBeServed.addAll(old.held.keySet());
+    releasedByFormerProducers += released(old);
+    if (!graceful) {
+      faults.kill(old.transport.agentName());
+    }
+    old.close(); // its held blocks vanish with its memory: neither leaked nor freed
+    producer = new ProducerEngine();
+  }
+
+  /** D's process ends, gracefully or killed: its requests end with it, its memory is lost. */
+  private void endDecoder(boolean graceful) {
+    DecoderEngine old = decoder;
+    failed += old.pending.size() + old.asking.size();
+    if (graceful) {
+      old.close();
+    } else {
+      faults.kill(old.transport.agentName());
+      deadDecoders.add(old);
+    }
+  }
+
+  private String decoderId() {
+    return "decode-" + decoderGeneration;
+  }
+
+  private void abortOnDecoder() {
+    List<String> waiting = decoder.waiting();
+    if (!waiting.isEmpty()) {
+      decoder.cancel(waiting.get(random.nextInt(waiting.size())));
+    }
+  }
+
+  /**
+   * Time passes in sweep-sized steps, with the starter's sweeps on schedule; a silent P neither
+   * sweeps nor steps, and so frees nothing, until it runs again.
+   */
   private void advance(long millis) {
     long left = millis;
     while (left > 0) {
@@ -291,22 +496,35 @@ final class Simulation implements AutoCloseable {
       clock.advance(Duration.ofMillis(chunk));
       left -= chunk;
       // The sweeps also send the heartbeats that are due, every HEARTBEAT.
-      producer.connector.worker().sweep();
-      decoder.connector.worker().sweep();
+      if (!producerSilent) {
+        producer.connector.worker().sweep();
+      }
+      decoder.sweep();
       settle();
-      producer.checkNothingHeldTooLong();
+      if (!producerSilent) {
+        producer.checkNothingHeldTooLong();
+      }
     }
   }
 
   /**
    * Steps both engines until nothing is in flight between them. A synchronous transport settles
    * within a few steps; an asynchronous one is polled, within the patience, as its progress thread
-   * moves bytes and messages.
+   * moves bytes and messages. A load confirmed by the last step is allocated at the next one, as by
+   * an engine that keeps stepping: while D still asks about a request, one more step follows.
    */
   private void settle() {
+    awaitQuiet();
+    if (!decoder.asking.isEmpty()) {
+      step();
+      awaitQuiet();
+    }
+  }
+
+  private void awaitQuiet() {
     for (int i = 0; i < IMMEDIATE_STEPS; i++) {
       step();
-      if (faults.quiet()) {
+      if (quiet()) {
         return;
       }
     }
@@ -318,27 +536,22 @@ final class Simulation implements AutoCloseable {
         .until(
             () -> {
               step();
-              return faults.quiet();
+              return quiet();
             });
   }
 
-  private void step() {
-    producer.step();
-    decoder.step();
+  /** Whether nothing moves; what waits for a silent P to drain it does not count. */
+  private boolean quiet() {
+    return producerSilent
+        ? faults.quietExceptTowards(producer.transport.agentName())
+        : faults.quiet();
   }
 
-  private void killDecoder() {
-    faults.kill(decoder.transport.agentName());
-    // The process is gone: its requests end with it, its memory is simply lost.
-    failed += decoder.pending.size() + decoder.asking.size();
-    decoder.pending.clear();
-    decoder.asking.clear();
-    decoder.free.clear();
-    for (int b = 0; b < LAYOUT.blockCount(); b++) {
-      decoder.free.add(b);
+  private void step() {
+    if (!producerSilent) {
+      producer.step();
     }
-    deadDecoders.add(decoder);
-    decoder = new DecoderEngine(deadDecoders.size());
+    decoder.step();
   }
 
   private void forgeCompletion() {
@@ -359,6 +572,7 @@ final class Simulation implements AutoCloseable {
     decoder.sendCompletion(new LeaseRef(params.requestId(), params.leaseToken()));
   }
 
+  /** An engine's settings; every start draws a new incarnation, from the seeded source. */
   private ConnectorSettings settings(String engineId, Role role, MonotonicClock engineClock) {
     return ConnectorSettings.builder("schedule", engineId)
         .role(role)
@@ -366,6 +580,7 @@ final class Simulation implements AutoCloseable {
         .heartbeatInterval(HEARTBEAT)
         .safetyMargin(SAFETY_MARGIN)
         .replyTimeout(REPLY_TIMEOUT)
+        .incarnation(random.nextLong())
         .clock(engineClock)
         .build();
   }
@@ -380,15 +595,17 @@ final class Simulation implements AutoCloseable {
     memory.write((long) block * LAYOUT.blockBytes(), ByteBuffer.wrap(bytes));
   }
 
-  /** The prefill engine: a block pool, the KV it wrote, and when each held request was granted. */
+  /**
+   * The prefill engine, always engine id {@code prefill}: a block pool, the KV it wrote, and when
+   * each held request was granted.
+   */
   private final class ProducerEngine {
     final FaultInjectingTransport transport = faults.decorate(transports.apply("prefill"));
     final PullConnector connector =
-        new PullConnector(settings("prefill", Role.PRODUCER, clock), transport);
+        new PullConnector(settings("prefill", Role.PRODUCER, producerClock), transport);
     final KvMemory memory = connector.worker().allocateKvCache(LAYOUT);
     final Deque<Integer> free = new ArrayDeque<>();
     final Map<String, Held> held = new LinkedHashMap<>();
-    final Map<String, byte[][]> written = new HashMap<>();
 
     ProducerEngine() {
       connector.worker().registerKvCache(memory, LAYOUT);
@@ -474,13 +691,25 @@ final class Simulation implements AutoCloseable {
       }
     }
 
+    /**
+     * Closes the connector: gracefully, its leases are revoked. A killed engine's connector only
+     * unbinds its handshake address, as the end of its process would: its transport is dead, so
+     * nothing it does reaches anyone.
+     */
     void close() {
-      connector.close();
+      try {
+        connector.close();
+      } catch (RuntimeException deadAgent) {
+        // A killed engine's transport is already gone.
+      }
       memory.close();
     }
   }
 
-  /** The decode engine: a block pool and the loads it waits for. */
+  /**
+   * The decode engine: a block pool and the loads it waits for. Its calls into its connector are
+   * marked, so that P's clock read meanwhile counts as a handshake answered.
+   */
   private final class DecoderEngine {
     final FaultInjectingTransport transport;
     final PullConnector connector;
@@ -490,10 +719,10 @@ final class Simulation implements AutoCloseable {
     final Map<String, Asking> asking = new LinkedHashMap<>();
     final Map<String, TransferParams> paramsOf = new HashMap<>();
     final List<TransferParams> finishedParams = new ArrayList<>();
-    final Set<String> mustNotBeServed = new HashSet<>();
+    final Set<String> servedIds = new HashSet<>();
+    final Set<String> cancelled = new HashSet<>();
 
-    DecoderEngine(int generation) {
-      String engineId = "decode-" + generation;
+    DecoderEngine(String engineId) {
       transport = faults.decorate(transports.apply(engineId));
       connector = new PullConnector(settings(engineId, Role.CONSUMER, decoderClock), transport);
       memory = connector.worker().allocateKvCache(LAYOUT);
@@ -523,15 +752,17 @@ final class Simulation implements AutoCloseable {
       Asking a = asking.get(id);
       LoadMatch match;
       try {
-        match = connector.scheduler().matchRemote(id, a.prompt(), 0, a.params());
+        match = inConnector(() -> connector.scheduler().matchRemote(id, a.prompt(), 0, a.params()));
       } catch (InvalidTransferParamsException e) {
         asking.remove(id);
+        failureReasons.add(e.getMessage());
         failed++;
         return;
       }
-      if (match instanceof LoadMatch.Unavailable) {
+      if (match instanceof LoadMatch.Unavailable unavailable) {
         asking.remove(id);
         finishedParams.add(a.params());
+        failureReasons.add(unavailable.reason());
         failed++;
       } else if (match instanceof LoadMatch.Ready) {
         asking.remove(id);
@@ -541,33 +772,98 @@ final class Simulation implements AutoCloseable {
         }
         pending.put(id, blocks);
         paramsOf.put(id, a.params());
-        connector.scheduler().afterAllocate(id, blocks);
+        inConnector(
+            () -> {
+              connector.scheduler().afterAllocate(id, blocks);
+              return null;
+            });
       }
     }
 
+    /** Whether D still waits for {@code id}: asking about it, or holding blocks for its load. */
+    boolean waitsFor(String id) {
+      return asking.containsKey(id) || pending.containsKey(id);
+    }
+
+    /** The requests D waits for, in the order it took them. */
+    List<String> waiting() {
+      List<String> ids = new ArrayList<>(asking.keySet());
+      ids.addAll(pending.keySet());
+      return ids;
+    }
+
+    /**
+     * The client went away: D cancels the load in whatever state it is and frees its blocks at
+     * once, as {@code cancelLoad} allows. The connector must report nothing about it afterwards.
+     */
+    void cancel(String id) {
+      if (!inConnector(() -> connector.scheduler().cancelLoad(id, "client aborted on D"))) {
+        throw new AssertionError("D's connector did not know the load of " + id + " D waits for");
+      }
+      cancelled.add(id);
+      aborted++;
+      asking.remove(id);
+      paramsOf.remove(id);
+      List<Integer> blocks = pending.remove(id);
+      if (blocks != null) {
+        free.addAll(blocks);
+        if (new HashSet<>(free).size() != free.size()) {
+          throw new AssertionError("D freed a block twice cancelling " + id);
+        }
+      }
+    }
+
+    void sweep() {
+      inConnector(
+          () -> {
+            connector.worker().sweep();
+            return null;
+          });
+    }
+
     void step() {
+      inConnector(
+          () -> {
+            stepInConnector();
+            return null;
+          });
+    }
+
+    private void stepInConnector() {
       for (String id : List.copyOf(asking.keySet())) {
         ask(id);
       }
       connector.worker().startLoad(connector.scheduler().buildStepMetadata());
       FinishedTransfers finished = connector.worker().getFinished(Set.of());
       for (String id : finished.doneReceiving()) {
+        if (cancelled.contains(id)) {
+          throw new AssertionError("request " + id + " was reported received after D cancelled it");
+        }
         if (mustNotBeServed.contains(id)) {
           throw new AssertionError(
-              "request " + id + " was served from a forged block list or another prompt's KV");
+              "request "
+                  + id
+                  + " was served from a forged block list, another prompt's KV, or a lease that"
+                  + " ended with its producer's process");
         }
         List<Integer> blocks = end(id);
-        byte[][] expected = producer.written.get(id);
+        byte[][] expected = written.get(id);
         for (int i = 0; i < blocks.size(); i++) {
           if (!Arrays.equals(readBlock(memory, blocks.get(i)), expected[i])) {
             throw new AssertionError(
                 "request " + id + " was reported received with corrupted block " + i);
           }
         }
+        servedIds.add(id);
         served++;
       }
       for (LoadFailure failure : finished.failedLoads()) {
+        if (cancelled.contains(failure.requestId())) {
+          throw new AssertionError(
+              "request " + failure.requestId() + " was reported failed after D cancelled it");
+        }
         end(failure.requestId());
+        failureReasons.add(failure.reason());
         failed++;
       }
     }
@@ -603,6 +899,17 @@ final class Simulation implements AutoCloseable {
         // A killed engine's transport is already gone.
       }
       memory.close();
+    }
+  }
+
+  /** Runs a call of D's engine into its connector, marked as such (calls may nest). */
+  private <T> T inConnector(Supplier<T> call) {
+    boolean outer = insideDecoder;
+    insideDecoder = true;
+    try {
+      return call.get();
+    } finally {
+      insideDecoder = outer;
     }
   }
 
