@@ -1,0 +1,76 @@
+package io.kvbridge.discovery.etcd;
+
+import io.kvbridge.runtime.PullConnector;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.ConnectorStatus;
+import io.kvbridge.spi.KvConnector;
+import io.kvbridge.spi.KvLayout;
+import java.util.Optional;
+
+/**
+ * One local engine's registration: the connector it describes and what is known in etcd of it.
+ *
+ * <p>Threads: {@link #kvCacheRegistered} from the engine's thread; everything else on the discovery
+ * thread.
+ */
+final class Registration {
+
+  final KvConnector connector;
+  final String engineId;
+  final String key;
+  private final EngineLoad load;
+  private final Optional<String> agentName;
+  private volatile KvLayout layout;
+
+  /** The etcd lease the key is bound to; 0 while there is none. */
+  long leaseId;
+
+  /** What was last written under the key, and when (System.nanoTime). */
+  EngineRecord published;
+
+  long publishedAt;
+
+  /** The key was seen deleted, or missing from a listing, while the lease may still be live. */
+  boolean keyMissing;
+
+  /** Whether the key is known to be in etcd now. */
+  boolean registered;
+
+  Registration(KvConnector connector, String key, EngineLoad load) {
+    this.connector = connector;
+    this.engineId = connector.settings().engineId();
+    this.key = key;
+    this.load = load;
+    // The transport agent's name is not part of the SPI; the pull protocol's connector knows it.
+    this.agentName =
+        connector instanceof PullConnector pull
+            ? Optional.of(pull.transport().agentName())
+            : Optional.empty();
+  }
+
+  /** The engine registered its KV cache: it answers handshakes now, and its layout is known. */
+  void kvCacheRegistered(KvLayout value) {
+    this.layout = value;
+  }
+
+  /** Whether there is something to publish: the KV cache is registered. */
+  boolean ready() {
+    return layout != null;
+  }
+
+  /** What to publish now; call only when {@link #ready()}. */
+  EngineRecord record() {
+    ConnectorSettings settings = connector.settings();
+    ConnectorStatus status = connector.status();
+    return new EngineRecord(
+        engineId,
+        settings.role(),
+        settings.incarnation(),
+        status.handshakeAddress(),
+        agentName,
+        layout.fingerprint(),
+        1,
+        load.freeBlocks(engineId),
+        status.liveLeases());
+  }
+}
