@@ -225,7 +225,7 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
     }
     Future<?> done = loop.submit(stopping);
     try {
-      done.get(settings.requestTimeout().multipliedBy(2).toMillis(), TimeUnit.MILLISECONDS);
+      done.get(patience(registrations.size()).toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {
@@ -259,7 +259,7 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
     }
     try {
       loop.submit(() -> deregisterNow(registration))
-          .get(settings.requestTimeout().multipliedBy(2).toMillis(), TimeUnit.MILLISECONDS);
+          .get(patience(1).toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
@@ -466,7 +466,14 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
         continue;
       }
       switch (event.getEventType()) {
-        case PUT -> view.put(stored(engineId.get(), kv), kv.getModRevision());
+        case PUT -> {
+          EngineView.StoredKey key = stored(engineId.get(), kv);
+          view.put(key, kv.getModRevision());
+          Registration own = registrations.get(engineId.get());
+          if (own != null) {
+            noteOtherWriter(own, key);
+          }
+        }
         case DELETE -> {
           Optional<EngineView.StoredKey> was = view.delete(engineId.get(), kv.getModRevision());
           deleted.add(engineId.get());
@@ -480,6 +487,28 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
     }
     gone(deleted, roles, "its etcd registration was deleted (its lease expired or it shut down)");
     publishStatus();
+  }
+
+  /**
+   * Warns, once per incarnation, that another process writes this engine's key: two processes run
+   * under one engine id, and their peers cannot tell them apart.
+   */
+  private void noteOtherWriter(Registration own, EngineView.StoredKey key) {
+    long ours = own.connector.settings().incarnation();
+    key.record()
+        .map(EngineRecord::incarnation)
+        .filter(theirs -> theirs != ours && theirs != own.otherWriter)
+        .ifPresent(
+            theirs -> {
+              own.otherWriter = theirs;
+              LOG.log(
+                  Level.WARNING,
+                  "engine id {0} is registered in etcd by another process too (incarnation {1},"
+                      + " this one is {2}); engine ids must be unique in the deployment",
+                  own.engineId,
+                  Long.toHexString(theirs),
+                  Long.toHexString(ours));
+            });
   }
 
   private void onWatchEnded(long sessionId, Throwable error) {
@@ -510,8 +539,15 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
       List<Registration> told = new ArrayList<>();
       for (Registration local : registrations.values()) {
         if (dealsWith(local.connector.settings().role(), role)) {
-          local.connector.peerGone(engineId, reason);
-          told.add(local);
+          try {
+            local.connector.peerGone(engineId, reason);
+            told.add(local);
+          } catch (RuntimeException e) {
+            LOG.log(
+                Level.WARNING,
+                "engine " + local.engineId + " could not be told that " + engineId + " is gone",
+                e);
+          }
         }
       }
       LOG.log(
@@ -661,12 +697,28 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
     }
   }
 
+  /** Runs {@code task} on the discovery thread; a failure is logged, never lost. */
   private void post(Runnable task) {
     try {
-      loop.execute(task);
+      loop.execute(
+          () -> {
+            try {
+              task.run();
+            } catch (RuntimeException e) {
+              LOG.log(Level.ERROR, "etcd discovery failed unexpectedly", e);
+            }
+          });
     } catch (RejectedExecutionException e) {
       // Stopped: nothing is applied any more.
     }
+  }
+
+  /**
+   * How long a caller waits for the discovery thread to remove {@code registrations} keys: the
+   * thread may be connecting, then each removal is one request.
+   */
+  private Duration patience(int registrations) {
+    return CONNECT_TIMEOUT.plus(settings.requestTimeout().multipliedBy(registrations + 1L));
   }
 
   /** The time since {@code nanos}, in whole seconds (whole milliseconds under a second). */

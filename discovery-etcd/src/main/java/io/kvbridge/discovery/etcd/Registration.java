@@ -5,7 +5,9 @@ import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorStatus;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.KvLayout;
+import java.lang.System.Logger.Level;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * One local engine's registration: the connector it describes and what is known in etcd of it.
@@ -14,6 +16,8 @@ import java.util.Optional;
  * thread.
  */
 final class Registration {
+
+  private static final System.Logger LOG = System.getLogger(EtcdDiscovery.class.getName());
 
   final KvConnector connector;
   final String engineId;
@@ -35,6 +39,11 @@ final class Registration {
 
   /** Whether the key is known to be in etcd now. */
   boolean registered;
+
+  /** The incarnation of another process last seen writing this engine's key; 0: none. */
+  long otherWriter;
+
+  private boolean loadFailed;
 
   Registration(KvConnector connector, String key, EngineLoad load) {
     this.connector = connector;
@@ -70,7 +79,23 @@ final class Registration {
         agentName,
         layout.fingerprint(),
         1,
-        load.freeBlocks(engineId),
+        freeBlocks(),
         status.liveLeases());
+  }
+
+  /** What the engine says of its free blocks; unknown if it fails to say (logged once). */
+  private OptionalInt freeBlocks() {
+    try {
+      return load.freeBlocks(engineId);
+    } catch (RuntimeException e) {
+      if (!loadFailed) {
+        loadFailed = true;
+        LOG.log(
+            Level.WARNING,
+            "engine " + engineId + " could not say how many blocks it has free; published unknown",
+            e);
+      }
+      return OptionalInt.empty();
+    }
   }
 }
