@@ -269,14 +269,14 @@ class EtcdDiscoveryTest {
 
   @Test
   void whileEtcdIsDownEnginesKeepServingNothingIsFreedAndEachLogsItOnce() {
+    Duration ttl = Duration.ofSeconds(2);
+    EtcdDiscovery prefillSide = discovery(ttl);
+    EtcdDiscovery decodeSide = discovery(ttl);
+    Engine producer = engine("prefill-0", Role.PRODUCER, prefillSide, EngineLoad.UNKNOWN);
+    Engine consumer = engine("decode-0", Role.CONSUMER, decodeSide, EngineLoad.UNKNOWN);
+    patiently().until(() -> decodeSide.handshakeAddress("prefill-0").isPresent());
+    consumer.confirm(producer, "d-held", producer.prefill("p-held", List.of(1)), List.of(5));
     try (LogLines log = new LogLines()) {
-      Duration ttl = Duration.ofSeconds(2);
-      EtcdDiscovery prefillSide = discovery(ttl);
-      EtcdDiscovery decodeSide = discovery(ttl);
-      Engine producer = engine("prefill-0", Role.PRODUCER, prefillSide, EngineLoad.UNKNOWN);
-      Engine consumer = engine("decode-0", Role.CONSUMER, decodeSide, EngineLoad.UNKNOWN);
-      patiently().until(() -> decodeSide.handshakeAddress("prefill-0").isPresent());
-      consumer.confirm(producer, "d-held", producer.prefill("p-held", List.of(1)), List.of(5));
 
       etcd.stop();
       patiently()
@@ -314,17 +314,17 @@ class EtcdDiscoveryTest {
 
   @Test
   void whenEtcdIsBackEveryEngineIsRegisteredAgainAndNobodyIsGone() {
+    // etcd gives every lease its full time to live again when it is back: each process must
+    // reconnect within it, which a loaded machine may delay by a second or so.
+    Duration ttl = Duration.ofSeconds(3);
+    EtcdDiscovery prefillSide = discovery(ttl);
+    EtcdDiscovery decodeSide = discovery(ttl);
+    Engine producer = engine("prefill-0", Role.PRODUCER, prefillSide, EngineLoad.UNKNOWN);
+    Engine consumer = engine("decode-0", Role.CONSUMER, decodeSide, EngineLoad.UNKNOWN);
+    awaitKey("/kvbridge/engines/prefill-0");
+    awaitKey("/kvbridge/engines/decode-0");
+    consumer.confirm(producer, "d-held", producer.prefill("p-held", List.of(1)), List.of(5));
     try (LogLines log = new LogLines()) {
-      // etcd gives every lease its full time to live again when it is back: each process must
-      // reconnect within it, which a loaded machine may delay by a second or so.
-      Duration ttl = Duration.ofSeconds(3);
-      EtcdDiscovery prefillSide = discovery(ttl);
-      EtcdDiscovery decodeSide = discovery(ttl);
-      Engine producer = engine("prefill-0", Role.PRODUCER, prefillSide, EngineLoad.UNKNOWN);
-      Engine consumer = engine("decode-0", Role.CONSUMER, decodeSide, EngineLoad.UNKNOWN);
-      awaitKey("/kvbridge/engines/prefill-0");
-      awaitKey("/kvbridge/engines/decode-0");
-      consumer.confirm(producer, "d-held", producer.prefill("p-held", List.of(1)), List.of(5));
       etcd.stop();
       patiently().until(() -> !prefillSide.status().connected());
 
