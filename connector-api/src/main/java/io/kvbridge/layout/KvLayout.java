@@ -6,6 +6,9 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -14,9 +17,10 @@ import java.util.Optional;
 /**
  * The shape of one rank's KV cache: what model it holds, which of its heads, how many tokens a
  * block holds, and how the bytes of a block are ordered in memory. Two engines exchange KV when
- * their models agree (model, dtype, layers, planes, KV heads, head dimension) and their memory
- * orders agree; tensor parallelism (which heads a rank holds) and the tokens per block may differ
- * (an integer ratio), and the transfer planner translates between them.
+ * their models agree ({@link #fingerprint()}: model, dtype, layers, planes, KV heads, head
+ * dimension, memory order) and their memory orders agree; tensor parallelism (which heads a rank
+ * holds) and the tokens per block may differ (an integer ratio), and the transfer planner
+ * translates between them.
  *
  * <p>A block holds, for each layer and each plane (K, V), the rank's heads for {@link
  * #tokensPerBlock} tokens, each a vector of {@link #headDim} elements of {@link #dtypeBytes} bytes.
@@ -142,6 +146,36 @@ public record KvLayout(
         tokensPerBlock,
         blockCount,
         order);
+  }
+
+  /**
+   * The identity of what must match for two engines to exchange KV: model, dtype, layers, planes,
+   * KV heads, head dimension and memory order, hashed (32 hex digits). Equal fingerprints are
+   * necessary, not sufficient: the block sizes must also be in an integer ratio ({@link
+   * #incompatibilityWith}). The heads a rank holds, its block size and its pool size are not part
+   * of it, so every rank of every engine serving one model in one order has the same fingerprint; a
+   * router or a registry can group engines by it.
+   */
+  public String fingerprint() {
+    String canonical =
+        String.join(
+            "|",
+            "kvbridge/layout/3",
+            model,
+            Integer.toString(dtypeBytes),
+            Integer.toString(layers),
+            Integer.toString(planes),
+            Integer.toString(kvHeads),
+            Integer.toString(headDim),
+            order.name());
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      return HexFormat.of()
+          .formatHex(sha.digest(canonical.getBytes(StandardCharsets.UTF_8)))
+          .substring(0, 32);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JDK provides SHA-256", e);
+    }
   }
 
   /** This layout with blocks of {@code tokens} tokens. */

@@ -85,4 +85,19 @@ class KvLayoutTest {
     assertThat(KvLayout.partitionProblem(List.of(MODEL.forRank(0, 2), MODEL.forRank(1, 2))))
         .isEmpty();
   }
+
+  @Test
+  void theFingerprintCoversWhatMustMatchAndNothingATranslationBridges() {
+    assertThat(MODEL.forRank(1, 2).withTokensPerBlock(16).withBlockCount(99).fingerprint())
+        .isEqualTo(MODEL.fingerprint())
+        .hasSize(32);
+    assertThat(
+            new KvLayout("m@1", 2, 3, 2, 8, 0, 8, 64, 4, 10, KvLayout.MemoryOrder.HEAD_MAJOR)
+                .fingerprint())
+        .isNotEqualTo(MODEL.fingerprint());
+    assertThat(
+            new KvLayout("m@1", 2, 3, 2, 8, 0, 8, 16, 4, 10, KvLayout.MemoryOrder.BLOCK_MAJOR)
+                .fingerprint())
+        .isNotEqualTo(MODEL.fingerprint());
+  }
 }

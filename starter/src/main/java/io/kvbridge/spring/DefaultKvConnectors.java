@@ -29,7 +29,8 @@ import org.springframework.beans.factory.ObjectProvider;
  * the provider when it is created (so an invalid setting, or an unknown or unusable connector type,
  * stops start-up, reported under its {@code kvbridge.} name), creates connectors with the
  * configured settings, every {@link ConnectorObserverFactory}'s observer and every {@link
- * TransportDecorator}'s wrapper, and closes the connectors still open when the context closes.
+ * TransportDecorator}'s wrapper, registers them with the {@link PeerDiscovery} (whose directory
+ * their settings name), and closes the connectors still open when the context closes.
  *
  * <p>Thread-safe: creation and shutdown are serialized by one lock; {@link #all()} reads a
  * copy-on-write list.
@@ -43,6 +44,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   private final ConnectorProperties connectorProperties;
   private final TransportProvider provider;
   private final MonotonicClock clock;
+  private final PeerDiscovery discovery;
   private final ObjectProvider<ConnectorObserverFactory> observerFactories;
   private final ObjectProvider<TransportDecorator> transportDecorators;
   private final List<TrackedKvConnector> live = new CopyOnWriteArrayList<>();
@@ -62,11 +64,13 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       ConnectorProperties connectorProperties,
       ConnectorRegistry registry,
       MonotonicClock clock,
+      PeerDiscovery discovery,
       ObjectProvider<ConnectorObserverFactory> observerFactories,
       ObjectProvider<TransportDecorator> transportDecorators) {
     this.properties = properties;
     this.connectorProperties = connectorProperties;
     this.clock = clock;
+    this.discovery = discovery;
     // The configured engine's settings, built now so an invalid value stops start-up.
     settings(properties.engineId(), properties.role());
     this.registry = registry;
@@ -85,16 +89,15 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   private ConnectorSettings settings(String engineId, Role role) {
     try {
       return properties.connectorSettings(
-          engineId, role, clock, ConnectorObserver.NONE, connectorProperties);
+          engineId,
+          role,
+          discovery.directory(),
+          clock,
+          ConnectorObserver.NONE,
+          connectorProperties);
     } catch (InvalidSettingException e) {
-      throw invalidProperty(e);
+      throw InvalidKvBridgePropertyException.of(e);
     }
-  }
-
-  /** {@code e} reported under the property's full name: {@code kvbridge.} and the setting. */
-  private static InvalidKvBridgePropertyException invalidProperty(InvalidSettingException e) {
-    String property = "kvbridge." + e.setting();
-    return new InvalidKvBridgePropertyException(property, property + " " + e.problem(), e);
   }
 
   private static TransportProvider select(
@@ -111,7 +114,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
               + " (a type is known when its connector's jar is on the class path)",
           e);
     } catch (InvalidSettingException e) {
-      throw invalidProperty(e);
+      throw InvalidKvBridgePropertyException.of(e);
     } catch (ConnectorUnavailableException e) {
       Availability.Unavailable why = e.why();
       throw new ConnectorUnavailableException(
@@ -186,9 +189,16 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       try {
         created = registry.create(settings, decorate);
       } catch (InvalidSettingException e) {
-        throw invalidProperty(e);
+        throw InvalidKvBridgePropertyException.of(e);
       }
-      TrackedKvConnector connector = new TrackedKvConnector(created, live::remove);
+      KvConnector registered;
+      try {
+        registered = discovery.register(created);
+      } catch (RuntimeException e) {
+        created.close();
+        throw e;
+      }
+      TrackedKvConnector connector = new TrackedKvConnector(registered, live::remove);
       live.add(connector);
       logger.info(
           "Created a "

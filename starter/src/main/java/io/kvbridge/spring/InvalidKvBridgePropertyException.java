@@ -1,5 +1,7 @@
 package io.kvbridge.spring;
 
+import io.kvbridge.spi.InvalidSettingException;
+
 /**
  * A {@code kvbridge.*} property holds a value kvbridge cannot run with. The message names the
  * property, the value and what is accepted; start-up stops with it.
@@ -24,6 +26,14 @@ public class InvalidKvBridgePropertyException extends IllegalArgumentException {
   public InvalidKvBridgePropertyException(String property, String message, Throwable cause) {
     super(message, cause);
     this.property = property;
+  }
+
+  /**
+   * {@code e} reported under the property's full name: {@code kvbridge.} followed by the setting.
+   */
+  public static InvalidKvBridgePropertyException of(InvalidSettingException e) {
+    String property = "kvbridge." + e.setting();
+    return new InvalidKvBridgePropertyException(property, property + " " + e.problem(), e);
   }
 
   /** The full name of the offending property, e.g. {@code kvbridge.lease.duration}. */

@@ -20,7 +20,8 @@ import org.springframework.core.io.ResourceLoader;
  * <p>Beans an application may define instead: a {@link ConnectorRegistry} (e.g. over providers it
  * builds itself), a {@link MonotonicClock} (e.g. a {@link io.kvbridge.time.ManualClock} in tests;
  * the system clock otherwise), or {@link KvConnectors} itself. {@link ConnectorObserverFactory} and
- * {@link TransportDecorator} beans add to every connector it creates.
+ * {@link TransportDecorator} beans add to every connector it creates; a {@link PeerDiscovery} bean
+ * (etcd's, when {@code kvbridge.discovery.etcd.endpoints} is set) registers each of them.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(KvBridgeProperties.class)
@@ -39,6 +40,7 @@ public final class KvBridgeAutoConfiguration {
       ConnectorRegistry registry,
       Environment environment,
       ObjectProvider<MonotonicClock> clock,
+      ObjectProvider<PeerDiscovery> discovery,
       ObjectProvider<ConnectorObserverFactory> observerFactories,
       ObjectProvider<TransportDecorator> transportDecorators) {
     return new DefaultKvConnectors(
@@ -46,6 +48,7 @@ public final class KvBridgeAutoConfiguration {
         ConnectorPropertyBinding.bind(Binder.get(environment), registry.types()),
         registry,
         clock.getIfAvailable(() -> MonotonicClock.SYSTEM),
+        discovery.getIfAvailable(() -> PeerDiscovery.NONE),
         observerFactories,
         transportDecorators);
   }

@@ -4,6 +4,7 @@ import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.LoadFailurePolicy;
+import io.kvbridge.spi.PeerDirectory;
 import io.kvbridge.spi.Role;
 import io.kvbridge.time.DurationText;
 import io.kvbridge.time.MonotonicClock;
@@ -49,8 +50,9 @@ public record KvBridgeProperties(
   private static final String PREFIX = "kvbridge.";
 
   /**
-   * The settings of a connector for {@code engineId} in {@code role}, with every other value as
-   * configured here and {@code connectorProperties} as the connector's own.
+   * The settings of a connector for {@code engineId} in {@code role} that finds producers through
+   * {@code peerDirectory}, with every other value as configured here and {@code
+   * connectorProperties} as the connector's own.
    *
    * @throws io.kvbridge.spi.InvalidSettingException naming the setting (under this prefix) of a
    *     value a connector cannot run with
@@ -58,6 +60,7 @@ public record KvBridgeProperties(
   public ConnectorSettings connectorSettings(
       String engineId,
       Role role,
+      PeerDirectory peerDirectory,
       MonotonicClock clock,
       ConnectorObserver observer,
       ConnectorProperties connectorProperties) {
@@ -72,6 +75,7 @@ public record KvBridgeProperties(
         .handshakeTimeout(handshake.timeout())
         .handshakeSecret(handshake.secret())
         .maxLoadsPerProducer(consumer.maxLoadsPerProducer())
+        .peerDirectory(peerDirectory)
         .clock(clock)
         .observer(observer)
         .properties(connectorProperties)

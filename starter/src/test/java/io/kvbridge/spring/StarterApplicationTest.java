@@ -2,6 +2,9 @@ package io.kvbridge.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.discovery.etcd.EtcdDiscovery;
+import io.kvbridge.discovery.etcd.testing.EtcdServer;
+import io.kvbridge.spring.actuate.EtcdDiscoveryHealthIndicator;
 import io.kvbridge.spring.actuate.KvBridgeEndpoint;
 import io.kvbridge.spring.actuate.KvBridgeHealthContributor;
 import io.kvbridge.spring.metrics.MicrometerConnectorObservers;
@@ -36,6 +39,23 @@ class StarterApplicationTest {
       assertThat(
               context.getBean(MeterRegistry.class).get("kvbridge.leases.granted").counter().count())
           .isEqualTo(1);
+    }
+  }
+
+  @Test
+  void discoveryOnEtcdIsConfiguredWhenItsEndpointsAreSet() {
+    try (EtcdServer etcd = EtcdServer.start();
+        ConfigurableApplicationContext context =
+            new SpringApplicationBuilder(Application.class)
+                .web(WebApplicationType.NONE)
+                .properties(
+                    "spring.main.banner-mode=off",
+                    "kvbridge.discovery.etcd.endpoints=" + etcd.endpoint())
+                .run()) {
+      EtcdDiscovery discovery = context.getBean(EtcdDiscovery.class);
+      assertThat(context.getBean(KvConnectors.class).create().settings().peerDirectory())
+          .isSameAs(discovery);
+      assertThat(context.getBeansOfType(EtcdDiscoveryHealthIndicator.class)).hasSize(1);
     }
   }
 
