@@ -222,6 +222,8 @@ final class Consumer {
       }
     }
     handshakes.endRound();
+    handshakes.forgetGoneAtOrBefore(
+        loads.all().stream().mapToLong(l -> l.epoch).min().orElse(handshakes.epoch()));
     heartbeats.sendIfDue(now);
   }
 
@@ -278,12 +280,22 @@ final class Consumer {
             .toList());
   }
 
+  /**
+   * Ends every load: each is removed (or failed, if the engine lent it blocks), and each lease this
+   * consumer confirmed and has not completed is released on its producer, so a consumer that shuts
+   * down gives the blocks back at once instead of letting them wait for expiry.
+   */
   void close() {
     for (Load load : loads.all()) {
+      boolean release = load.peer != null && load.state() != Load.State.AWAITING_REPLY;
       if (load.state() == Load.State.CONFIRMING || load.state() == Load.State.AWAITING_ALLOCATION) {
         loads.remove(load);
       } else {
         fail(load, "connector closed");
+      }
+      if (release) {
+        ConsumerReplies.sendRelease(
+            ranks.lead(), settings.engineId(), load, "consumer " + settings.engineId() + " closed");
       }
     }
     handshakes.close();

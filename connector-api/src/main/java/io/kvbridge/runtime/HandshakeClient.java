@@ -192,7 +192,16 @@ final class HandshakeClient implements AutoCloseable {
     }
     suspects.remove(engineId);
     gone.put(engineId, new Gone(why, epoch.incrementAndGet()));
-    LOG.log(Level.WARNING, "producer {0} is gone: {1}", engineId, why);
+    // In a fleet every consumer hears of every producer that leaves; only one it knew matters.
+    LOG.log(peer != null ? Level.WARNING : Level.DEBUG, "producer {0} is gone: {1}", engineId, why);
+  }
+
+  /**
+   * Forgets the producers that went away at or before {@code oldest}, the epoch of the oldest load
+   * still in flight: no load can be failed by them any more, so a fleet's churn does not pile up.
+   */
+  void forgetGoneAtOrBefore(long oldest) {
+    gone.values().removeIf(g -> g.epoch <= oldest);
   }
 
   /** Every producer handshaken. */

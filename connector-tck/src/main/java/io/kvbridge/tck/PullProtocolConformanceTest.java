@@ -316,6 +316,21 @@ public abstract class PullProtocolConformanceTest {
     assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.REVOKED, 2L);
   }
 
+  @Test
+  void closingTheConsumerReleasesTheLeasesItConfirmedAtOnce() {
+    TransferParams confirmedOnly = prefill("p-1", List.of(1));
+    TransferParams lent = prefill("p-2", List.of(2));
+    assertThat(confirm(consumer, "d-1", confirmedOnly, Prompts.of("p-1", 4))).isTrue();
+    assertThat(confirm(consumer, "d-2", lent, Prompts.of("p-2", 4))).isTrue();
+    consumer.connector.scheduler().afterAllocate("d-2", List.of(7));
+
+    consumer.connector.close();
+
+    awaitTrue(() -> producer.drain().sent.containsAll(List.of("p-1", "p-2")));
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.RELEASED, 2L);
+    assertThat(producer.producerPart().liveLeases()).isZero();
+  }
+
   // ---------------------------------------------------------------- never decode from freed blocks
 
   @Test
