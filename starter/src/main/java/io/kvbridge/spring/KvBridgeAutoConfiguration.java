@@ -19,8 +19,9 @@ import org.springframework.core.io.ResourceLoader;
  *
  * <p>Beans an application may define instead: a {@link ConnectorRegistry} (e.g. over providers it
  * builds itself), a {@link MonotonicClock} (e.g. a {@link io.kvbridge.time.ManualClock} in tests;
- * the system clock otherwise), or {@link KvConnectors} itself. {@link ConnectorObserverFactory} and
- * {@link TransportDecorator} beans add to every connector it creates.
+ * the system clock otherwise), or {@link KvConnectors} itself. {@link ConnectorObserverFactory},
+ * {@link ConnectorTracerFactory} and {@link TransportDecorator} beans add to every connector it
+ * creates.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(KvBridgeProperties.class)
@@ -40,6 +41,7 @@ public final class KvBridgeAutoConfiguration {
       Environment environment,
       ObjectProvider<MonotonicClock> clock,
       ObjectProvider<ConnectorObserverFactory> observerFactories,
+      ObjectProvider<ConnectorTracerFactory> tracerFactory,
       ObjectProvider<TransportDecorator> transportDecorators) {
     return new DefaultKvConnectors(
         properties,
@@ -47,6 +49,7 @@ public final class KvBridgeAutoConfiguration {
         registry,
         clock.getIfAvailable(() -> MonotonicClock.SYSTEM),
         observerFactories,
+        tracerFactory,
         transportDecorators);
   }
 }
