@@ -5,11 +5,15 @@ import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.sample.AllInOneServer;
 import io.kvbridge.sample.HttpApi;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,7 +23,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 /**
  * After a few completions through the router, {@code /actuator/prometheus} carries kvbridge's
  * meters under their Prometheus names and types, and their values agree with {@code
- * /actuator/kvbridge}.
+ * /actuator/kvbridge}; the Grafana dashboard in {@code docs/} queries only metrics a scrape has.
  */
 @AllInOneServer
 class PrometheusScrapeTest {
@@ -137,6 +141,26 @@ class PrometheusScrapeTest {
                           .as("rejected %s", kind)
                           .isEqualTo(number(count)));
             });
+  }
+
+  @Test
+  void everyMetricTheGrafanaDashboardQueriesIsScraped() throws Exception {
+    String dashboard = Files.readString(Path.of("..", "docs", "grafana-kvbridge.json"));
+    Set<String> scraped = new HashSet<>();
+    for (String line : scrape().split("\n")) {
+      Matcher m = SAMPLE.matcher(line);
+      if (m.matches()) {
+        scraped.add(m.group(1));
+      }
+    }
+    Matcher queried = Pattern.compile("kvbridge_[a-z_]+").matcher(dashboard);
+    Set<String> names = new HashSet<>();
+    while (queried.find()) {
+      names.add(queried.group());
+    }
+
+    assertThat(names).hasSizeGreaterThan(10);
+    assertThat(scraped).containsAll(names);
   }
 
   private String scrape() {
