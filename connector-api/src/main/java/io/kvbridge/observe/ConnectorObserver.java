@@ -23,4 +23,33 @@ public interface ConnectorObserver extends LeaseListener {
 
   /** A heartbeat renewed ({@code renewed}) or was ignored on P. */
   default void heartbeatReceived(boolean renewed) {}
+
+  /**
+   * D posted a load's READ: {@code descriptors} pieces over every rank pair, {@code bytes} in all;
+   * posting (planning the pieces and handing them to the transport) took {@code nanos}.
+   */
+  default void readPosted(String requestId, int descriptors, long bytes, long nanos) {}
+
+  /**
+   * A protocol notification could not be handed to the transport; {@code message} is its kind in
+   * lower case ({@code confirm}, {@code completion}, {@code release}, {@code heartbeat}, {@code
+   * ack}, {@code nack}, {@code confirmed}, {@code renewed}).
+   */
+  default void notificationFailed(String toEngineId, String message) {}
+
+  /** D completed a handshake with producer {@code producerEngineId} in {@code nanos}. */
+  default void handshakeCompleted(String producerEngineId, long nanos) {}
+
+  /**
+   * D's handshake with producer {@code producerEngineId} failed after {@code nanos} (0 when it was
+   * refused before it started, e.g. an address that does not parse or too many in flight).
+   */
+  default void handshakeFailed(String producerEngineId, long nanos, String reason) {}
+
+  /**
+   * D's estimate of producer {@code producerEngineId}'s clock, after a handshake, a confirmation or
+   * a renewal answer: the producer's clock reads {@code offsetNanos} ahead of D's, give or take
+   * {@code uncertaintyNanos}.
+   */
+  default void clockEstimated(String producerEngineId, long offsetNanos, long uncertaintyNanos) {}
 }

@@ -35,5 +35,10 @@ public enum RejectedInput {
   /** A handshake that did not prove the deployment's secret. */
   HANDSHAKE_UNAUTHENTICATED,
   /** A load refused because its producer already had as many loads as one producer may. */
-  OVER_PRODUCER_LIMIT
+  OVER_PRODUCER_LIMIT,
+  /**
+   * Transfer parameters whose trace context ({@code traceparent}, {@code tracestate}) is malformed:
+   * it is ignored and the load goes on in a trace of its own.
+   */
+  MALFORMED_TRACE_CONTEXT
 }

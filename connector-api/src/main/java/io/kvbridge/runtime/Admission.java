@@ -2,6 +2,8 @@ package io.kvbridge.runtime;
 
 import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.observe.TraceContext;
+import io.kvbridge.observe.TransferSpans;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.InvalidTransferParamsException;
 import io.kvbridge.spi.LoadMatch;
@@ -103,6 +105,13 @@ final class Admission {
             Math.max(0, Math.min(localTokens, prompt.size())),
             handshakes.epoch(),
             now + settings.handshakeTimeout().toNanos() + settings.replyTimeout().toNanos());
+    if (params.traceContext() instanceof TraceContext.Ignored ignored) {
+      counters.rejected(
+          RejectedInput.MALFORMED_TRACE_CONTEXT, requestId + ": " + ignored.problem());
+    }
+    load.span =
+        settings.tracer().startLoad(requestId, params.producerEngineId(), params.traceContext());
+    load.startPhase(TransferSpans.LOAD_CONFIRM);
     if (load.skipTokens >= params.tokens()) {
       // Every token the lease holds is here already: nothing to read; free it on P.
       releasing.add(load);
@@ -117,6 +126,7 @@ final class Admission {
   /** Ends a load that still confirms: the engine learns why at its next {@code matchRemote}. */
   void refuse(Load load, String reason) {
     loads.remove(load);
+    load.failSpan("refused", reason);
     if (releasing.remove(load)) {
       LOG.log(Level.INFO, "lease of {0} not released: {1}", load.requestId, reason);
       return;
@@ -200,7 +210,8 @@ final class Admission {
       if (releasing.contains(load)) {
         releasing.remove(load);
         ConsumerReplies.sendRelease(
-            ranks.lead(), settings.engineId(), load, "every token is held locally");
+            ranks.lead(), settings.engineId(), counters, load, "every token is held locally");
+        load.endSpan("local_hit");
         return;
       }
       int skip =
@@ -217,7 +228,9 @@ final class Admission {
               ReadDigest.shape(peer.layouts(), ranks.layouts()),
               skip);
       load.effectiveSkip = skip;
-      if (!ConsumerReplies.sendConfirm(ranks.lead(), settings.engineId(), load, now)) {
+      if (ConsumerReplies.sendConfirm(ranks.lead(), settings.engineId(), counters, load, now)) {
+        load.phase().event(TransferSpans.CONFIRM_SENT);
+      } else {
         handshakes.suspect(peer.engineId());
         refuse(load, "could not send the confirmation to " + peer.engineId());
       }

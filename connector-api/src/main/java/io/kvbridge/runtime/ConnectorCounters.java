@@ -72,6 +72,31 @@ final class ConnectorCounters implements ConnectorObserver {
     delegate.heartbeatReceived(renewed);
   }
 
+  @Override
+  public void readPosted(String requestId, int descriptors, long bytes, long nanos) {
+    delegate.readPosted(requestId, descriptors, bytes, nanos);
+  }
+
+  @Override
+  public void notificationFailed(String toEngineId, String message) {
+    delegate.notificationFailed(toEngineId, message);
+  }
+
+  @Override
+  public void handshakeCompleted(String producerEngineId, long nanos) {
+    delegate.handshakeCompleted(producerEngineId, nanos);
+  }
+
+  @Override
+  public void handshakeFailed(String producerEngineId, long nanos, String reason) {
+    delegate.handshakeFailed(producerEngineId, nanos, reason);
+  }
+
+  @Override
+  public void clockEstimated(String producerEngineId, long offsetNanos, long uncertaintyNanos) {
+    delegate.clockEstimated(producerEngineId, offsetNanos, uncertaintyNanos);
+  }
+
   long granted() {
     return granted.sum();
   }

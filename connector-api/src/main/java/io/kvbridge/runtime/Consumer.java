@@ -1,6 +1,7 @@
 package io.kvbridge.runtime;
 
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.observe.TransferSpans;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConsumerStatus;
 import io.kvbridge.spi.LoadFailure;
@@ -56,7 +57,7 @@ final class Consumer {
     this.ranks = ranks;
     this.counters = counters;
     this.handshakes = new HandshakeClient(settings, ranks, counters);
-    this.heartbeats = new Heartbeats(settings, ranks.lead(), loads);
+    this.heartbeats = new Heartbeats(settings, ranks.lead(), loads, counters);
     this.admission = new Admission(settings, ranks, counters, loads, handshakes);
   }
 
@@ -156,6 +157,7 @@ final class Consumer {
             load.effectiveSkip);
     Map<TransferPlanner.RankPair, TransferHandle> handles = new LinkedHashMap<>();
     load.handles = handles;
+    load.startPhase(TransferSpans.LOAD_READ);
     try {
       TransferPlanner.plan(load.plan).forEach((pair, pieces) -> post(load, pair, pieces));
     } catch (TransportException | IllegalArgumentException e) {
@@ -163,6 +165,12 @@ final class Consumer {
       fail(load, "read could not be posted: " + e.getMessage());
       return;
     }
+    long posted = settings.clock().nanoTime();
+    load.phase().tag(TransferSpans.BLOCKS, load.localBlocks.size());
+    load.phase().tag(TransferSpans.BYTES, load.bytes);
+    load.phase().tag(TransferSpans.DESCRIPTORS, load.descriptors);
+    load.phase().event(TransferSpans.POSTED);
+    counters.readPosted(load.requestId, load.descriptors, load.bytes, posted - now);
     load.readStartedAt = now;
     load.moveTo(Load.State.READING, load.localLeaseDeadline());
   }
@@ -242,9 +250,10 @@ final class Consumer {
     Load load = found.get();
     loads.remove(load);
     releaseRead(load);
+    load.endSpan("cancelled");
     if (load.peer != null && load.state() != Load.State.AWAITING_REPLY) {
       ConsumerReplies.sendRelease(
-          ranks.lead(), settings.engineId(), load, "cancelled on D: " + why);
+          ranks.lead(), settings.engineId(), counters, load, "cancelled on D: " + why);
     }
     LOG.log(Level.INFO, "load of {0} cancelled: {1}", requestId, why);
     return true;
@@ -290,12 +299,17 @@ final class Consumer {
       boolean release = load.peer != null && load.state() != Load.State.AWAITING_REPLY;
       if (load.state() == Load.State.CONFIRMING || load.state() == Load.State.AWAITING_ALLOCATION) {
         loads.remove(load);
+        load.endSpan("closed");
       } else {
         fail(load, "connector closed");
       }
       if (release) {
         ConsumerReplies.sendRelease(
-            ranks.lead(), settings.engineId(), load, "consumer " + settings.engineId() + " closed");
+            ranks.lead(),
+            settings.engineId(),
+            counters,
+            load,
+            "consumer " + settings.engineId() + " closed");
       }
     }
     handshakes.close();
@@ -304,6 +318,7 @@ final class Consumer {
   /** The load was confirmed by its producer: the engine may allocate. */
   void confirmed(Load load, long producerDeadline) {
     load.producerDeadline = Math.max(load.producerDeadline, producerDeadline);
+    load.endPhase();
     load.moveTo(Load.State.AWAITING_ALLOCATION, Long.MAX_VALUE);
   }
 
@@ -311,6 +326,8 @@ final class Consumer {
   void receivedAfterAck(Load load) {
     loads.remove(load);
     received.add(load.requestId);
+    load.phase().tag(TransferSpans.REPLY, "ack");
+    load.endSpan("received");
     counters.transferCompleted(
         load.requestId, load.bytes, settings.clock().nanoTime() - load.readStartedAt);
   }
@@ -324,6 +341,7 @@ final class Consumer {
   private void fail(Load load, List<Integer> blocks, String reason) {
     loads.remove(load);
     LOG.log(Level.WARNING, "load of {0} failed: {1}", load.requestId, reason);
+    load.failSpan("failed", reason);
     counters.transferFailed(load.requestId, reason);
     failures.add(new LoadFailure(load.requestId, blocks, reason));
   }
@@ -343,6 +361,7 @@ final class Consumer {
               remote.regionAddress() + piece.producerOffset(), piece.length(), remote.deviceId()));
       load.bytes += piece.length();
     }
+    load.descriptors += pieces.size();
     load.handles.put(
         pair,
         ranks
@@ -378,7 +397,9 @@ final class Consumer {
       if (corrupt.isPresent()) {
         counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId + ": " + corrupt.get());
         fail(load, corrupt.get() + "; not using the read");
-      } else if (ConsumerReplies.sendCompletion(ranks.lead(), settings.engineId(), load)) {
+      } else if (ConsumerReplies.sendCompletion(
+          ranks.lead(), settings.engineId(), counters, load)) {
+        load.startPhase(TransferSpans.LOAD_VALIDATE);
         load.moveTo(Load.State.AWAITING_REPLY, now + settings.replyTimeout().toNanos());
       } else {
         handshakes.suspect(load.peer.engineId());

@@ -1,12 +1,14 @@
 package io.kvbridge.runtime;
 
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.observe.TransferSpans;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
 import java.lang.System.Logger.Level;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -45,7 +47,7 @@ final class ConsumerReplies {
         && found.filter(l -> l.state() == Load.State.CONFIRMING).isPresent()) {
       Load load = found.get();
       if (c.echoSentAtNanos() == load.confirmSentAt) {
-        load.peer.clock().offer(c.echoSentAtNanos(), c.producerClockNanos(), now);
+        sampleClock(load.peer, c.echoSentAtNanos(), c.producerClockNanos(), now);
       }
       consumer.confirmed(load, c.deadlineNanos());
     } else if (message instanceof ProtocolMessage.Nack nack && found.isPresent()) {
@@ -55,6 +57,7 @@ final class ConsumerReplies {
       if (load.state() == Load.State.CONFIRMING) {
         consumer.refuse(load, why);
       } else if (load.state() == Load.State.AWAITING_REPLY) {
+        load.phase().tag(TransferSpans.REPLY, "nack");
         consumer.fail(load, why + "; the read is not used");
       } else {
         unexpected(message, ref, fromAgent);
@@ -67,37 +70,64 @@ final class ConsumerReplies {
     }
   }
 
-  static boolean sendConfirm(Transport transport, String engineId, Load load, long now) {
+  static boolean sendConfirm(
+      Transport transport, String engineId, ConnectorCounters counters, Load load, long now) {
     return send(
         transport,
+        counters,
         load,
         new ProtocolMessage.Confirm(load.lease, engineId, load.readDigest, load.effectiveSkip, now),
         "confirmation");
   }
 
-  static boolean sendCompletion(Transport transport, String engineId, Load load) {
+  static boolean sendCompletion(
+      Transport transport, String engineId, ConnectorCounters counters, Load load) {
     return send(
         transport,
+        counters,
         load,
         new ProtocolMessage.Completion(load.lease, engineId, load.readDigest, load.effectiveSkip),
         "completion");
   }
 
-  static void sendRelease(Transport transport, String engineId, Load load, String reason) {
-    send(transport, load, new ProtocolMessage.Release(load.lease, engineId, reason), "release");
+  static void sendRelease(
+      Transport transport, String engineId, ConnectorCounters counters, Load load, String reason) {
+    send(
+        transport,
+        counters,
+        load,
+        new ProtocolMessage.Release(load.lease, engineId, reason),
+        "release");
+  }
+
+  /** A message's kind as metrics name it: its type in lower case, e.g. {@code completion}. */
+  static String kind(ProtocolMessage message) {
+    return message.getClass().getSimpleName().toLowerCase(Locale.ROOT);
   }
 
   private static boolean send(
-      Transport transport, Load load, ProtocolMessage message, String what) {
+      Transport transport,
+      ConnectorCounters counters,
+      Load load,
+      ProtocolMessage message,
+      String what) {
     try {
       transport.notify(load.peer.agentName(), ProtocolMessage.encode(message));
       return true;
     } catch (TransportException e) {
+      counters.notificationFailed(load.peer.engineId(), kind(message));
       LOG.log(
           Level.WARNING,
           "could not send the " + what + " of " + load.requestId + ": " + e.getMessage());
       return false;
     }
+  }
+
+  /** Offers one exchange's clock sample to the producer's estimate, and reports the estimate. */
+  private void sampleClock(ProducerPeer peer, long sent, long remote, long received) {
+    peer.clock().offer(sent, remote, received);
+    ClockOffset estimate = peer.clock().current();
+    counters.clockEstimated(peer.engineId(), estimate.offsetNanos(), estimate.uncertaintyNanos());
   }
 
   private void onRenewed(String fromAgent, ProtocolMessage.Renewed renewed, long now) {
@@ -106,7 +136,7 @@ final class ConsumerReplies {
         && consumer
             .heartbeats()
             .isEchoOfLastRound(peer.get().engineId(), renewed.echoSentAtNanos())) {
-      peer.get().clock().offer(renewed.echoSentAtNanos(), renewed.producerClockNanos(), now);
+      sampleClock(peer.get(), renewed.echoSentAtNanos(), renewed.producerClockNanos(), now);
     }
     for (ProtocolMessage.Renewal renewal : renewed.renewals()) {
       Optional<Load> found = loadFor(fromAgent, renewal.lease());

@@ -221,21 +221,22 @@ final class HandshakeClient implements AutoCloseable {
       address = HandshakeAddress.parse(key.address());
       channel = HandshakeChannel.forAddress(address);
     } catch (IllegalArgumentException e) {
-      return refused(e.getMessage());
+      return refused(key, e.getMessage());
     }
     if (!channel.mayBlock()) {
       try {
-        return CompletableFuture.completedFuture(handshake(channel, address, key));
+        return CompletableFuture.completedFuture(timedHandshake(channel, address, key));
       } catch (HandshakeFailedException e) {
+        counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
         forgetIfSuspect(key, e.getMessage());
-        return refused(e.getMessage());
+        return CompletableFuture.failedFuture(e);
       }
     }
     try {
       return CompletableFuture.supplyAsync(
           () -> {
             try {
-              return handshake(channel, address, key);
+              return timedHandshake(channel, address, key);
             } catch (HandshakeFailedException e) {
               counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
               forgetIfSuspect(key, e.getMessage());
@@ -245,6 +246,7 @@ final class HandshakeClient implements AutoCloseable {
           threads);
     } catch (RejectedExecutionException e) {
       return refused(
+          key,
           "too many handshakes in flight on engine "
               + settings.engineId()
               + " ("
@@ -267,9 +269,29 @@ final class HandshakeClient implements AutoCloseable {
     producerGone(key.engineId(), "stopped answering: " + reason);
   }
 
-  private CompletableFuture<ProducerPeer> refused(String reason) {
+  /** A handshake refused before it started: counted as refused and as failed in no time. */
+  private CompletableFuture<ProducerPeer> refused(PeerKey key, String reason) {
     counters.rejected(RejectedInput.HANDSHAKE_REFUSED, reason);
+    counters.handshakeFailed(key.engineId(), 0, reason);
     return CompletableFuture.failedFuture(new HandshakeFailedException(reason));
+  }
+
+  /** {@link #handshake}, reporting how long it took and how it ended. */
+  private ProducerPeer timedHandshake(
+      HandshakeChannel channel, HandshakeAddress target, PeerKey key)
+      throws HandshakeFailedException {
+    long started = settings.clock().nanoTime();
+    try {
+      ProducerPeer peer = handshake(channel, target, key);
+      counters.handshakeCompleted(key.engineId(), settings.clock().nanoTime() - started);
+      ClockOffset estimate = peer.clock().current();
+      counters.clockEstimated(key.engineId(), estimate.offsetNanos(), estimate.uncertaintyNanos());
+      return peer;
+    } catch (HandshakeFailedException e) {
+      counters.handshakeFailed(
+          key.engineId(), settings.clock().nanoTime() - started, e.getMessage());
+      throw e;
+    }
   }
 
   private ProducerPeer handshake(HandshakeChannel channel, HandshakeAddress target, PeerKey key)

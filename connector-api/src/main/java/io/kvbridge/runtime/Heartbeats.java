@@ -29,13 +29,19 @@ final class Heartbeats {
   private final ConnectorSettings settings;
   private final Transport transport;
   private final LoadTable loads;
+  private final ConnectorCounters counters;
   private final Map<String, Long> sentAt = new HashMap<>();
   private long lastRound;
 
-  Heartbeats(ConnectorSettings settings, Transport transport, LoadTable loads) {
+  Heartbeats(
+      ConnectorSettings settings,
+      Transport transport,
+      LoadTable loads,
+      ConnectorCounters counters) {
     this.settings = settings;
     this.transport = transport;
     this.loads = loads;
+    this.counters = counters;
     // A load's lease is fresh when it is confirmed: the first round is due one interval later.
     this.lastRound = settings.clock().nanoTime();
   }
@@ -71,6 +77,7 @@ final class Heartbeats {
             peer.agentName(),
             ProtocolMessage.encode(new ProtocolMessage.Heartbeat(settings.engineId(), now, chunk)));
       } catch (TransportException e) {
+        counters.notificationFailed(peer.engineId(), "heartbeat");
         LOG.log(Level.WARNING, "heartbeat to " + peer.engineId() + " failed: " + e.getMessage());
       }
     }

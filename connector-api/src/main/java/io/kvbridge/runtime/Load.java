@@ -1,6 +1,8 @@
 package io.kvbridge.runtime;
 
 import io.kvbridge.integrity.ReadDigest;
+import io.kvbridge.observe.TransferSpan;
+import io.kvbridge.observe.TransferSpans;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.wire.LeaseRef;
@@ -97,6 +99,14 @@ final class Load {
   /** The bytes the read moves. */
   long bytes;
 
+  /** The descriptors the read posts, over every rank pair. */
+  int descriptors;
+
+  /** The load's span, and the span of the phase it is in; {@link TransferSpan#NONE} untraced. */
+  TransferSpan span = TransferSpan.NONE;
+
+  private TransferSpan phase = TransferSpan.NONE;
+
   long confirmSentAt = Long.MIN_VALUE;
   long readStartedAt;
 
@@ -136,6 +146,38 @@ final class Load {
   /** Extends the current state's deadline, never shortening it. */
   void extendDeadline(long deadline) {
     stateDeadline = Math.max(stateDeadline, deadline);
+  }
+
+  /** Ends the current phase's span, if any, and starts the span of phase {@code name}. */
+  void startPhase(String name) {
+    phase.end();
+    phase = span.startChild(name);
+  }
+
+  /** The current phase's span ({@link TransferSpan#NONE} between phases). */
+  TransferSpan phase() {
+    return phase;
+  }
+
+  /** Ends the current phase's span, if any. */
+  void endPhase() {
+    phase.end();
+    phase = TransferSpan.NONE;
+  }
+
+  /** Ends the load's spans: it ended as {@code outcome} ({@link TransferSpans#OUTCOME}). */
+  void endSpan(String outcome) {
+    endPhase();
+    span.tag(TransferSpans.OUTCOME, outcome);
+    span.end();
+    span = TransferSpan.NONE;
+  }
+
+  /** Ends the load's spans as failed: it ended as {@code outcome} because of {@code reason}. */
+  void failSpan(String outcome, String reason) {
+    phase.error(reason);
+    span.error(reason);
+    endSpan(outcome);
   }
 
   /** The lease deadline converted to this consumer's clock, erring early. */

@@ -14,6 +14,8 @@ import io.kvbridge.lease.Rejection;
 import io.kvbridge.lease.ReleaseOutcome;
 import io.kvbridge.lease.RenewOutcome;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.observe.TransferSpan;
+import io.kvbridge.observe.TransferSpans;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
@@ -31,6 +33,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -57,6 +60,8 @@ final class Producer {
   // Per live lease, the consumers that confirmed or renewed it: a lease whose only renewer is gone
   // can be revoked before it would expire.
   private final Map<String, Set<String>> renewers = new ConcurrentHashMap<>();
+  // Per live lease, its span while tracing; nothing is kept untraced.
+  private final Map<String, TransferSpan> leaseSpans = new ConcurrentHashMap<>();
   private final Ranks ranks;
   private volatile HandshakeResponder responder;
   private volatile HandshakeChannel.Server server;
@@ -99,6 +104,8 @@ final class Producer {
     if (tokens == 0) {
       return FinishDecision.freeNow();
     }
+    TransferSpan span = settings.tracer().startLease(request.requestId());
+    TransferSpan grant = span.startChild(TransferSpans.LEASE_GRANT);
     // Every block holding a computed token, the partly filled tail included.
     List<Integer> blocks = request.blockIds().subList(0, (tokens + perBlock - 1) / perBlock);
     String promptDigest = request.prompt().digest(tokens);
@@ -109,12 +116,29 @@ final class Producer {
     for (int rank = 0; rank < ranks.count(); rank++) {
       checksums.add(checksums(scheme, rank, blocks, tokens));
     }
-    Lease lease =
-        leases.grant(
-            request.requestId(),
-            blocks,
-            settings.acksRequired(),
-            ReadDigest.binding(request.requestId(), promptDigest, tokens, blocks));
+    Lease lease;
+    try {
+      lease =
+          leases.grant(
+              request.requestId(),
+              blocks,
+              settings.acksRequired(),
+              ReadDigest.binding(request.requestId(), promptDigest, tokens, blocks));
+    } catch (RuntimeException e) {
+      grant.error(e.getMessage());
+      grant.end();
+      span.error(e.getMessage());
+      span.end();
+      throw e;
+    }
+    grant.end();
+    if (span != TransferSpan.NONE) {
+      span.tag(TransferSpans.BLOCKS, blocks.size());
+      leaseSpans.put(request.requestId(), span);
+      if (!leases.isLive(request.requestId()) && leaseSpans.remove(request.requestId(), span)) {
+        span.end(); // ended meanwhile, before its span was known
+      }
+    }
     return FinishDecision.holdFor(
         new TransferParams(
             settings.engineId(),
@@ -127,7 +151,8 @@ final class Producer {
             lease.deadlineNanos(),
             Optional.of(server.address().toString()),
             scheme,
-            checksums));
+            checksums,
+            span.context()));
   }
 
   /** The checksum of each block's used bytes on one rank. */
@@ -320,6 +345,7 @@ final class Producer {
     try {
       transport.notify(toAgent, ProtocolMessage.encode(reply));
     } catch (TransportException e) {
+      counters.notificationFailed(consumer, ConsumerReplies.kind(reply));
       // The consumer times out waiting and fails the load; the lease outcome stands. Its agent is
       // forgotten, so the transport stops trying to reach it; a consumer still alive handshakes
       // again once its loads time out.
@@ -362,6 +388,11 @@ final class Producer {
       ended.add(end.lease().requestId());
       renewers.remove(end.lease().requestId());
       counters.ended(end);
+      TransferSpan span = leaseSpans.remove(end.lease().requestId());
+      if (span != null) {
+        span.tag(TransferSpans.END_REASON, end.reason().name().toLowerCase(Locale.ROOT));
+        span.end();
+      }
       Level level =
           switch (end.reason()) {
             case READ -> Level.DEBUG;

@@ -3,6 +3,7 @@ package io.kvbridge.spi;
 import io.kvbridge.lease.InvalidLeaseTermsException;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.observe.TransferTracer;
 import io.kvbridge.time.DurationText;
 import io.kvbridge.time.MonotonicClock;
 import io.kvbridge.wire.HandshakeAddress;
@@ -51,6 +52,8 @@ import java.util.Optional;
  *     parameters omit it
  * @param clock the monotonic clock leases and timeouts use
  * @param observer receives events for metrics
+ * @param tracer opens the spans of each request's transfer path; {@link TransferTracer#NONE} (the
+ *     default) records nothing
  * @param properties connector-specific settings, e.g. {@code nixl.memory}, read by the type's
  *     {@link TransportProvider}
  */
@@ -72,6 +75,7 @@ public record ConnectorSettings(
     PeerDirectory peerDirectory,
     MonotonicClock clock,
     ConnectorObserver observer,
+    TransferTracer tracer,
     ConnectorProperties properties) {
 
   /**
@@ -128,6 +132,7 @@ public record ConnectorSettings(
     requireSet("handshake.address", handshakeAddress);
     Objects.requireNonNull(clock, "clock");
     Objects.requireNonNull(observer, "observer");
+    Objects.requireNonNull(tracer, "tracer");
     Objects.requireNonNull(properties, "properties");
   }
 
@@ -140,6 +145,15 @@ public record ConnectorSettings(
 
   /** A copy of these settings with another observer (the starter adds its metrics this way). */
   public ConnectorSettings withObserver(ConnectorObserver newObserver) {
+    return with(newObserver, tracer);
+  }
+
+  /** A copy of these settings with another tracer (the starter adds its tracing this way). */
+  public ConnectorSettings withTracer(TransferTracer newTracer) {
+    return with(observer, newTracer);
+  }
+
+  private ConnectorSettings with(ConnectorObserver newObserver, TransferTracer newTracer) {
     return new ConnectorSettings(
         type,
         engineId,
@@ -158,6 +172,7 @@ public record ConnectorSettings(
         peerDirectory,
         clock,
         newObserver,
+        newTracer,
         properties);
   }
 
@@ -198,6 +213,7 @@ public record ConnectorSettings(
     private PeerDirectory peerDirectory = PeerDirectory.NONE;
     private MonotonicClock clock = MonotonicClock.SYSTEM;
     private ConnectorObserver observer = ConnectorObserver.NONE;
+    private TransferTracer tracer = TransferTracer.NONE;
     private ConnectorProperties properties = ConnectorProperties.EMPTY;
 
     private Builder(String type, String engineId) {
@@ -335,6 +351,12 @@ public record ConnectorSettings(
       return this;
     }
 
+    /** Sets the tracer. */
+    public Builder tracer(TransferTracer value) {
+      this.tracer = value;
+      return this;
+    }
+
     /** Sets connector-specific properties. */
     public Builder properties(Map<String, String> value) {
       return properties(ConnectorProperties.of(value));
@@ -371,6 +393,7 @@ public record ConnectorSettings(
           peerDirectory,
           clock,
           observer,
+          tracer,
           properties);
     }
 

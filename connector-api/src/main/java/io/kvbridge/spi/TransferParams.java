@@ -3,6 +3,7 @@ package io.kvbridge.spi;
 import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.integrity.PromptDigest;
 import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.observe.TraceContext;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HexFormat;
@@ -34,6 +35,9 @@ import java.util.Optional;
  * @param blockChecksums per producer rank (one list per rank, in rank order), one checksum per
  *     block of {@code blockIds}, in the same order, over the block's used bytes; D checks what it
  *     read against them before it asks P to validate the read
+ * @param traceContext the trace of the request's transfer path, as W3C {@code traceparent} and
+ *     {@code tracestate}: D's spans join P's trace. Optional and never refused: malformed fields
+ *     are read as {@link TraceContext.Ignored}, and the consumer counts and ignores them
  */
 public record TransferParams(
     String producerEngineId,
@@ -46,7 +50,8 @@ public record TransferParams(
     long deadlineNanos,
     Optional<String> handshakeAddress,
     ChecksumScheme checksumScheme,
-    List<List<Integer>> blockChecksums) {
+    List<List<Integer>> blockChecksums,
+    TraceContext traceContext) {
 
   /** The most blocks one request may name; more is refused as malformed. */
   public static final int MAX_BLOCKS = 65_536;
@@ -104,6 +109,37 @@ public record TransferParams(
               + ")");
     }
     blockChecksums = blockChecksums.stream().<List<Integer>>map(List::copyOf).toList();
+    if (traceContext == null) {
+      throw new InvalidTransferParamsException("trace context must be absent or present, not null");
+    }
+  }
+
+  /** Parameters that carry no trace context. */
+  public TransferParams(
+      String producerEngineId,
+      long producerIncarnation,
+      String requestId,
+      List<Integer> blockIds,
+      int tokens,
+      String promptDigest,
+      String leaseToken,
+      long deadlineNanos,
+      Optional<String> handshakeAddress,
+      ChecksumScheme checksumScheme,
+      List<List<Integer>> blockChecksums) {
+    this(
+        producerEngineId,
+        producerIncarnation,
+        requestId,
+        blockIds,
+        tokens,
+        promptDigest,
+        leaseToken,
+        deadlineNanos,
+        handshakeAddress,
+        checksumScheme,
+        blockChecksums,
+        TraceContext.ABSENT);
   }
 
   /** The JSON-ready form, with snake_case keys. */
@@ -121,11 +157,16 @@ public record TransferParams(
     map.put("checksum_scheme", checksumScheme.wireName());
     map.put(
         "block_checksums", blockChecksums.stream().map(TransferParams::checksumsToHex).toList());
+    if (traceContext instanceof TraceContext.W3c w3c) {
+      map.put("traceparent", w3c.traceparent());
+      w3c.tracestate().ifPresent(state -> map.put("tracestate", state));
+    }
     return map;
   }
 
   /**
-   * Reads parameters from decoded JSON.
+   * Reads parameters from decoded JSON. The trace fields {@code traceparent} and {@code tracestate}
+   * are never refused: when malformed they are read as {@link TraceContext.Ignored}.
    *
    * @throws InvalidTransferParamsException naming the first missing or malformed field
    */
@@ -149,7 +190,8 @@ public record TransferParams(
             ? Optional.of(text(map, "handshake_address"))
             : Optional.empty(),
         scheme(text(map, "checksum_scheme")),
-        checksumsPerRank(map.get("block_checksums")));
+        checksumsPerRank(map.get("block_checksums")),
+        TraceContext.read(map.get("traceparent"), map.get("tracestate")));
   }
 
   /** Writes checksums as 8 lowercase hex digits each, big-endian, concatenated. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.observe.TraceContext;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -157,5 +158,36 @@ class TransferParamsTest {
   @Test
   void absentParamsAreRefused() {
     assertThatThrownBy(() -> TransferParams.fromMap(null)).hasMessageContaining("missing");
+  }
+
+  @Test
+  void traceContextTravelsAsTraceparentAndTracestate() {
+    String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("traceparent", traceparent);
+    map.put("tracestate", "vendor=x");
+
+    TransferParams traced = TransferParams.fromMap(map);
+
+    assertThat(traced.traceContext())
+        .isEqualTo(new TraceContext.W3c(traceparent, Optional.of("vendor=x")));
+    assertThat(TransferParams.fromMap(traced.toMap())).isEqualTo(traced);
+  }
+
+  @Test
+  void paramsWithoutTraceFieldsCarryNoTraceAndWriteNone() {
+    assertThat(params.traceContext()).isSameAs(TraceContext.ABSENT);
+    assertThat(params.toMap()).doesNotContainKeys("traceparent", "tracestate");
+  }
+
+  @Test
+  void malformedTraceparentIsReadAsIgnoredNotRefused() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("traceparent", List.of("00-x"));
+
+    TransferParams read = TransferParams.fromMap(map);
+
+    assertThat(read.traceContext()).isInstanceOf(TraceContext.Ignored.class);
+    assertThat(read.toMap()).doesNotContainKey("traceparent");
   }
 }

@@ -59,4 +59,29 @@ final class CompositeConnectorObserver implements ConnectorObserver {
   public void heartbeatReceived(boolean renewed) {
     observers.forEach(o -> o.heartbeatReceived(renewed));
   }
+
+  @Override
+  public void readPosted(String requestId, int descriptors, long bytes, long nanos) {
+    observers.forEach(o -> o.readPosted(requestId, descriptors, bytes, nanos));
+  }
+
+  @Override
+  public void notificationFailed(String toEngineId, String message) {
+    observers.forEach(o -> o.notificationFailed(toEngineId, message));
+  }
+
+  @Override
+  public void handshakeCompleted(String producerEngineId, long nanos) {
+    observers.forEach(o -> o.handshakeCompleted(producerEngineId, nanos));
+  }
+
+  @Override
+  public void handshakeFailed(String producerEngineId, long nanos, String reason) {
+    observers.forEach(o -> o.handshakeFailed(producerEngineId, nanos, reason));
+  }
+
+  @Override
+  public void clockEstimated(String producerEngineId, long offsetNanos, long uncertaintyNanos) {
+    observers.forEach(o -> o.clockEstimated(producerEngineId, offsetNanos, uncertaintyNanos));
+  }
 }

@@ -1,6 +1,7 @@
 package io.kvbridge.spring;
 
 import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.observe.TransferTracer;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.Availability;
 import io.kvbridge.spi.ConnectorProperties;
@@ -28,9 +29,10 @@ import org.springframework.beans.factory.ObjectProvider;
  * The {@link KvConnectors} of an application context: checks the configured settings and selects
  * the provider when it is created (so an invalid setting, or an unknown or unusable connector type,
  * stops start-up, reported under its {@code kvbridge.} name), creates connectors with the
- * configured settings, every {@link ConnectorObserverFactory}'s observer and every {@link
- * TransportDecorator}'s wrapper, registers them with the {@link PeerDiscovery} (whose directory
- * their settings name), and closes the connectors still open when the context closes.
+ * configured settings, every {@link ConnectorObserverFactory}'s observer, the {@link
+ * ConnectorTracerFactory}'s tracer and every {@link TransportDecorator}'s wrapper, registers them
+ * with the {@link PeerDiscovery} (whose directory their settings name), and closes the connectors
+ * still open when the context closes.
  *
  * <p>Thread-safe: creation and shutdown are serialized by one lock; {@link #all()} reads a
  * copy-on-write list.
@@ -46,6 +48,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   private final MonotonicClock clock;
   private final PeerDiscovery discovery;
   private final ObjectProvider<ConnectorObserverFactory> observerFactories;
+  private final ObjectProvider<ConnectorTracerFactory> tracerFactory;
   private final ObjectProvider<TransportDecorator> transportDecorators;
   private final List<TrackedKvConnector> live = new CopyOnWriteArrayList<>();
   private final Object lock = new Object();
@@ -66,6 +69,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       MonotonicClock clock,
       PeerDiscovery discovery,
       ObjectProvider<ConnectorObserverFactory> observerFactories,
+      ObjectProvider<ConnectorTracerFactory> tracerFactory,
       ObjectProvider<TransportDecorator> transportDecorators) {
     this.properties = properties;
     this.connectorProperties = connectorProperties;
@@ -76,6 +80,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
     this.registry = registry;
     this.provider = select(registry, properties.connector().type(), connectorProperties);
     this.observerFactories = observerFactories;
+    this.tracerFactory = tracerFactory;
     this.transportDecorators = transportDecorators;
   }
 
@@ -175,7 +180,10 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       ConnectorSettings base = settings(engineId, role);
       List<ConnectorObserver> observers = new ArrayList<>();
       observerFactories.orderedStream().forEach(f -> observers.add(f.observerFor(base)));
-      ConnectorSettings settings = base.withObserver(CompositeConnectorObserver.of(observers));
+      TransferTracer tracer =
+          tracerFactory.getIfUnique(() -> s -> TransferTracer.NONE).tracerFor(base);
+      ConnectorSettings settings =
+          base.withObserver(CompositeConnectorObserver.of(observers)).withTracer(tracer);
       List<TransportDecorator> decorators = transportDecorators.orderedStream().toList();
       UnaryOperator<Transport> decorate =
           raw -> {

@@ -19,9 +19,10 @@ import org.springframework.core.io.ResourceLoader;
  *
  * <p>Beans an application may define instead: a {@link ConnectorRegistry} (e.g. over providers it
  * builds itself), a {@link MonotonicClock} (e.g. a {@link io.kvbridge.time.ManualClock} in tests;
- * the system clock otherwise), or {@link KvConnectors} itself. {@link ConnectorObserverFactory} and
- * {@link TransportDecorator} beans add to every connector it creates; a {@link PeerDiscovery} bean
- * (etcd's, when {@code kvbridge.discovery.etcd.endpoints} is set) registers each of them.
+ * the system clock otherwise), or {@link KvConnectors} itself. {@link ConnectorObserverFactory},
+ * {@link ConnectorTracerFactory} and {@link TransportDecorator} beans add to every connector it
+ * creates; a {@link PeerDiscovery} bean (etcd's, when {@code kvbridge.discovery.etcd.endpoints} is
+ * set) registers each of them.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(KvBridgeProperties.class)
@@ -42,6 +43,7 @@ public final class KvBridgeAutoConfiguration {
       ObjectProvider<MonotonicClock> clock,
       ObjectProvider<PeerDiscovery> discovery,
       ObjectProvider<ConnectorObserverFactory> observerFactories,
+      ObjectProvider<ConnectorTracerFactory> tracerFactory,
       ObjectProvider<TransportDecorator> transportDecorators) {
     return new DefaultKvConnectors(
         properties,
@@ -50,6 +52,7 @@ public final class KvBridgeAutoConfiguration {
         clock.getIfAvailable(() -> MonotonicClock.SYSTEM),
         discovery.getIfAvailable(() -> PeerDiscovery.NONE),
         observerFactories,
+        tracerFactory,
         transportDecorators);
   }
 }

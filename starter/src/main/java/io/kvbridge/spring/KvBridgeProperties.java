@@ -35,6 +35,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param consumer Limits a consumer keeps against slow or hostile producers.
  * @param loadFailurePolicy What the engine does with a request whose KV cache could not be loaded:
  *     'fail' (end it with an error) or 'recompute' (prefill it locally).
+ * @param tracing Spans of each request's transfer path, joined across prefill and decode nodes.
  */
 @ConfigurationProperties("kvbridge")
 public record KvBridgeProperties(
@@ -45,7 +46,8 @@ public record KvBridgeProperties(
     @DefaultValue("5s") Duration replyTimeout,
     @DefaultValue Handshake handshake,
     @DefaultValue Consumer consumer,
-    @DefaultValue("fail") LoadFailurePolicy loadFailurePolicy) {
+    @DefaultValue("fail") LoadFailurePolicy loadFailurePolicy,
+    @DefaultValue Tracing tracing) {
 
   private static final String PREFIX = "kvbridge.";
 
@@ -161,6 +163,17 @@ public record KvBridgeProperties(
    *     hostile producer cannot take every block of the consumer.
    */
   public record Consumer(@DefaultValue("1024") int maxLoadsPerProducer) {}
+
+  /**
+   * Tracing of transfers.
+   *
+   * @param enabled Whether connectors open spans for each request's transfer path (the prefill
+   *     node's lease, the decode node's load and its phases) through the application's Micrometer
+   *     Tracer, and carry the trace from prefill to decode node in the transfer parameters as W3C
+   *     'traceparent'. Needs a tracer bridge (e.g. micrometer-tracing-bridge-otel); off by default,
+   *     when connectors record no span and add no field.
+   */
+  public record Tracing(@DefaultValue("false") boolean enabled) {}
 
   private static void requireNonNull(String name, @Nullable Object value) {
     if (value == null) {

@@ -10,34 +10,56 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Records one engine's connector events as Micrometer meters, each tagged {@code engine}. Every
- * meter is registered up front, so dashboards show zeros rather than gaps and an event costs one
- * increment.
+ * meter whose tags are known up front is registered up front, so dashboards show zeros rather than
+ * gaps and an event costs one increment; meters per notification kind and per producer appear with
+ * their first event. Timers and distributions publish histograms, so a Prometheus scrape carries
+ * buckets for quantiles across engines.
  *
- * <p>Thread-safe: meters and the active-lease count are atomic.
+ * <p>Thread-safe: meters and the gauges' values are atomic.
  */
 final class MicrometerConnectorObserver implements ConnectorObserver {
 
+  /** The kinds of protocol notification, as {@link #notificationFailed} names them. */
+  static final List<String> NOTIFICATION_KINDS =
+      List.of(
+          "confirm", "completion", "release", "heartbeat", "ack", "nack", "confirmed", "renewed");
+
+  private final MeterRegistry registry;
+  private final Tags engine;
   private final AtomicLong activeLeases = new AtomicLong();
+  private final AtomicLong blocksHeld = new AtomicLong();
   private final Counter granted;
   private final Map<EndReason, Counter> ended = new EnumMap<>(EndReason.class);
+  private final Map<EndReason, Timer> leaseAge = new EnumMap<>(EndReason.class);
   private final Timer transferDuration;
+  private final Timer postDuration;
   private final DistributionSummary transferBytes;
+  private final DistributionSummary descriptors;
   private final Counter transferFailures;
   private final Map<RejectedInput, Counter> rejected = new EnumMap<>(RejectedInput.class);
+  private final Map<String, Counter> failedNotifications = new ConcurrentHashMap<>();
   private final Counter heartbeatsRenewed;
   private final Counter heartbeatsIgnored;
+  private final Timer handshakesAccepted;
+  private final Timer handshakesFailed;
+  private final Map<String, long[]> clocks = new ConcurrentHashMap<>();
 
   MicrometerConnectorObserver(MeterRegistry registry, String engineId) {
-    Tags engine = Tags.of("engine", engineId);
+    this.registry = registry;
+    this.engine = Tags.of("engine", engineId);
     this.granted =
         Counter.builder("kvbridge.leases.granted")
             .description("Leases a producer granted on finished prefills")
@@ -47,25 +69,63 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
       ended.put(
           reason,
           Counter.builder("kvbridge.leases.ended")
-              .description("Leases that ended, by reason")
+              .description("Leases that ended, by reason; reason=expired are requests D never read")
               .tags(engine)
               .tag("reason", tagValue(reason))
+              .register(registry));
+      leaseAge.put(
+          reason,
+          Timer.builder("kvbridge.leases.age")
+              .description("How long a lease held its blocks, from grant to end, by end reason")
+              .tags(engine)
+              .tag("reason", tagValue(reason))
+              .publishPercentileHistogram()
+              .minimumExpectedValue(Duration.ofMillis(1))
+              .maximumExpectedValue(Duration.ofMinutes(10))
               .register(registry));
     }
     Gauge.builder("kvbridge.leases.active", activeLeases, AtomicLong::get)
         .description("Leases a producer holds now")
         .tags(engine)
         .register(registry);
+    Gauge.builder("kvbridge.leases.blocks", blocksHeld, AtomicLong::get)
+        .description("KV blocks a producer holds for consumers now, over every live lease")
+        .baseUnit("blocks")
+        .tags(engine)
+        .register(registry);
     this.transferDuration =
         Timer.builder("kvbridge.transfer.duration")
             .description("Time from posting a read to the producer's acknowledgement")
             .tags(engine)
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofMinutes(1))
+            .register(registry);
+    this.postDuration =
+        Timer.builder("kvbridge.transfer.post.duration")
+            .description("Time to plan a read's descriptors and post them to the transport")
+            .tags(engine)
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofNanos(10_000))
+            .maximumExpectedValue(Duration.ofSeconds(10))
             .register(registry);
     this.transferBytes =
         DistributionSummary.builder("kvbridge.transfer.bytes")
             .description("Bytes moved by validated reads")
             .baseUnit("bytes")
             .tags(engine)
+            .publishPercentileHistogram()
+            .minimumExpectedValue(1024.0)
+            .maximumExpectedValue(64.0 * 1024 * 1024 * 1024)
+            .register(registry);
+    this.descriptors =
+        DistributionSummary.builder("kvbridge.transfer.descriptors")
+            .description("Descriptors posted per read, over every rank pair")
+            .baseUnit("descriptors")
+            .tags(engine)
+            .publishPercentileHistogram()
+            .minimumExpectedValue(1.0)
+            .maximumExpectedValue(1_048_576.0)
             .register(registry);
     this.transferFailures =
         Counter.builder("kvbridge.transfer.failures")
@@ -81,8 +141,13 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
               .tag("kind", tagValue(kind))
               .register(registry));
     }
+    for (String kind : NOTIFICATION_KINDS) {
+      failedNotifications.put(kind, notificationCounter(kind));
+    }
     this.heartbeatsRenewed = heartbeats(registry, engine, "renewed");
     this.heartbeatsIgnored = heartbeats(registry, engine, "ignored");
+    this.handshakesAccepted = handshakes(registry, engine, "accepted");
+    this.handshakesFailed = handshakes(registry, engine, "failed");
   }
 
   private static Counter heartbeats(MeterRegistry registry, Tags engine, String outcome) {
@@ -90,6 +155,27 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
         .description("Lease renewals a producer received, by outcome")
         .tags(engine)
         .tag("outcome", outcome)
+        .register(registry);
+  }
+
+  private static Timer handshakes(MeterRegistry registry, Tags engine, String outcome) {
+    return Timer.builder("kvbridge.handshake.duration")
+        .description(
+            "Handshakes a consumer made with producers, by outcome; one refused before it started"
+                + " counts as failed in no time")
+        .tags(engine)
+        .tag("outcome", outcome)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofNanos(10_000))
+        .maximumExpectedValue(Duration.ofMinutes(1))
+        .register(registry);
+  }
+
+  private Counter notificationCounter(String kind) {
+    return Counter.builder("kvbridge.notifications.failed")
+        .description("Protocol notifications the transport could not send, by message kind")
+        .tags(engine)
+        .tag("message", kind)
         .register(registry);
   }
 
@@ -101,12 +187,18 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
   public void granted(Lease lease) {
     granted.increment();
     activeLeases.incrementAndGet();
+    blocksHeld.addAndGet(lease.blockIds().size());
   }
 
   @Override
   public void ended(LeaseEnd end) {
     ended.get(end.reason()).increment();
+    leaseAge
+        .get(end.reason())
+        .record(
+            Math.max(0, end.endedAtNanos() - end.lease().grantedAtNanos()), TimeUnit.NANOSECONDS);
     activeLeases.decrementAndGet();
+    blocksHeld.addAndGet(-end.lease().blockIds().size());
   }
 
   @Override
@@ -121,6 +213,18 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
   }
 
   @Override
+  public void readPosted(String requestId, int descriptorCount, long bytes, long nanos) {
+    postDuration.record(nanos, TimeUnit.NANOSECONDS);
+    descriptors.record(descriptorCount);
+  }
+
+  @Override
+  public void notificationFailed(String toEngineId, String message) {
+    // The kinds are the protocol's; any other name is counted under its own tag once seen.
+    failedNotifications.computeIfAbsent(message, this::notificationCounter).increment();
+  }
+
+  @Override
   public void rejected(RejectedInput kind, String detail) {
     rejected.get(kind).increment();
   }
@@ -128,5 +232,46 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
   @Override
   public void heartbeatReceived(boolean renewed) {
     (renewed ? heartbeatsRenewed : heartbeatsIgnored).increment();
+  }
+
+  @Override
+  public void handshakeCompleted(String producerEngineId, long nanos) {
+    handshakesAccepted.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void handshakeFailed(String producerEngineId, long nanos, String reason) {
+    handshakesFailed.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void clockEstimated(String producerEngineId, long offsetNanos, long uncertaintyNanos) {
+    long[] clock = clocks.computeIfAbsent(producerEngineId, this::clockGauges);
+    synchronized (clock) {
+      clock[0] = offsetNanos;
+      clock[1] = uncertaintyNanos;
+    }
+  }
+
+  /** Registers the clock gauges of one producer; they read the array the estimates update. */
+  private long[] clockGauges(String producer) {
+    long[] clock = new long[2];
+    TimeGauge.builder("kvbridge.clock.offset", clock, TimeUnit.NANOSECONDS, c -> read(c, 0))
+        .description("How far a producer's clock reads ahead of this consumer's, as estimated now")
+        .tags(engine)
+        .tag("producer", producer)
+        .register(registry);
+    TimeGauge.builder("kvbridge.clock.uncertainty", clock, TimeUnit.NANOSECONDS, c -> read(c, 1))
+        .description("Half the round trip of the exchange the clock offset estimate comes from")
+        .tags(engine)
+        .tag("producer", producer)
+        .register(registry);
+    return clock;
+  }
+
+  private static double read(long[] clock, int index) {
+    synchronized (clock) {
+      return clock[index];
+    }
   }
 }

@@ -12,11 +12,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * the connector's engine id. A connector created again for the same engine id shares that engine's
  * meters.
  *
- * <p>Meters: {@code kvbridge.leases.granted}, {@code kvbridge.leases.ended{reason}}, {@code
- * kvbridge.leases.active}, {@code kvbridge.transfer.duration}, {@code kvbridge.transfer.bytes},
- * {@code kvbridge.transfer.failures}, {@code kvbridge.rejected{kind}} and {@code
- * kvbridge.heartbeats{outcome}}; tag values are lower case ({@code expired}, {@code wrong_token},
- * {@code renewed}).
+ * <p>Meters (the README's operators' section says what each means, and its Prometheus name): {@code
+ * kvbridge.leases.granted}, {@code kvbridge.leases.ended{reason}}, {@code
+ * kvbridge.leases.age{reason}}, {@code kvbridge.leases.active}, {@code kvbridge.leases.blocks},
+ * {@code kvbridge.transfer.duration}, {@code kvbridge.transfer.post.duration}, {@code
+ * kvbridge.transfer.bytes}, {@code kvbridge.transfer.descriptors}, {@code
+ * kvbridge.transfer.failures}, {@code kvbridge.notifications.failed{message}}, {@code
+ * kvbridge.rejected{kind}}, {@code kvbridge.heartbeats{outcome}}, {@code
+ * kvbridge.handshake.duration{outcome}}, {@code kvbridge.clock.offset{producer}} and {@code
+ * kvbridge.clock.uncertainty{producer}}; tag values are lower case ({@code expired}, {@code
+ * wrong_token}, {@code renewed}).
  *
  * <p>Thread-safe.
  */

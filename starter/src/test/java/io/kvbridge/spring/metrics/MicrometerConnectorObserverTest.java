@@ -100,4 +100,95 @@ class MicrometerConnectorObserverTest {
     assertThat(registry.get("kvbridge.leases.granted").tag("engine", "prefill-1").counter().count())
         .isEqualTo(1);
   }
+
+  @Test
+  void everyMeterOfKnownTagsExistsAtZeroBeforeAnyEvent() {
+    assertThat(registry.get("kvbridge.leases.age").timers()).hasSize(EndReason.values().length);
+    assertThat(registry.get("kvbridge.leases.blocks").gauge().value()).isZero();
+    assertThat(registry.get("kvbridge.transfer.post.duration").timer().count()).isZero();
+    assertThat(registry.get("kvbridge.transfer.descriptors").summary().count()).isZero();
+    assertThat(registry.get("kvbridge.notifications.failed").counters())
+        .hasSize(MicrometerConnectorObserver.NOTIFICATION_KINDS.size());
+    assertThat(registry.get("kvbridge.handshake.duration").timers()).hasSize(2);
+    assertThat(registry.find("kvbridge.clock.offset").gauges()).isEmpty();
+  }
+
+  @Test
+  void leaseAgeAtItsEndIsRecordedByReasonAndItsBlocksAreNoLongerHeld() {
+    observer.granted(lease);
+    assertThat(registry.get("kvbridge.leases.blocks").gauge().value()).isEqualTo(2);
+
+    observer.ended(
+        new LeaseEnd(lease, EndReason.READ, TimeUnit.MILLISECONDS.toNanos(7), "read by decode-0"));
+
+    assertThat(
+            registry
+                .get("kvbridge.leases.age")
+                .tag("reason", "read")
+                .timer()
+                .totalTime(TimeUnit.MILLISECONDS))
+        .isEqualTo(7);
+    assertThat(registry.get("kvbridge.leases.age").tag("reason", "expired").timer().count())
+        .isZero();
+    assertThat(registry.get("kvbridge.leases.blocks").gauge().value()).isZero();
+  }
+
+  @Test
+  void postedReadRecordsPostTimeAndDescriptors() {
+    observer.readPosted("r-1", 12, 4096, TimeUnit.MICROSECONDS.toNanos(30));
+
+    assertThat(
+            registry
+                .get("kvbridge.transfer.post.duration")
+                .timer()
+                .totalTime(TimeUnit.MICROSECONDS))
+        .isEqualTo(30);
+    assertThat(registry.get("kvbridge.transfer.descriptors").summary().totalAmount()).isEqualTo(12);
+  }
+
+  @Test
+  void failedNotificationIsCountedByMessageKind() {
+    observer.notificationFailed("decode-0", "ack");
+
+    assertThat(
+            registry.get("kvbridge.notifications.failed").tag("message", "ack").counter().count())
+        .isEqualTo(1);
+    assertThat(
+            registry
+                .get("kvbridge.notifications.failed")
+                .tag("message", "heartbeat")
+                .counter()
+                .count())
+        .isZero();
+  }
+
+  @Test
+  void handshakesAreTimedByOutcome() {
+    observer.handshakeCompleted("prefill-1", TimeUnit.MILLISECONDS.toNanos(4));
+    observer.handshakeFailed("prefill-2", 0, "refused");
+
+    assertThat(
+            registry
+                .get("kvbridge.handshake.duration")
+                .tag("outcome", "accepted")
+                .timer()
+                .totalTime(TimeUnit.MILLISECONDS))
+        .isEqualTo(4);
+    assertThat(registry.get("kvbridge.handshake.duration").tag("outcome", "failed").timer().count())
+        .isEqualTo(1);
+  }
+
+  @Test
+  void clockEstimateOfEachProducerIsAGaugeInSecondsHoldingTheLatestEstimate() {
+    observer.clockEstimated("prefill-1", 2_000_000, 500_000);
+    observer.clockEstimated("prefill-1", -3_000_000, 100_000);
+    observer.clockEstimated("prefill-2", 1_000, 1_000);
+
+    assertThat(registry.get("kvbridge.clock.offset").tag("producer", "prefill-1").gauge().value())
+        .isEqualTo(-0.003);
+    assertThat(
+            registry.get("kvbridge.clock.uncertainty").tag("producer", "prefill-1").gauge().value())
+        .isEqualTo(0.0001);
+    assertThat(registry.get("kvbridge.clock.offset").gauges()).hasSize(2);
+  }
 }
