@@ -61,8 +61,27 @@ public record KvBridgeProperties(
       MonotonicClock clock,
       ConnectorObserver observer,
       ConnectorProperties connectorProperties) {
+    return connectorSettings(engineId, role, 1, clock, observer, connectorProperties);
+  }
+
+  /**
+   * The settings of a connector for {@code engineId} in {@code role} with {@code tpDegree}
+   * tensor-parallel ranks, with every other value as configured here and {@code
+   * connectorProperties} as the connector's own.
+   *
+   * @throws io.kvbridge.spi.InvalidSettingException naming the setting (under this prefix) of a
+   *     value a connector cannot run with
+   */
+  public ConnectorSettings connectorSettings(
+      String engineId,
+      Role role,
+      int tpDegree,
+      MonotonicClock clock,
+      ConnectorObserver observer,
+      ConnectorProperties connectorProperties) {
     return ConnectorSettings.builder(connector.type(), engineId)
         .role(role)
+        .tpDegree(tpDegree)
         .leaseTerms(lease.duration(), lease.maxLifetime())
         .heartbeatInterval(lease.heartbeatInterval())
         .safetyMargin(lease.safetyMargin())
