@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.lease.EndReason;
+import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.sample.router.PdRouter;
 import java.util.List;
 import java.util.Map;
@@ -129,7 +130,7 @@ class DemoApplicationTest {
 
   @Test
   void bytesMovedAreTheMovedTokensKv() {
-    assertThat(summary.bytesMoved()).isEqualTo(summary.tokensMoved() * 64);
+    assertThat(summary.bytesMoved()).isEqualTo(summary.tokensMoved() * ToyModel.BYTES_PER_TOKEN);
   }
 
   @Test
