@@ -101,7 +101,7 @@ public record SampleProperties(
       @DefaultValue("16") int tokensPerBlock,
       @DefaultValue("1") int tpDegree,
       @DefaultValue("512") int prefixCacheBlocks,
-      @DefaultValue("head-major") KvLayout.MemoryOrder memoryOrder,
+      @DefaultValue("head-major") String memoryOrder,
       @DefaultValue("2ms") Duration stepInterval,
       @DefaultValue("" + ContextWindow.DEFAULT_TOKENS) int maxContextTokens) {
 
@@ -111,10 +111,7 @@ public record SampleProperties(
       requirePositive(ENGINE + "tokens-per-block", tokensPerBlock);
       requireTpDegree(ENGINE + "tp-degree", tpDegree);
       requirePrefixCache(ENGINE + "prefix-cache-blocks", prefixCacheBlocks, blockCount);
-      if (memoryOrder == null) {
-        throw new IllegalArgumentException(
-            ENGINE + "memory-order must be head-major or block-major");
-      }
+      memoryOrder(memoryOrder);
       requirePositive(ENGINE + "step-interval", stepInterval);
       requirePositive(ContextWindow.PROPERTY, maxContextTokens);
     }
@@ -122,6 +119,21 @@ public record SampleProperties(
     /** The model's context: how many tokens a request's prompt and completion may hold together. */
     public ContextWindow context() {
       return new ContextWindow(maxContextTokens);
+    }
+
+    /** The memory order every engine's blocks use. */
+    public KvLayout.MemoryOrder order() {
+      return memoryOrder(memoryOrder);
+    }
+
+    private static KvLayout.MemoryOrder memoryOrder(@Nullable String value) {
+      for (KvLayout.MemoryOrder order : KvLayout.MemoryOrder.values()) {
+        if (order.name().replace('_', '-').equalsIgnoreCase(value)) {
+          return order;
+        }
+      }
+      throw new IllegalArgumentException(
+          ENGINE + "memory-order must be head-major or block-major, got '" + value + "'");
     }
   }
 
@@ -248,9 +260,7 @@ public record SampleProperties(
         prefixCacheBlocks,
         blockCount);
     return new EngineShape(
-        ToyModel.layout(tokensPerBlock, blockCount, defaults.memoryOrder()),
-        tpDegree,
-        prefixCacheBlocks);
+        ToyModel.layout(tokensPerBlock, blockCount, defaults.order()), tpDegree, prefixCacheBlocks);
   }
 
   private static String tokensPerBlockProperty(String node, EngineOverrides own) {

@@ -128,15 +128,10 @@ class SamplePropertiesTest {
   }
 
   @Test
-  void anUnknownMemoryOrderStopsStartUpNamingTheProperty() {
-    runner
-        .withPropertyValues("kvbridge.sample.engine.memory-order=row-major")
-        .run(
-            context ->
-                assertThat(context)
-                    .getFailure()
-                    .hasStackTraceContaining(
-                        "Failed to bind properties under 'kvbridge.sample.engine.memory-order'"));
+  void anUnknownMemoryOrderIsRejectedNamingThePropertyAndTheOrders() {
+    assertRejected(
+        "kvbridge.sample.engine.memory-order must be head-major or block-major, got 'row-major'",
+        "kvbridge.sample.engine.memory-order=row-major");
   }
 
   @Test
