@@ -335,7 +335,10 @@ final class Consumer {
   /** Ends a load whose blocks the engine lent, releasing its read if one is posted. */
   void fail(Load load, String reason) {
     releaseRead(load);
-    fail(load, load.localBlocks, reason);
+    // Blocks below the first token read were never a destination: the engine keeps what it had.
+    int firstWritten = load.effectiveSkip / ranks.layout(0).tokensPerBlock();
+    List<Integer> blocks = load.localBlocks;
+    fail(load, blocks.subList(Math.min(firstWritten, blocks.size()), blocks.size()), reason);
   }
 
   private void fail(Load load, List<Integer> blocks, String reason) {

@@ -23,7 +23,9 @@ public interface SchedulerSide {
    *     params.tokens()} tokens, so KV computed for another prompt is never loaded for this one
    * @param localTokens how many of the prompt's first tokens the engine already holds KV for (a
    *     local prefix hit); the load reads only what it lacks, and with every token local it tells
-   *     the producer to free the lease at once
+   *     the producer to free the lease at once. Only the first call's value counts: later calls for
+   *     the same request ignore it, so the engine keeps those tokens (e.g. pins its cache blocks)
+   *     until the load ends
    * @param params the producer's parameters (untrusted: they came through the router); later calls
    *     for the same request must pass the same parameters
    * @return {@link LoadMatch.Ready} (allocate, then {@link #afterAllocate}), {@link

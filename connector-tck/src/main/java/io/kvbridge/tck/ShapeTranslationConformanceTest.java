@@ -351,6 +351,33 @@ public abstract class ShapeTranslationConformanceTest {
     assertThat(producer.step().sent).doesNotContain("r-1");
   }
 
+  /**
+   * A failed load after a local prefix hit names only the blocks it may have written: those below
+   * its first token were never a destination and keep what the engine put there.
+   */
+  @Test
+  void aFailedLoadAfterAPrefixHitNamesOnlyTheBlocksItMayHaveWritten() {
+    KvLayout.MemoryOrder order = KvLayout.MemoryOrder.HEAD_MAJOR;
+    Faults faults = new Faults(11);
+    Engine producer = start("prefill", Role.PRODUCER, model(8, 32, order), 2);
+    Engine consumer =
+        start(
+            "decode",
+            Role.CONSUMER,
+            model(8, 64, order),
+            2,
+            transport ->
+                transport.agentName().endsWith("-rank1") ? faults.decorate(transport) : transport);
+    faults.failNextReads(1, "rank 1's link went down");
+
+    Transfer t = transfer(producer, consumer, "r-1", 35, 16);
+
+    assertThat(t.match()).isEqualTo(new LoadMatch.Ready(16, 19));
+    assertThat(consumer.failed.get("r-1").localBlockIds())
+        .isEqualTo(t.consumerBlocks().subList(2, t.consumerBlocks().size()));
+    consumer.assertUntouched(t, 0, 16);
+  }
+
   // ---------------------------------------------------------------- the engines
 
   /** A transfer of one request: what the consumer was answered and where the KV went. */

@@ -22,15 +22,12 @@ public class SampleApplication {
   }
 
   /**
-   * How this JVM's engines are built: the layout, the load-failure policy, the step interval, the
-   * context.
+   * How this JVM's engines are built: the load-failure policy, the step interval, the context; each
+   * node gives its engine's shape.
    */
   @Bean
   public EngineFactory engineFactory(SampleProperties sample, KvBridgeProperties kvbridge) {
     return new EngineFactory(
-        sample.engine().layout(),
-        kvbridge.loadFailurePolicy(),
-        sample.engine().stepInterval(),
-        sample.engine().context());
+        kvbridge.loadFailurePolicy(), sample.engine().stepInterval(), sample.engine().context());
   }
 }

@@ -2,6 +2,7 @@ package io.kvbridge.sample;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.sample.engine.ContextWindow;
+import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.engine.ToyModel;
 import java.net.URI;
 import java.time.Duration;
@@ -14,9 +15,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * three nodes (prefill, decode, router) and the demo; the {@code prefill}, {@code decode} and
  * {@code router} profiles switch all but one off.
  *
+ * <p>Every engine's shape comes from {@code kvbridge.sample.engine.*}, except where its node sets
+ * its own under {@code kvbridge.sample.<node>.engine.*}: so a prefill node and a decode node may
+ * differ in tensor parallelism and block size (one block size a multiple of the other).
+ *
  * @param model the model name reported in answers
  * @param requestTimeout how long a node waits for its engine to finish one request
- * @param engine the toy engine's KV cache
+ * @param engine every engine's KV cache, and the model's context
  * @param prefill the prefill node
  * @param decode the decode node
  * @param router the router
@@ -32,17 +37,60 @@ public record SampleProperties(
     @DefaultValue Router router,
     @DefaultValue Demo demo) {
 
-  /** Checks the values that are not checked in a group. */
+  /** Checks the values that are not checked in a group, and each node's engine. */
   public SampleProperties {
     requirePositive("kvbridge.sample.request-timeout", requestTimeout);
+    EngineShape p = shape("prefill", engine, prefill.engine());
+    EngineShape d = shape("decode", engine, decode.engine());
+    if (prefill.enabled() && decode.enabled()) {
+      int big = Math.max(p.tokensPerBlock(), d.tokensPerBlock());
+      int small = Math.min(p.tokensPerBlock(), d.tokensPerBlock());
+      if (big % small != 0) {
+        throw new IllegalArgumentException(
+            tokensPerBlockProperty("prefill", prefill.engine())
+                + " ("
+                + p.tokensPerBlock()
+                + ") and "
+                + tokensPerBlockProperty("decode", decode.engine())
+                + " ("
+                + d.tokensPerBlock()
+                + ") must be multiples of one another, or the decode node cannot read the prefill"
+                + " node's blocks");
+      }
+    }
   }
 
   /**
-   * The toy engine's KV cache and the model's context.
+   * The prefill node's engine: {@code kvbridge.sample.prefill.engine.*} over {@code
+   * kvbridge.sample.engine.*}.
+   */
+  public EngineShape prefillEngine() {
+    return shape("prefill", engine, prefill.engine());
+  }
+
+  /**
+   * The decode node's engine: {@code kvbridge.sample.decode.engine.*} over {@code
+   * kvbridge.sample.engine.*}.
+   */
+  public EngineShape decodeEngine() {
+    return shape("decode", engine, decode.engine());
+  }
+
+  /**
+   * Every engine's KV cache, unless its node sets its own ({@link EngineOverrides}), and the
+   * model's context. The model is the toy model: {@value ToyModel#LAYERS} layers, K and V, {@value
+   * ToyModel#KV_HEADS} KV heads of {@value ToyModel#HEAD_DIM} two-byte elements ({@value
+   * ToyModel#BYTES_PER_TOKEN} bytes of KV per token).
    *
-   * @param blockCount blocks in each engine's pool
+   * @param blockCount blocks in an engine's pool; each rank holds its share of every block
    * @param tokensPerBlock tokens per block
-   * @param bytesPerToken bytes of KV per token
+   * @param tpDegree tensor-parallel ranks per engine, each holding an equal share of the KV heads
+   *     in memory of its own: 1, 2 or 4
+   * @param prefixCacheBlocks how many blocks an engine's prefix cache keeps at most (least recently
+   *     used first out), 0 to {@code block-count}; 0 turns it off. A decode node then loads only
+   *     what a prompt does not start with
+   * @param memoryOrder how a block's bytes are ordered, {@code head-major} or {@code block-major};
+   *     one for the whole deployment, as engines of different orders cannot exchange KV
    * @param stepInterval how long an idle engine waits between steps
    * @param maxContextTokens the most prompt tokens plus {@code max_tokens} one request may ask for;
    *     the nodes and the router refuse a request beyond it with 400, so the router's value should
@@ -51,16 +99,20 @@ public record SampleProperties(
   public record Engine(
       @DefaultValue("4096") int blockCount,
       @DefaultValue("16") int tokensPerBlock,
-      @DefaultValue("64") int bytesPerToken,
+      @DefaultValue("1") int tpDegree,
+      @DefaultValue("512") int prefixCacheBlocks,
+      @DefaultValue("head-major") String memoryOrder,
       @DefaultValue("2ms") Duration stepInterval,
       @DefaultValue("" + ContextWindow.DEFAULT_TOKENS) int maxContextTokens) {
 
     /** Checks sizes, the step interval and the context. */
     public Engine {
-      requirePositive("kvbridge.sample.engine.block-count", blockCount);
-      requirePositive("kvbridge.sample.engine.tokens-per-block", tokensPerBlock);
-      requirePositive("kvbridge.sample.engine.bytes-per-token", bytesPerToken);
-      requirePositive("kvbridge.sample.engine.step-interval", stepInterval);
+      requirePositive(ENGINE + "block-count", blockCount);
+      requirePositive(ENGINE + "tokens-per-block", tokensPerBlock);
+      requireTpDegree(ENGINE + "tp-degree", tpDegree);
+      requirePrefixCache(ENGINE + "prefix-cache-blocks", prefixCacheBlocks, blockCount);
+      memoryOrder(memoryOrder);
+      requirePositive(ENGINE + "step-interval", stepInterval);
       requirePositive(ContextWindow.PROPERTY, maxContextTokens);
     }
 
@@ -69,15 +121,38 @@ public record SampleProperties(
       return new ContextWindow(maxContextTokens);
     }
 
-    /** The KV layout: two engines exchange blocks only if theirs agree. */
-    public KvLayout layout() {
-      return KvLayout.opaque(
-          ToyModel.NAME + ", " + bytesPerToken + " bytes per token",
-          tokensPerBlock,
-          bytesPerToken,
-          blockCount);
+    /** The memory order every engine's blocks use. */
+    public KvLayout.MemoryOrder order() {
+      return memoryOrder(memoryOrder);
+    }
+
+    private static KvLayout.MemoryOrder memoryOrder(@Nullable String value) {
+      for (KvLayout.MemoryOrder order : KvLayout.MemoryOrder.values()) {
+        if (order.name().replace('_', '-').equalsIgnoreCase(value)) {
+          return order;
+        }
+      }
+      throw new IllegalArgumentException(
+          ENGINE + "memory-order must be head-major or block-major, got '" + value + "'");
     }
   }
+
+  /**
+   * A node's own engine settings, under {@code kvbridge.sample.<node>.engine}; each one unset takes
+   * {@code kvbridge.sample.engine}'s.
+   *
+   * @param blockCount blocks in the engine's pool
+   * @param tokensPerBlock tokens per block; the prefill node's and the decode node's must be
+   *     multiples of one another
+   * @param tpDegree the engine's tensor-parallel ranks: 1, 2 or 4
+   * @param prefixCacheBlocks how many blocks the engine's prefix cache keeps at most; 0 turns it
+   *     off
+   */
+  public record EngineOverrides(
+      @Nullable Integer blockCount,
+      @Nullable Integer tokensPerBlock,
+      @Nullable Integer tpDegree,
+      @Nullable Integer prefixCacheBlocks) {}
 
   /**
    * A prefill or decode node.
@@ -86,9 +161,13 @@ public record SampleProperties(
    * @param engineId the engine's id in handshakes; unique in the deployment
    * @param path the path prefix of its completions API ({@code <path>/v1/completions}); empty when
    *     the node runs alone
+   * @param engine the node's engine, where it differs from {@code kvbridge.sample.engine}
    */
   public record Node(
-      @DefaultValue("true") boolean enabled, @Nullable String engineId, @Nullable String path) {}
+      @DefaultValue("true") boolean enabled,
+      @Nullable String engineId,
+      @Nullable String path,
+      @DefaultValue EngineOverrides engine) {}
 
   /**
    * The router: sends each request to the prefill node with {@code max_tokens=1} and remote decode
@@ -124,7 +203,10 @@ public record SampleProperties(
    *
    * @param enabled whether to run it
    * @param requests how many requests to send through the router
-   * @param concurrency how many requests are in flight at once
+   * @param turns the requests are conversations of this many turns (the last one may have fewer),
+   *     each turn sent once the one before it is answered, its prompt the previous one extended or
+   *     repeated, so the engines' prefix caches find what they served; 1 makes every prompt new
+   * @param concurrency how many conversations are in flight at once
    * @param progressEvery print a progress line every this many finished requests
    * @param maxPromptBytes the longest prompt, in bytes (tokens)
    * @param maxTokens the most tokens a request asks for
@@ -137,6 +219,7 @@ public record SampleProperties(
   public record Demo(
       @DefaultValue("true") boolean enabled,
       @DefaultValue("200") int requests,
+      @DefaultValue("4") int turns,
       @DefaultValue("8") int concurrency,
       @DefaultValue("20") int progressEvery,
       @DefaultValue("1200") int maxPromptBytes,
@@ -148,11 +231,62 @@ public record SampleProperties(
     /** Checks the counts. */
     public Demo {
       requirePositive("kvbridge.sample.demo.requests", requests);
+      requirePositive("kvbridge.sample.demo.turns", turns);
       requirePositive("kvbridge.sample.demo.concurrency", concurrency);
       requirePositive("kvbridge.sample.demo.progress-every", progressEvery);
       requirePositive("kvbridge.sample.demo.max-prompt-bytes", maxPromptBytes);
       requirePositive("kvbridge.sample.demo.max-tokens", maxTokens);
       requireShare("kvbridge.sample.demo.drop-after-prefill", dropAfterPrefill);
+    }
+  }
+
+  private static final String ENGINE = "kvbridge.sample.engine.";
+
+  /** The engine of node {@code node}, each value checked under the property it comes from. */
+  private static EngineShape shape(String node, Engine defaults, EngineOverrides own) {
+    String prefix = "kvbridge.sample." + node + ".engine.";
+    int blockCount = pick(own.blockCount(), defaults.blockCount());
+    String blockCountProperty = (own.blockCount() != null ? prefix : ENGINE) + "block-count";
+    requirePositive(blockCountProperty, blockCount);
+    int tokensPerBlock = pick(own.tokensPerBlock(), defaults.tokensPerBlock());
+    requirePositive(tokensPerBlockProperty(node, own), tokensPerBlock);
+    int tpDegree = pick(own.tpDegree(), defaults.tpDegree());
+    requireTpDegree((own.tpDegree() != null ? prefix : ENGINE) + "tp-degree", tpDegree);
+    int prefixCacheBlocks = pick(own.prefixCacheBlocks(), defaults.prefixCacheBlocks());
+    requirePrefixCache(
+        own.prefixCacheBlocks() != null
+            ? prefix + "prefix-cache-blocks"
+            : ENGINE + "prefix-cache-blocks (for " + blockCountProperty + ")",
+        prefixCacheBlocks,
+        blockCount);
+    return new EngineShape(
+        ToyModel.layout(tokensPerBlock, blockCount, defaults.order()), tpDegree, prefixCacheBlocks);
+  }
+
+  private static String tokensPerBlockProperty(String node, EngineOverrides own) {
+    return (own.tokensPerBlock() != null ? "kvbridge.sample." + node + ".engine." : ENGINE)
+        + "tokens-per-block";
+  }
+
+  private static int pick(@Nullable Integer own, int shared) {
+    return own != null ? own : shared;
+  }
+
+  private static void requireTpDegree(String name, int value) {
+    if (value < 1 || ToyModel.KV_HEADS % value != 0) {
+      throw new IllegalArgumentException(
+          name
+              + " must be 1, 2 or 4 (the ranks split the toy model's "
+              + ToyModel.KV_HEADS
+              + " KV heads equally), got "
+              + value);
+    }
+  }
+
+  private static void requirePrefixCache(String name, int value, int blockCount) {
+    if (value < 0 || value > blockCount) {
+      throw new IllegalArgumentException(
+          name + " must be 0 (off) to the pool's " + blockCount + " blocks, got " + value);
     }
   }
 

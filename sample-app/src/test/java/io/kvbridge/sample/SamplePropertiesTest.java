@@ -2,6 +2,9 @@ package io.kvbridge.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.layout.KvLayout;
+import io.kvbridge.sample.engine.EngineShape;
+import io.kvbridge.sample.engine.ToyModel;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -32,6 +35,114 @@ class SamplePropertiesTest {
                     .rootCause()
                     .hasMessageContaining(
                         "kvbridge.sample.engine.max-context-tokens must be positive"));
+  }
+
+  @Test
+  void everyEngineHasOneRankSixteenTokenBlocksAndAPrefixCacheByDefault() {
+    runner.run(
+        context -> {
+          EngineShape decode = context.getBean(SampleProperties.class).decodeEngine();
+          assertThat(decode.tpDegree()).isEqualTo(1);
+          assertThat(decode.tokensPerBlock()).isEqualTo(16);
+          assertThat(decode.blockCount()).isEqualTo(4096);
+          assertThat(decode.prefixCacheBlocks()).isEqualTo(512);
+          assertThat(decode.model().order()).isEqualTo(KvLayout.MemoryOrder.HEAD_MAJOR);
+          assertThat(decode.model()).isEqualTo(ToyModel.layout(16, 4096, decode.model().order()));
+        });
+  }
+
+  @Test
+  void aNodesOwnEngineSettingsOverrideTheSharedOnesAndInheritTheRest() {
+    runner
+        .withPropertyValues(
+            "kvbridge.sample.engine.block-count=1024",
+            "kvbridge.sample.engine.memory-order=block-major",
+            "kvbridge.sample.prefill.engine.tp-degree=2",
+            "kvbridge.sample.prefill.engine.tokens-per-block=16",
+            "kvbridge.sample.decode.engine.tokens-per-block=32",
+            "kvbridge.sample.decode.engine.prefix-cache-blocks=0")
+        .run(
+            context -> {
+              SampleProperties properties = context.getBean(SampleProperties.class);
+              EngineShape prefill = properties.prefillEngine();
+              EngineShape decode = properties.decodeEngine();
+              assertThat(prefill.tpDegree()).isEqualTo(2);
+              assertThat(prefill.tokensPerBlock()).isEqualTo(16);
+              assertThat(prefill.prefixCacheBlocks()).isEqualTo(512);
+              assertThat(decode.tpDegree()).isEqualTo(1);
+              assertThat(decode.tokensPerBlock()).isEqualTo(32);
+              assertThat(decode.prefixCacheBlocks()).isZero();
+              assertThat(prefill.blockCount()).isEqualTo(1024);
+              assertThat(decode.model().order()).isEqualTo(KvLayout.MemoryOrder.BLOCK_MAJOR);
+            });
+  }
+
+  @Test
+  void aTpDegreeThatDoesNotSplitTheHeadsIsRejectedNamingTheProperty() {
+    assertRejected(
+        "kvbridge.sample.engine.tp-degree must be 1, 2 or 4", "kvbridge.sample.engine.tp-degree=3");
+  }
+
+  @Test
+  void aNodesOwnTpDegreeIsRejectedUnderItsOwnName() {
+    assertRejected(
+        "kvbridge.sample.decode.engine.tp-degree must be 1, 2 or 4 (the ranks split the toy"
+            + " model's 4 KV heads equally), got 8",
+        "kvbridge.sample.decode.engine.tp-degree=8");
+  }
+
+  @Test
+  void blockSizesOfPrefillAndDecodeWithoutAnIntegerRatioAreRejectedNamingBoth() {
+    assertRejected(
+        "kvbridge.sample.engine.tokens-per-block (16) and"
+            + " kvbridge.sample.decode.engine.tokens-per-block (24) must be multiples of one"
+            + " another",
+        "kvbridge.sample.decode.engine.tokens-per-block=24");
+  }
+
+  @Test
+  void blockSizesAreNotComparedWhenOnlyOneNodeRunsHere() {
+    runner
+        .withPropertyValues(
+            "kvbridge.sample.decode.enabled=false",
+            "kvbridge.sample.decode.engine.tokens-per-block=24")
+        .run(context -> assertThat(context).hasNotFailed());
+  }
+
+  @Test
+  void aPrefixCacheLargerThanThePoolIsRejectedNamingTheProperty() {
+    assertRejected(
+        "kvbridge.sample.prefill.engine.prefix-cache-blocks must be 0 (off) to the pool's 64"
+            + " blocks, got 65",
+        "kvbridge.sample.prefill.engine.block-count=64",
+        "kvbridge.sample.prefill.engine.prefix-cache-blocks=65");
+  }
+
+  @Test
+  void theSharedPrefixCacheIsCheckedAgainstANodesOwnPool() {
+    assertRejected(
+        "kvbridge.sample.engine.prefix-cache-blocks (for"
+            + " kvbridge.sample.decode.engine.block-count) must be 0 (off) to the pool's 100"
+            + " blocks, got 512",
+        "kvbridge.sample.decode.engine.block-count=100");
+  }
+
+  @Test
+  void anUnknownMemoryOrderIsRejectedNamingThePropertyAndTheOrders() {
+    assertRejected(
+        "kvbridge.sample.engine.memory-order must be head-major or block-major, got 'row-major'",
+        "kvbridge.sample.engine.memory-order=row-major");
+  }
+
+  @Test
+  void aDemoOfNoTurnsIsRejectedNamingTheProperty() {
+    assertRejected("kvbridge.sample.demo.turns must be positive", "kvbridge.sample.demo.turns=0");
+  }
+
+  private void assertRejected(String message, String... properties) {
+    runner
+        .withPropertyValues(properties)
+        .run(context -> assertThat(context).getFailure().rootCause().hasMessageContaining(message));
   }
 
   @Configuration(proxyBeanMethods = false)

@@ -76,7 +76,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
     this.clock = clock;
     this.discovery = discovery;
     // The configured engine's settings, built now so an invalid value stops start-up.
-    settings(properties.engineId(), properties.role());
+    settings(properties.engineId(), properties.role(), properties.tpDegree());
     this.registry = registry;
     this.provider = select(registry, properties.connector().type(), connectorProperties);
     this.observerFactories = observerFactories;
@@ -85,17 +85,18 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   }
 
   /**
-   * The settings of a connector for {@code engineId} in {@code role}, with every other value as
-   * configured.
+   * The settings of a connector for {@code engineId} in {@code role} with {@code tpDegree} ranks,
+   * with every other value as configured.
    *
    * @throws InvalidKvBridgePropertyException naming the {@code kvbridge.*} property of a value
    *     {@link ConnectorSettings} refuses
    */
-  private ConnectorSettings settings(String engineId, Role role) {
+  private ConnectorSettings settings(String engineId, Role role, int tpDegree) {
     try {
       return properties.connectorSettings(
           engineId,
           role,
+          tpDegree,
           discovery.directory(),
           clock,
           ConnectorObserver.NONE,
@@ -161,6 +162,22 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
    */
   @Override
   public KvConnector create(String engineId, Role role) {
+    return create(engineId, role, properties.tpDegree());
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalStateException if a live connector already has {@code engineId}, or the
+   *     application context is closing
+   */
+  @Override
+  public KvConnector create(String engineId, Role role, int tpDegree) {
+    // The caller's own value, not a kvbridge.* property: refused here, not reported as one.
+    if (tpDegree < 1 || tpDegree > 255) {
+      throw new IllegalArgumentException(
+          "engine " + engineId + ": an engine has 1 to 255 tensor-parallel ranks, got " + tpDegree);
+    }
     synchronized (lock) {
       if (closed) {
         throw new IllegalStateException(
@@ -177,7 +194,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
                   + " unique, close the other connector first or choose another id");
         }
       }
-      ConnectorSettings base = settings(engineId, role);
+      ConnectorSettings base = settings(engineId, role, tpDegree);
       List<ConnectorObserver> observers = new ArrayList<>();
       observerFactories.orderedStream().forEach(f -> observers.add(f.observerFor(base)));
       TransferTracer tracer =

@@ -27,6 +27,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param role What this engine does: 'producer' (prefill node, grants leases), 'consumer' (decode
  *     node, reads from producers) or 'both'.
  * @param engineId This engine's identity in handshakes. Unique in the deployment.
+ * @param tpDegree How many tensor-parallel ranks the engine has, 1 to 255: one worker side, KV
+ *     region and transport agent each.
  * @param lease How long producers hold blocks for consumers, and how both sides keep leases alive.
  * @param replyTimeout How long a consumer waits for the producer's ACK or NACK after a read before
  *     the load counts as failed.
@@ -42,6 +44,7 @@ public record KvBridgeProperties(
     @DefaultValue Connector connector,
     @DefaultValue("both") Role role,
     @DefaultValue("engine-0") String engineId,
+    @DefaultValue("1") int tpDegree,
     @DefaultValue Lease lease,
     @DefaultValue("5s") Duration replyTimeout,
     @DefaultValue Handshake handshake,
@@ -52,9 +55,9 @@ public record KvBridgeProperties(
   private static final String PREFIX = "kvbridge.";
 
   /**
-   * The settings of a connector for {@code engineId} in {@code role} that finds producers through
-   * {@code peerDirectory}, with every other value as configured here and {@code
-   * connectorProperties} as the connector's own.
+   * The settings of a connector for {@code engineId} in {@code role} with {@code tpDegree}
+   * tensor-parallel ranks that finds producers through {@code peerDirectory}, with every other
+   * value as configured here and {@code connectorProperties} as the connector's own.
    *
    * @throws io.kvbridge.spi.InvalidSettingException naming the setting (under this prefix) of a
    *     value a connector cannot run with
@@ -62,12 +65,14 @@ public record KvBridgeProperties(
   public ConnectorSettings connectorSettings(
       String engineId,
       Role role,
+      int tpDegree,
       PeerDirectory peerDirectory,
       MonotonicClock clock,
       ConnectorObserver observer,
       ConnectorProperties connectorProperties) {
     return ConnectorSettings.builder(connector.type(), engineId)
         .role(role)
+        .tpDegree(tpDegree)
         .leaseTerms(lease.duration(), lease.maxLifetime())
         .heartbeatInterval(lease.heartbeatInterval())
         .safetyMargin(lease.safetyMargin())

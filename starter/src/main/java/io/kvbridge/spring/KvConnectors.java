@@ -29,6 +29,15 @@ public interface KvConnectors {
   /** Creates a connector for another engine in this JVM, with every other setting as configured. */
   KvConnector create(String engineId, Role role);
 
+  /**
+   * Creates a connector for another engine in this JVM that has {@code tpDegree} tensor-parallel
+   * ranks (a worker side, KV memory and transport agent each), with every other setting as
+   * configured.
+   *
+   * @throws IllegalArgumentException if {@code tpDegree} is not 1 to 255
+   */
+  KvConnector create(String engineId, Role role, int tpDegree);
+
   /** The connectors created so far and not yet closed. */
   List<KvConnector> all();
 }

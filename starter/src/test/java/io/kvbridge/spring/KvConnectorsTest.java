@@ -2,6 +2,7 @@ package io.kvbridge.spring;
 
 import static io.kvbridge.spring.StartupFailures.causeOfType;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import io.kvbridge.lease.EndReason;
@@ -60,6 +61,28 @@ class KvConnectorsTest {
               assertThat(connector.settings().role()).isEqualTo(Role.CONSUMER);
               assertThat(connector.settings().leaseTerms().duration()).hasSeconds(12);
             });
+  }
+
+  @Test
+  void createWithRanksGivesTheEngineAWorkerSidePerRank() {
+    runner.run(
+        context -> {
+          KvConnector connector =
+              context.getBean(KvConnectors.class).create("decode-tp", Role.CONSUMER, 2);
+          assertThat(connector.settings().tpDegree()).isEqualTo(2);
+          assertThat(connector.worker(1)).isNotSameAs(connector.worker(0));
+        });
+  }
+
+  @Test
+  void createWithRanksOutsideOneTo255IsRefusedNamingTheEngine() {
+    runner.run(
+        context ->
+            assertThatIllegalArgumentException()
+                .isThrownBy(
+                    () -> context.getBean(KvConnectors.class).create("decode-x", Role.CONSUMER, 0))
+                .withMessageContaining("engine decode-x")
+                .withMessageContaining("1 to 255 tensor-parallel ranks, got 0"));
   }
 
   @Test

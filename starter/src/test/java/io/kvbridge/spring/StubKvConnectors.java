@@ -29,4 +29,9 @@ public record StubKvConnectors(TransportProvider provider, List<KvConnector> all
   public KvConnector create(String engineId, Role role) {
     throw new UnsupportedOperationException("stub");
   }
+
+  @Override
+  public KvConnector create(String engineId, Role role, int tpDegree) {
+    throw new UnsupportedOperationException("stub");
+  }
 }

@@ -9,6 +9,7 @@ import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.sample.engine.Engine;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineRequest;
+import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.engine.Generation;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.spi.ConnectorSettings;
@@ -40,14 +41,14 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * The sample app's prefill/decode path, in process, on its engine API: a prefill engine and a
- * decode engine, each with its own connector, with the sample app's default engine settings. One
- * request in flight; sampled, so the report can give percentiles. The {@code nixl} connector needs
- * {@code -Dkvbridge.nixl.home} and loopback UCX transports, as {@code benchmarks/run.sh} gives it.
+ * decode engine, each with its own connector, with the engine settings below. One request in
+ * flight; sampled, so the report can give percentiles. The {@code nixl} connector needs {@code
+ * -Dkvbridge.nixl.home} and loopback UCX transports, as {@code benchmarks/run.sh} gives it.
  *
  * <p>{@link #prefillThenDecode()} does what the sample's router does: the prefill engine computes
  * the prompt with {@code max_tokens=1} under a lease, then the decode engine loads the prompt's
- * full blocks through the connector and generates. {@link #colocated()} is the baseline: the decode
- * engine computes the prompt itself and generates.
+ * blocks, the partly filled last one included, through the connector and generates. {@link
+ * #colocated()} is the baseline: the decode engine computes the prompt itself and generates.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SampleTime)
@@ -57,9 +58,12 @@ import org.openjdk.jmh.annotations.TearDown;
     jvmArgsAppend = {"-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED"})
 public class PdPathBenchmark {
 
-  /** The sample app's defaults: 4096 blocks of 16 tokens, 64 bytes per token. */
-  private static final KvLayout LAYOUT =
-      KvLayout.opaque(ToyModel.NAME + ", 64 bytes per token", 16, 64, 4096);
+  /**
+   * 4096 blocks of 16 tokens, 64 bytes of KV per token as one opaque head, one rank and no prefix
+   * cache: every decode loads the whole prompt, so the benchmark measures the transfer path.
+   */
+  private static final EngineShape SHAPE =
+      EngineShape.of(KvLayout.opaque(ToyModel.NAME + ", 64 bytes per token", 16, 64, 4096));
 
   /** The sample app's default step interval. */
   private static final Duration STEP = Duration.ofMillis(2);
@@ -85,17 +89,17 @@ public class PdPathBenchmark {
     int promptTokens = PROMPT.getBytes(StandardCharsets.UTF_8).length;
     return Map.of(
         "blocks",
-        LAYOUT.blockCount(),
+        SHAPE.blockCount(),
         "tokensPerBlock",
-        LAYOUT.tokensPerBlock(),
+        SHAPE.tokensPerBlock(),
         "bytesPerToken",
-        LAYOUT.blockBytes() / LAYOUT.tokensPerBlock(),
+        SHAPE.bytesPerToken(),
         "stepMillis",
         STEP.toMillis(),
         "promptTokens",
         promptTokens,
         "promptFullBlocks",
-        promptTokens / LAYOUT.tokensPerBlock(),
+        promptTokens / SHAPE.tokensPerBlock(),
         "generatedTokens",
         MAX_TOKENS,
         "prefillMaxTokens",
@@ -117,9 +121,9 @@ public class PdPathBenchmark {
   @Setup(Level.Trial)
   public void start() {
     String deployment = "bench-" + UUID.randomUUID();
-    EngineFactory factory = new EngineFactory(LAYOUT, LoadFailurePolicy.FAIL, STEP);
-    prefill = factory.start(connector(deployment, "prefill", Role.PRODUCER));
-    decode = factory.start(connector(deployment, "decode", Role.CONSUMER));
+    EngineFactory factory = new EngineFactory(LoadFailurePolicy.FAIL, STEP);
+    prefill = factory.start(connector(deployment, "prefill", Role.PRODUCER), SHAPE);
+    decode = factory.start(connector(deployment, "decode", Role.CONSUMER), SHAPE);
   }
 
   /** Stops both engines. */

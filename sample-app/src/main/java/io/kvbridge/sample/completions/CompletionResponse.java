@@ -64,14 +64,19 @@ public record CompletionResponse(
       @JsonProperty("total_tokens") int totalTokens) {}
 
   /**
-   * Where the prompt's KV came from.
+   * Where the prompt's KV came from; the three counts add up to the prompt's tokens.
    *
    * @param engineId the engine that generated the text
-   * @param kvSource {@code COMPUTED}, {@code LOADED} or {@code RECOMPUTED}
+   * @param kvSource {@code COMPUTED}, {@code LOADED}, {@code CACHED} (the engine's prefix cache
+   *     held every token the prefill node leased, so nothing was loaded) or {@code RECOMPUTED}
+   * @param cachedTokens the prompt's first tokens, taken from the engine's prefix cache
    * @param loadedTokens prompt tokens whose KV was loaded from a prefill node
+   * @param computedTokens prompt tokens computed on the engine
    */
   public record KvInfo(
       @JsonProperty("engine_id") String engineId,
       @JsonProperty("kv_source") String kvSource,
-      @JsonProperty("loaded_tokens") int loadedTokens) {}
+      @JsonProperty("cached_tokens") int cachedTokens,
+      @JsonProperty("loaded_tokens") int loadedTokens,
+      @JsonProperty("computed_tokens") int computedTokens) {}
 }

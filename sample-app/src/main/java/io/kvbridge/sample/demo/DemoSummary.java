@@ -12,27 +12,36 @@ import java.util.Map;
 /**
  * The outcome of a demo run, with the checks that prove kvbridge did its job.
  *
+ * @param engines the two engines' shapes, as the summary prints them
  * @param requests requests sent to the router
+ * @param conversations the conversations they formed
  * @param served requests answered with a completion
  * @param dropped requests the router dropped after prefill (fault injection)
  * @param failed requests answered with any other error (should be 0)
  * @param failures the first few failure reasons
- * @param servedFromTransfer served requests whose prompt KV was loaded from the prefill node
- * @param servedLocally served requests with no full block to transfer (computed on the decode node)
- * @param recomputed served requests whose load failed and were prefilled on the decode node
- * @param blocksMoved blocks the decode node loaded and the prefill node validated
- * @param tokensMoved prompt tokens those blocks held
+ * @param servedFromTransfer served requests for which the decode node loaded at least one token's
+ *     KV from the prefill node
+ * @param servedLocally served requests with nothing to load: the decode node's prefix cache held
+ *     every token the prefill node leased, so the lease was released unread
+ * @param recomputed served requests whose load failed and were computed on the decode node
+ * @param tokensFromCache prompt tokens the decode node copied from its prefix cache
+ * @param tokensMoved prompt tokens the decode node loaded from the prefill node
+ * @param tokensComputed prompt tokens the decode node computed itself
+ * @param prefillTokensFromCache prompt tokens the prefill node copied from its own prefix cache
+ * @param blocksMoved decode blocks the loads wrote, validated by the prefill node
  * @param bytesMoved bytes of those reads, as the decode node's connector counts them
  * @param leasesGranted leases the prefill node granted
  * @param leasesEnded leases ended, by reason, as the prefill node's connector counts them
  * @param liveLeases leases still live on the prefill node
- * @param blocksHeldOnPrefill blocks the prefill engine still holds
- * @param blocksHeldOnDecode blocks the decode engine still holds
+ * @param blocksHeldOnPrefill blocks requests still hold on the prefill engine
+ * @param blocksHeldOnDecode blocks requests still hold on the decode engine
  * @param mismatches completions that differ from the colocated reference
  * @param elapsed how long the workload took, without the wait for expiry
  */
 public record DemoSummary(
+    String engines,
     int requests,
+    int conversations,
     int served,
     int dropped,
     int failed,
@@ -40,8 +49,11 @@ public record DemoSummary(
     int servedFromTransfer,
     int servedLocally,
     int recomputed,
-    long blocksMoved,
+    long tokensFromCache,
     long tokensMoved,
+    long tokensComputed,
+    long prefillTokensFromCache,
+    long blocksMoved,
     long bytesMoved,
     long leasesGranted,
     Map<EndReason, Long> leasesEnded,
@@ -75,6 +87,9 @@ public record DemoSummary(
     checks.put(
         "every transferred request's lease ended READ",
         ended(EndReason.READ) == servedFromTransfer);
+    checks.put(
+        "every lease held whole in the decode node's prefix cache was RELEASED",
+        ended(EndReason.RELEASED) == servedLocally);
     checks.put("no request failed", failed == 0);
     return checks;
   }
@@ -88,16 +103,19 @@ public record DemoSummary(
   public String format() {
     List<String> lines = new ArrayList<>();
     lines.add("==================== kvbridge demo summary ====================");
+    lines.add("engines                      " + engines);
     lines.add(
         String.format(
             Locale.ROOT,
-            "requests                     %d in %.1f s",
+            "requests                     %d in %.1f s (%d conversations)",
             requests,
-            elapsed.toMillis() / 1000.0));
+            elapsed.toMillis() / 1000.0,
+            conversations));
     lines.add(
         String.format(
             Locale.ROOT,
-            "  served                     %d (KV transferred %d, no full block %d, recomputed %d)",
+            "  served                     %d (KV transferred %d, all in D's prefix cache %d,"
+                + " recomputed %d)",
             served,
             servedFromTransfer,
             servedLocally,
@@ -109,6 +127,14 @@ public record DemoSummary(
     lines.add(
         String.format(
             Locale.ROOT,
+            "prompt tokens on D           %d: from its prefix cache %d, loaded %d, computed %d",
+            tokensFromCache + tokensMoved + tokensComputed,
+            tokensFromCache,
+            tokensMoved,
+            tokensComputed));
+    lines.add(
+        String.format(
+            Locale.ROOT,
             "blocks moved P -> D          %d (%d tokens, %s)",
             blocksMoved,
             tokensMoved,
@@ -116,16 +142,23 @@ public record DemoSummary(
     lines.add(
         String.format(
             Locale.ROOT,
-            "leases granted               %d, ended READ %d, EXPIRED %d, REVOKED %d, live %d",
+            "P's prefix cache             %d prompt tokens not computed again",
+            prefillTokensFromCache));
+    lines.add(
+        String.format(
+            Locale.ROOT,
+            "leases granted               %d, ended READ %d, RELEASED %d, EXPIRED %d, REVOKED %d,"
+                + " live %d",
             leasesGranted,
             ended(EndReason.READ),
+            ended(EndReason.RELEASED),
             ended(EndReason.EXPIRED),
             ended(EndReason.REVOKED),
             liveLeases));
     lines.add(
         String.format(
             Locale.ROOT,
-            "blocks still held            prefill %d, decode %d",
+            "blocks still held            prefill %d, decode %d (prefix caches aside)",
             blocksHeldOnPrefill,
             blocksHeldOnDecode));
     lines.add(
@@ -139,15 +172,20 @@ public record DemoSummary(
   /** The summary as JSON-ready values, for the info endpoint. */
   public Map<String, Object> toMap() {
     Map<String, Object> map = new LinkedHashMap<>();
+    map.put("engines", engines);
     map.put("requests", requests);
+    map.put("conversations", conversations);
     map.put("served", served);
     map.put("dropped", dropped);
     map.put("failed", failed);
     map.put("servedFromTransfer", servedFromTransfer);
     map.put("servedLocally", servedLocally);
     map.put("recomputed", recomputed);
-    map.put("blocksMoved", blocksMoved);
+    map.put("tokensFromCache", tokensFromCache);
     map.put("tokensMoved", tokensMoved);
+    map.put("tokensComputed", tokensComputed);
+    map.put("prefillTokensFromCache", prefillTokensFromCache);
+    map.put("blocksMoved", blocksMoved);
     map.put("bytesMoved", bytesMoved);
     map.put("leasesGranted", leasesGranted);
     Map<String, Long> ended = new LinkedHashMap<>();

@@ -5,6 +5,7 @@ import io.kvbridge.sample.completions.CompletionRequest;
 import io.kvbridge.sample.completions.CompletionResponse;
 import io.kvbridge.sample.completions.ErrorResponse;
 import io.kvbridge.sample.engine.Engine;
+import io.kvbridge.sample.engine.EngineStats;
 import io.kvbridge.sample.engine.Generation.KvSource;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.sample.router.DroppedAfterPrefillException;
@@ -15,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -31,11 +33,12 @@ import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestClientException;
 
 /**
- * The demo: sends a workload of varied prompts through the router over HTTP, with some concurrency,
- * while the router drops a share of requests after prefill; checks every completion against the
- * colocated reference; waits until the dropped requests' leases are past their duration; and
- * summarizes what kvbridge did, from the same connector status the {@code kvbridge} actuator
- * endpoint shows.
+ * The demo: sends a workload of conversations through the router over HTTP, several at once, each
+ * turn once the one before it is answered, while the router drops a share of requests after
+ * prefill; checks every completion against the colocated reference; waits until the dropped
+ * requests' leases are past their duration; and summarizes what kvbridge did, from the same
+ * connector status the {@code kvbridge} actuator endpoint shows, and where the decode node's KV
+ * came from (its prefix cache, the prefill node, itself).
  *
  * <p>Threads: {@link #run()} blocks its caller and uses its own pool for the requests.
  */
@@ -76,27 +79,44 @@ public final class DemoWorkload {
     this.sweepInterval = sweepInterval;
     this.prompts =
         new DemoPrompts(
-            settings.seed(), settings.maxPromptBytes(), prefill.layout().tokensPerBlock());
+            settings.seed(),
+            settings.maxPromptBytes(),
+            Math.min(prefill.shape().tokensPerBlock(), decode.shape().tokensPerBlock()));
   }
 
   /** Runs the workload, waits for the dropped leases, and returns the summary. */
   public DemoSummary run() throws InterruptedException {
     int total = settings.requests();
+    int turns = settings.turns();
+    int conversations = (total + turns - 1) / turns;
     LOG.info(
-        "demo: sending {} requests through the router at {} ({} at a time); the router drops {}%"
-            + " of those with KV to transfer after prefill (kvbridge.sample.demo.drop-after-prefill)",
+        "demo: sending {} requests, {} conversations of up to {} turns, through the router at {}"
+            + " ({} conversations at a time; {}); the router drops {}% of them after prefill"
+            + " (kvbridge.sample.demo.drop-after-prefill)",
         total,
+        conversations,
+        turns,
         routerBase.get(),
         settings.concurrency(),
+        engines(),
         Math.round(settings.dropAfterPrefill() * 100));
     Tally tally = new Tally();
     long started = System.nanoTime();
     ExecutorService pool = Executors.newFixedThreadPool(settings.concurrency(), demoThreads());
     try {
-      List<Future<?>> futures = new ArrayList<>(total);
-      for (int i = 0; i < total; i++) {
-        int index = i;
-        futures.add(pool.submit(() -> send(index, tally)));
+      List<Future<?>> futures = new ArrayList<>(conversations);
+      for (int c = 0; c < conversations; c++) {
+        int conversation = c;
+        int first = c * turns;
+        List<String> prompts = this.prompts.conversation(c, Math.min(turns, total - first));
+        futures.add(
+            pool.submit(
+                () -> {
+                  // One turn after another, as a user waits for each answer.
+                  for (int t = 0; t < prompts.size(); t++) {
+                    send(first + t, conversation, prompts.get(t), tally);
+                  }
+                }));
       }
       for (Future<?> f : futures) {
         try {
@@ -110,11 +130,22 @@ public final class DemoWorkload {
     }
     Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
     awaitLeases(tally);
-    return summarize(tally, elapsed);
+    return summarize(tally, conversations, elapsed);
   }
 
-  private void send(int index, Tally tally) {
-    String prompt = prompts.prompt(index);
+  /** The engines' shapes, for the log and the summary. */
+  private String engines() {
+    return String.format(
+        Locale.ROOT,
+        "prefill TP %d x %d-token blocks, decode TP %d x %d-token blocks, %s",
+        prefill.shape().tpDegree(),
+        prefill.shape().tokensPerBlock(),
+        decode.shape().tpDegree(),
+        decode.shape().tokensPerBlock(),
+        decode.shape().model().order().name().toLowerCase(Locale.ROOT).replace('_', '-'));
+  }
+
+  private void send(int index, int conversation, String prompt, Tally tally) {
     int maxTokens = prompts.maxTokens(index, settings.maxTokens());
     String url = routerBase.get().toString().replaceAll("/+$", "") + "/v1/completions";
     try {
@@ -131,15 +162,15 @@ public final class DemoWorkload {
                     }
                     return new Outcome(null, response.bodyTo(ErrorResponse.class));
                   });
-      record(index, prompt, maxTokens, outcome, tally);
+      record(index, conversation, prompt, maxTokens, outcome, tally);
     } catch (RestClientException e) {
-      tally.failure("request " + index + ": " + e.getMessage());
+      tally.failure("request " + index + " (conversation " + conversation + "): " + e.getMessage());
     }
     int done = tally.done.incrementAndGet();
     if (done % settings.progressEvery() == 0 || done == settings.requests()) {
       LOG.info(
           "demo: {}/{} done: served {}, dropped {}, failed {}; prefill holds {} blocks in {} leases;"
-              + " {} blocks moved",
+              + " {} blocks moved, {} prompt tokens from the decode node's prefix cache",
           done,
           settings.requests(),
           tally.served.get(),
@@ -147,11 +178,13 @@ public final class DemoWorkload {
           tally.failed.get(),
           prefill.stats().heldBlocks(),
           prefill.connector().status().producer().orElseThrow().liveLeases(),
-          decode.stats().loadedBlocks());
+          decode.stats().loadedBlocks(),
+          decode.stats().cachedTokens());
     }
   }
 
-  private void record(int index, String prompt, int maxTokens, Outcome outcome, Tally tally) {
+  private void record(
+      int index, int conversation, String prompt, int maxTokens, Outcome outcome, Tally tally) {
     if (outcome.completion != null) {
       tally.served.incrementAndGet();
       CompletionResponse.KvInfo info = outcome.completion.kvbridge();
@@ -161,14 +194,17 @@ public final class DemoWorkload {
       } else if (KvSource.RECOMPUTED.name().equals(source)) {
         tally.recomputed.incrementAndGet();
       } else {
+        // CACHED: the decode node's prefix cache held every token the prefill node leased.
         tally.local.incrementAndGet();
       }
       String expected = reference.referenceCompletion(prompt, maxTokens);
       if (!expected.equals(outcome.completion.text())) {
         tally.mismatches.incrementAndGet();
         LOG.error(
-            "demo: request {} differs from the reference: got '{}', expected '{}'",
+            "demo: request {} (conversation {}) differs from the reference: got '{}', expected"
+                + " '{}'",
             index,
+            conversation,
             outcome.completion.text(),
             expected);
       }
@@ -183,7 +219,9 @@ public final class DemoWorkload {
     tally.failure(
         "request "
             + index
-            + ": "
+            + " (conversation "
+            + conversation
+            + "): "
             + (error == null ? "no error body" : error.code() + " " + error.message()));
   }
 
@@ -215,11 +253,14 @@ public final class DemoWorkload {
     }
   }
 
-  private DemoSummary summarize(Tally tally, Duration elapsed) {
+  private DemoSummary summarize(Tally tally, int conversations, Duration elapsed) {
     ProducerStatus producer = prefill.connector().status().producer().orElseThrow();
     ConsumerStatus consumer = decode.connector().status().consumer().orElseThrow();
+    EngineStats d = decode.stats();
     return new DemoSummary(
+        engines(),
         settings.requests(),
+        conversations,
         tally.served.get(),
         tally.dropped.get(),
         tally.failed.get(),
@@ -227,8 +268,11 @@ public final class DemoWorkload {
         tally.fromTransfer.get(),
         tally.local.get(),
         tally.recomputed.get(),
-        decode.stats().loadedBlocks(),
-        decode.stats().loadedTokens(),
+        d.cachedTokens(),
+        d.loadedTokens(),
+        d.computedTokens(),
+        prefill.stats().cachedTokens(),
+        d.loadedBlocks(),
         consumer.bytesRead(),
         producer.leasesGranted(),
         producer.leasesEnded(),

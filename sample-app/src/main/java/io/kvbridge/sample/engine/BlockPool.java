@@ -11,65 +11,100 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The engine's KV cache: a fixed pool of blocks laid out back to back in one {@link KvMemory}, as
- * the connector registered it. Hands out blocks, takes them back (refusing a block that is not
- * held, so a double free is caught where it happens), and copies per-token KV in and out.
+ * The engine's KV cache: a fixed pool of blocks with engine-wide ids, each rank holding its share
+ * of every block in a {@link KvMemory} of its own, laid out as the connector registered it (as in
+ * vLLM, every rank has the same block ids). Hands out blocks, takes them back (refusing a block
+ * that is not held, so a double free is caught where it happens), and copies KV in and out.
  *
- * <p>Token {@code i} of a request lives in block {@code blockIds[i / tokensPerBlock]} at byte
- * {@code (i % tokensPerBlock) * bytesPerToken()}; this is the layout a consumer relies on when it
- * reads a producer's blocks.
+ * <p>A token's KV, as the engine hands it in and gets it back, is the model's head vectors in
+ * (layer, plane, head) order, {@link #bytesPerToken()} bytes. Token {@code i} of a request lives in
+ * block {@code blockIds[i / tokensPerBlock]}, slot {@code i % tokensPerBlock}; the vector of head
+ * {@code h} lies on the rank that holds {@code h}, at {@link KvLayout#offsetInBlock} of that rank's
+ * copy of the block. This is where a consumer's connector writes what it reads from a producer.
  *
  * <p>Threads: allocation and freeing are synchronized and may be called from any thread; copies to
  * the blocks of one request must come from one thread at a time (the engine thread).
  */
 public final class BlockPool {
 
-  private final KvMemory memory;
-  private final KvLayout layout;
+  private final List<KvLayout> ranks;
+  private final List<KvMemory> memories;
+  private final int tokensPerBlock;
+  private final int blockCount;
   private final int bytesPerToken;
+  private final int kvHeads;
+  private final int planes;
+  private final int vectorBytes;
   private final ArrayDeque<Integer> free;
   private final BitSet held;
 
   /**
-   * A pool over {@code memory}, which must hold at least {@code layout.totalBytes()}.
+   * A pool over {@code memories}, one per rank, rank {@code r}'s holding at least {@code
+   * ranks.get(r).totalBytes()}.
    *
-   * @throws IllegalArgumentException if the memory is too small or a block does not hold a whole
-   *     number of tokens
+   * @throws IllegalArgumentException if the ranks do not split the model's heads once, or a memory
+   *     is too small
    */
-  public BlockPool(KvMemory memory, KvLayout layout) {
-    this.memory = Objects.requireNonNull(memory, "memory");
-    this.layout = Objects.requireNonNull(layout, "layout");
-    if (memory.sizeBytes() < layout.totalBytes()) {
+  public BlockPool(List<KvLayout> ranks, List<KvMemory> memories) {
+    this.ranks = List.copyOf(ranks);
+    this.memories = List.copyOf(memories);
+    KvLayout.partitionProblem(this.ranks)
+        .ifPresent(
+            problem -> {
+              throw new IllegalArgumentException("KV ranks: " + problem);
+            });
+    if (this.memories.size() != this.ranks.size()) {
       throw new IllegalArgumentException(
-          "KV memory of "
-              + memory.sizeBytes()
-              + " bytes cannot hold "
-              + layout.blockCount()
-              + " blocks of "
-              + layout.blockBytes()
-              + " bytes");
+          this.ranks.size() + " rank layouts but " + this.memories.size() + " memories");
     }
-    this.bytesPerToken = layout.blockBytes() / layout.tokensPerBlock();
-    this.free = new ArrayDeque<>(layout.blockCount());
-    for (int id = 0; id < layout.blockCount(); id++) {
+    for (int r = 0; r < this.ranks.size(); r++) {
+      KvLayout layout = this.ranks.get(r);
+      KvMemory memory = Objects.requireNonNull(this.memories.get(r), "memory");
+      if (memory.sizeBytes() < layout.totalBytes()) {
+        throw new IllegalArgumentException(
+            "KV memory of rank "
+                + r
+                + " ("
+                + memory.sizeBytes()
+                + " bytes) cannot hold "
+                + layout.blockCount()
+                + " blocks of "
+                + layout.blockBytes()
+                + " bytes");
+      }
+    }
+    KvLayout first = this.ranks.get(0);
+    this.tokensPerBlock = first.tokensPerBlock();
+    this.blockCount = first.blockCount();
+    this.kvHeads = first.kvHeads();
+    this.planes = first.planes();
+    this.vectorBytes = first.vectorBytes();
+    this.bytesPerToken = first.layers() * planes * kvHeads * vectorBytes;
+    this.free = new ArrayDeque<>(blockCount);
+    for (int id = 0; id < blockCount; id++) {
       free.addLast(id);
     }
-    this.held = new BitSet(layout.blockCount());
+    this.held = new BitSet(blockCount);
   }
 
-  /** The layout of this pool. */
-  public KvLayout layout() {
-    return layout;
+  /** Tokens per block. */
+  public int tokensPerBlock() {
+    return tokensPerBlock;
   }
 
-  /** Bytes of KV per token. */
+  /** Blocks in the pool. */
+  public int blockCount() {
+    return blockCount;
+  }
+
+  /** Bytes of KV per token, over every rank. */
   public int bytesPerToken() {
     return bytesPerToken;
   }
 
   /** How many blocks {@code tokens} tokens occupy (the last one possibly partial). */
   public int blocksFor(int tokens) {
-    return (tokens + layout.tokensPerBlock() - 1) / layout.tokensPerBlock();
+    return (tokens + tokensPerBlock - 1) / tokensPerBlock;
   }
 
   /** Takes {@code count} blocks, or nothing if fewer are free. */
@@ -96,11 +131,11 @@ public final class BlockPool {
    *     in the list, or outside the pool)
    */
   public synchronized void free(List<Integer> blockIds) {
-    BitSet seen = new BitSet(layout.blockCount());
+    BitSet seen = new BitSet(blockCount);
     for (int id : blockIds) {
-      if (id < 0 || id >= layout.blockCount()) {
+      if (id < 0 || id >= blockCount) {
         throw new DoubleFreeException(
-            "block " + id + " is outside the pool of " + layout.blockCount() + " blocks");
+            "block " + id + " is outside the pool of " + blockCount + " blocks");
       }
       if (!held.get(id) || seen.get(id)) {
         throw new DoubleFreeException(
@@ -124,39 +159,169 @@ public final class BlockPool {
     return free.size();
   }
 
-  /** Writes the KV of token {@code token} of a request whose blocks are {@code blockIds}. */
-  public void writeToken(List<Integer> blockIds, int token, byte[] kv) {
-    if (kv.length != bytesPerToken) {
+  /**
+   * Writes the KV of tokens {@code [from, to)} of a request whose blocks are {@code blockIds}, from
+   * {@code kv} (those tokens' KV in token order), onto every rank. Only those tokens' bytes are
+   * written, so the other slots of a block may be written by someone else meanwhile.
+   */
+  public void writeTokens(List<Integer> blockIds, int from, int to, byte[] kv) {
+    checkRange(blockIds, from, to);
+    if (kv.length != (to - from) * bytesPerToken) {
       throw new IllegalArgumentException(
-          "token KV is " + kv.length + " bytes, the pool stores " + bytesPerToken);
+          "KV of "
+              + (to - from)
+              + " tokens is "
+              + (to - from) * bytesPerToken
+              + " bytes, got "
+              + kv.length);
     }
-    memory.write(offsetOf(blockIds, token), ByteBuffer.wrap(kv));
+    if (from == to) {
+      return;
+    }
+    for (int r = 0; r < ranks.size(); r++) {
+      KvLayout layout = ranks.get(r);
+      Run run = new Run(memories.get(r), layout.blockBytes());
+      for (int b = from / tokensPerBlock; b * tokensPerBlock < to; b++) {
+        long base = (long) blockIds.get(b) * layout.blockBytes();
+        int first = Math.max(from, b * tokensPerBlock);
+        int end = Math.min(to, (b + 1) * tokensPerBlock);
+        forEachVector(
+            layout,
+            first,
+            end,
+            (layer, plane, head, token) ->
+                run.add(
+                    base + layout.offsetInBlock(layer, plane, head, token % tokensPerBlock),
+                    kv,
+                    (token - from) * bytesPerToken + vectorInToken(layer, plane, head)));
+        run.flush();
+      }
+    }
   }
 
-  /** Reads the KV of tokens {@code [0, tokens)} of a request whose blocks are {@code blockIds}. */
+  /**
+   * Reads the KV of tokens {@code [0, tokens)} of a request whose blocks are {@code blockIds}, from
+   * every rank, in token order.
+   */
   public byte[] readTokens(List<Integer> blockIds, int tokens) {
-    if (tokens > blockIds.size() * layout.tokensPerBlock()) {
-      throw new IllegalArgumentException(
-          tokens + " tokens do not fit in " + blockIds.size() + " blocks");
-    }
+    checkRange(blockIds, 0, tokens);
     byte[] out = new byte[tokens * bytesPerToken];
-    int tokensPerBlock = layout.tokensPerBlock();
-    for (int b = 0; b * tokensPerBlock < tokens; b++) {
-      int inBlock = Math.min(tokensPerBlock, tokens - b * tokensPerBlock);
-      memory.read(
-          (long) blockIds.get(b) * layout.blockBytes(),
-          ByteBuffer.wrap(out, b * tokensPerBlock * bytesPerToken, inBlock * bytesPerToken));
+    for (int r = 0; r < ranks.size(); r++) {
+      KvLayout layout = ranks.get(r);
+      byte[] block = new byte[layout.blockBytes()];
+      for (int b = 0; b * tokensPerBlock < tokens; b++) {
+        memories.get(r).read((long) blockIds.get(b) * layout.blockBytes(), ByteBuffer.wrap(block));
+        int first = b * tokensPerBlock;
+        int end = Math.min(tokens, first + tokensPerBlock);
+        forEachVector(
+            layout,
+            first,
+            end,
+            (layer, plane, head, token) ->
+                System.arraycopy(
+                    block,
+                    (int) layout.offsetInBlock(layer, plane, head, token - first),
+                    out,
+                    token * bytesPerToken + vectorInToken(layer, plane, head),
+                    vectorBytes));
+      }
     }
     return out;
   }
 
-  private long offsetOf(List<Integer> blockIds, int token) {
-    int block = token / layout.tokensPerBlock();
-    if (block >= blockIds.size()) {
+  /** Copies block {@code from.get(i)} to block {@code to.get(i)} on every rank, whole. */
+  public void copyBlocks(List<Integer> from, List<Integer> to) {
+    if (from.size() != to.size()) {
       throw new IllegalArgumentException(
-          "token " + token + " lies past the request's " + blockIds.size() + " blocks");
+          "copying " + from.size() + " blocks into " + to.size() + " blocks");
     }
-    return (long) blockIds.get(block) * layout.blockBytes()
-        + (long) (token % layout.tokensPerBlock()) * bytesPerToken;
+    for (int r = 0; r < ranks.size(); r++) {
+      int blockBytes = ranks.get(r).blockBytes();
+      KvMemory memory = memories.get(r);
+      ByteBuffer block = ByteBuffer.allocate(blockBytes);
+      for (int i = 0; i < from.size(); i++) {
+        block.clear();
+        memory.read((long) from.get(i) * blockBytes, block);
+        block.flip();
+        memory.write((long) to.get(i) * blockBytes, block);
+      }
+    }
+  }
+
+  /** Where the vector of ({@code layer}, {@code plane}, {@code head}) starts in a token's KV. */
+  private int vectorInToken(int layer, int plane, int head) {
+    return ((layer * planes + plane) * kvHeads + head) * vectorBytes;
+  }
+
+  private void checkRange(List<Integer> blockIds, int from, int to) {
+    if (from < 0 || from > to) {
+      throw new IllegalArgumentException("token range [" + from + ", " + to + ") is empty");
+    }
+    if (to > blockIds.size() * tokensPerBlock) {
+      throw new IllegalArgumentException(
+          "token " + (to - 1) + " lies past the request's " + blockIds.size() + " blocks");
+    }
+  }
+
+  /** Visits one vector of a rank's share of a token. */
+  @FunctionalInterface
+  private interface VectorVisitor {
+    void visit(int layer, int plane, int head, int token);
+  }
+
+  /**
+   * Visits the vectors of tokens {@code [first, end)} (within one block) that {@code layout}'s rank
+   * holds, in the order they lie in its memory, so neighbours can be written as one piece.
+   */
+  private static void forEachVector(KvLayout layout, int first, int end, VectorVisitor visitor) {
+    int lastHead = layout.headStart() + layout.headCount();
+    for (int layer = 0; layer < layout.layers(); layer++) {
+      for (int plane = 0; plane < layout.planes(); plane++) {
+        if (layout.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
+          for (int head = layout.headStart(); head < lastHead; head++) {
+            for (int token = first; token < end; token++) {
+              visitor.visit(layer, plane, head, token);
+            }
+          }
+        } else {
+          for (int token = first; token < end; token++) {
+            for (int head = layout.headStart(); head < lastHead; head++) {
+              visitor.visit(layer, plane, head, token);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** Gathers vectors that lie next to each other in a rank's memory into one write. */
+  private final class Run {
+    private final KvMemory memory;
+    private final byte[] buffer;
+    private long start;
+    private int length;
+
+    Run(KvMemory memory, int capacity) {
+      this.memory = memory;
+      this.buffer = new byte[capacity];
+    }
+
+    void add(long at, byte[] source, int offset) {
+      if (length > 0 && (at != start + length || length + vectorBytes > buffer.length)) {
+        flush();
+      }
+      if (length == 0) {
+        start = at;
+      }
+      System.arraycopy(source, offset, buffer, length, vectorBytes);
+      length += vectorBytes;
+    }
+
+    void flush() {
+      if (length > 0) {
+        memory.write(start, ByteBuffer.wrap(buffer, 0, length));
+        length = 0;
+      }
+    }
   }
 }

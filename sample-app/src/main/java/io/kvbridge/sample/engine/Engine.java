@@ -18,11 +18,13 @@ import io.kvbridge.spi.WorkerSide;
 import io.kvbridge.transfer.KvMemory;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -32,27 +34,37 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A small inference engine that drives a kvbridge connector exactly as a real engine does: a {@link
- * BlockPool} over the KV memory the connector allocated and registered, a {@link ToyModel}, and a
- * step loop on its own thread.
+ * A small inference engine that drives a kvbridge connector exactly as a real engine does: {@link
+ * EngineShape#tpDegree() tensor-parallel ranks} that each allocate and register their share of the
+ * KV heads through {@code connector.worker(rank)}, a {@link BlockPool} whose block ids every rank
+ * shares, a {@link PrefixCache}, a {@link ToyModel}, and a step loop on its own thread.
  *
  * <p>Each step (every {@code stepInterval}, also when idle, so finished leases are reclaimed on an
  * idle engine too):
  *
  * <ol>
- *   <li>admits waiting requests while blocks are free. A request with a producer's transfer
- *       parameters goes {@code matchRemote} → allocate → {@code afterAllocate}, and its partial
- *       tail is computed here; any other request is computed here, generates, and is reported with
- *       {@code requestFinished}: if the connector delays the free (a decode node will read the
- *       blocks), the blocks stay held until {@code doneSending} names the request;
+ *   <li>admits waiting requests while blocks are free (the prefix cache gives back its least
+ *       recently used blocks when they are not). Each request first looks up the longest prefix the
+ *       prefix cache holds. A request with a producer's transfer parameters then goes {@code
+ *       matchRemote} (with that prefix as its local tokens) → allocate → {@code afterAllocate}; the
+ *       cached prefix below {@link LoadMatch.Ready#firstToken()} is copied into the request's own
+ *       blocks, so the connector writes only into blocks no other request reads. Any other request
+ *       copies its cached prefix, computes the rest here, generates, and is reported with {@code
+ *       requestFinished}: if the connector delays the free (a decode node will read the blocks),
+ *       the blocks stay held until {@code doneSending} names the request;
  *   <li>{@code buildStepMetadata} → {@code startLoad};
- *   <li>{@code getFinished}: {@code doneSending} frees held blocks; {@code doneReceiving} generates
- *       from the loaded KV; {@code failedLoads} applies the {@link LoadFailurePolicy}.
+ *   <li>{@code getFinished}: {@code doneSending} gives held blocks to the prefix cache; {@code
+ *       doneReceiving} computes what the producer did not hold and generates from the KV; {@code
+ *       failedLoads} applies the {@link LoadFailurePolicy}.
  * </ol>
+ *
+ * <p>A request's blocks go to the prefix cache when the engine is done with them, which keeps what
+ * it can and frees the rest.
  *
  * <p>A request is refused at {@link #submit} unless its prompt and {@code max_tokens} fit the
  * {@link ContextWindow}. A {@link RuntimeException} in a step is logged and the loop goes on;
@@ -71,7 +83,7 @@ public final class Engine implements AutoCloseable {
 
   private final KvConnector connector;
   private final String engineId;
-  private final KvLayout layout;
+  private final EngineShape shape;
   private final ContextWindow context;
   private final ToyModel model;
   private final LoadFailurePolicy policy;
@@ -86,20 +98,25 @@ public final class Engine implements AutoCloseable {
   // about again every step.
   private final ArrayDeque<Pending> confirming = new ArrayDeque<>();
   private final Map<String, Loading> loading = new HashMap<>();
-  private final Map<String, List<Integer>> heldForTransfer = new HashMap<>();
+  private final Map<String, Held> heldForTransfer = new HashMap<>();
 
   private final AtomicLong completed = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicLong loadedBlocks = new AtomicLong();
   private final AtomicLong loadedTokens = new AtomicLong();
+  private final AtomicLong cachedTokens = new AtomicLong();
+  private final AtomicLong computedTokens = new AtomicLong();
   private final AtomicLong recomputed = new AtomicLong();
   private volatile int waitingCount;
   private volatile int loadingCount;
   private volatile int heldForTransferCount;
 
   private final Object lifecycle = new Object();
-  private KvMemory memory;
+  // Each rank's KV memory, as allocated; freed on close.
+  private final List<KvMemory> memories = new ArrayList<>();
   private BlockPool pool;
+  // Set once by start(); used on the engine thread only, but for its size, which stats() reads.
+  private volatile PrefixCache cache;
   private Thread thread;
   private volatile boolean running;
   private volatile boolean closed;
@@ -111,64 +128,76 @@ public final class Engine implements AutoCloseable {
   /**
    * An engine over {@code connector}, not yet started.
    *
-   * @param connector this engine's connector; the engine closes it on {@link #close()} before it
-   *     frees the KV memory
-   * @param layout the KV cache to allocate; its block size must be a multiple of tokens per block
+   * @param connector this engine's connector, with one rank per rank of {@code shape}; the engine
+   *     closes it on {@link #close()} before it frees the KV memory
+   * @param shape the KV cache to allocate: the model's layout, the ranks, the prefix cache
    * @param policy what to do when a load fails
    * @param stepInterval how long an idle engine waits between steps
    * @param context how many tokens a request's prompt and completion may hold together
    */
   public Engine(
       KvConnector connector,
-      KvLayout layout,
+      EngineShape shape,
       LoadFailurePolicy policy,
       Duration stepInterval,
       ContextWindow context) {
     this.connector = Objects.requireNonNull(connector, "connector");
     this.engineId = connector.settings().engineId();
-    this.layout = Objects.requireNonNull(layout, "layout");
+    this.shape = Objects.requireNonNull(shape, "shape");
     this.context = Objects.requireNonNull(context, "context");
     this.policy = Objects.requireNonNull(policy, "policy");
     this.stepInterval = Objects.requireNonNull(stepInterval, "stepInterval");
     if (stepInterval.isNegative() || stepInterval.isZero()) {
       throw new IllegalArgumentException("step interval must be positive, got " + stepInterval);
     }
-    if (layout.blockBytes() % layout.tokensPerBlock() != 0) {
+    if (connector.settings().tpDegree() != shape.tpDegree()) {
       throw new IllegalArgumentException(
-          "block bytes ("
-              + layout.blockBytes()
-              + ") must be a multiple of tokens per block ("
-              + layout.tokensPerBlock()
-              + ")");
+          "engine "
+              + engineId
+              + " has "
+              + shape.tpDegree()
+              + " ranks but its connector "
+              + connector.settings().tpDegree());
     }
-    this.model = new ToyModel(layout.blockBytes() / layout.tokensPerBlock());
+    this.model = new ToyModel(shape.bytesPerToken());
   }
 
   /**
-   * Allocates the KV cache through the connector ({@code allocateKvCache}), registers it ({@code
-   * registerKvCache}) and starts the step loop.
+   * Allocates each rank's share of the KV cache through the connector ({@code
+   * worker(rank).allocateKvCache}), registers it ({@code registerKvCache}) and starts the step
+   * loop.
    */
   public void start() {
     synchronized (lifecycle) {
       if (thread != null || closed) {
         throw new IllegalStateException("engine " + engineId + " was already started");
       }
-      WorkerSide worker = connector.worker();
-      memory = worker.allocateKvCache(layout);
-      worker.registerKvCache(memory, layout);
-      pool = new BlockPool(memory, layout);
+      List<KvLayout> ranks = new ArrayList<>();
+      for (int rank = 0; rank < shape.tpDegree(); rank++) {
+        KvLayout layout = shape.rank(rank);
+        WorkerSide worker = connector.worker(rank);
+        KvMemory memory = worker.allocateKvCache(layout);
+        memories.add(memory);
+        worker.registerKvCache(memory, layout);
+        ranks.add(layout);
+      }
+      pool = new BlockPool(ranks, memories);
+      cache = new PrefixCache(pool, shape.prefixCacheBlocks());
       running = true;
       thread = new Thread(this::run, "engine-" + engineId);
       thread.setDaemon(true);
       thread.start();
       LOG.info(
-          "engine {} started: {} blocks of {} bytes ({} tokens each) in {} memory, load-failure"
-              + " policy {}",
+          "engine {} started: TP {}, {} blocks of {} tokens ({} bytes per rank, {}) in {} memory,"
+              + " prefix cache of up to {} blocks, load-failure policy {}",
           engineId,
-          layout.blockCount(),
-          layout.blockBytes(),
-          layout.tokensPerBlock(),
-          memory.kind(),
+          shape.tpDegree(),
+          shape.blockCount(),
+          shape.tokensPerBlock(),
+          ranks.get(0).blockBytes(),
+          shape.model().order().name().toLowerCase(Locale.ROOT).replace('_', '-'),
+          memories.get(0).kind(),
+          shape.prefixCacheBlocks(),
           policy);
     }
   }
@@ -178,9 +207,9 @@ public final class Engine implements AutoCloseable {
     return engineId;
   }
 
-  /** The KV layout of this engine's pool. */
-  public KvLayout layout() {
-    return layout;
+  /** How this engine holds KV: the model's layout, its ranks, its prefix cache. */
+  public EngineShape shape() {
+    return shape;
   }
 
   /** How many tokens a request's prompt and completion may hold together. */
@@ -220,7 +249,7 @@ public final class Engine implements AutoCloseable {
       return CompletableFuture.failedFuture(e);
     }
     int needed = blocksFor(tokens.length);
-    if (needed > layout.blockCount()) {
+    if (needed > shape.blockCount()) {
       return CompletableFuture.failedFuture(
           new InvalidPromptException(
               "prompt",
@@ -229,8 +258,9 @@ public final class Engine implements AutoCloseable {
                   + " tokens needs "
                   + needed
                   + " blocks but the pool has "
-                  + layout.blockCount()
-                  + "; shorten the prompt or raise kvbridge.sample.engine.block-count"));
+                  + shape.blockCount()
+                  + "; shorten the prompt or raise kvbridge.sample.engine.block-count"
+                  + " (or the node's own kvbridge.sample.<node>.engine.block-count)"));
     }
     if (!running) {
       return CompletableFuture.failedFuture(stopped());
@@ -259,10 +289,17 @@ public final class Engine implements AutoCloseable {
   /** A snapshot of this engine's counters; callable from any thread. */
   public EngineStats stats() {
     BlockPool p = pool;
+    PrefixCache c = cache;
+    int cacheBlocks = c == null ? 0 : c.blocks();
+    // The cache publishes its size after the pool changes, so this may over-count for a moment,
+    // never under-count.
+    int held = p == null ? 0 : Math.max(0, p.heldBlocks() - cacheBlocks);
     return new EngineStats(
         engineId,
-        layout.blockCount(),
-        p == null ? 0 : p.heldBlocks(),
+        shape.tpDegree(),
+        shape.blockCount(),
+        held,
+        cacheBlocks,
         heldForTransferCount,
         waitingCount + inbox.size(),
         loadingCount,
@@ -270,6 +307,8 @@ public final class Engine implements AutoCloseable {
         failed.get(),
         loadedBlocks.get(),
         loadedTokens.get(),
+        cachedTokens.get(),
+        computedTokens.get(),
         recomputed.get());
   }
 
@@ -302,9 +341,7 @@ public final class Engine implements AutoCloseable {
         connector.close();
       }
       failEverything();
-      if (memory != null) {
-        memory.close();
-      }
+      memories.forEach(KvMemory::close);
       LOG.info("engine {} stopped", engineId);
     }
   }
@@ -416,12 +453,13 @@ public final class Engine implements AutoCloseable {
     }
     FinishedTransfers finished = connector.worker().getFinished(finishedThisStep);
     for (String requestId : finished.doneSending()) {
-      List<Integer> blocks = heldForTransfer.remove(requestId);
-      if (blocks == null) {
+      Held held = heldForTransfer.remove(requestId);
+      if (held == null) {
         LOG.warn(
             "engine {}: lease of {} ended but no blocks were held for it", engineId, requestId);
       } else {
-        pool.free(blocks);
+        // Nobody reads the blocks any more: their KV may serve a later prompt.
+        cache.keep(held.tokens, held.blocks);
       }
     }
     for (String requestId : finished.doneReceiving()) {
@@ -430,9 +468,7 @@ public final class Engine implements AutoCloseable {
         LOG.warn("engine {}: {} was received but is not loading", engineId, requestId);
         continue;
       }
-      loadedBlocks.addAndGet(pool.blocksFor(l.loadedTokens));
-      loadedTokens.addAndGet(l.loadedTokens);
-      finish(l.pending, l.blocks, KvSource.LOADED, l.loadedTokens, finishedThisStep);
+      received(l, finishedThisStep);
     }
     for (LoadFailure failure : finished.failedLoads()) {
       loadFailed(failure.requestId(), failure.reason(), finishedThisStep);
@@ -449,7 +485,7 @@ public final class Engine implements AutoCloseable {
     // Requests whose lease was not confirmed yet are asked about again; they keep their turn.
     for (int n = confirming.size(); n > 0 && !confirming.isEmpty(); n--) {
       Pending p = confirming.pollFirst();
-      if (pool.freeBlocks() < blocksFor(p.tokens.length)) {
+      if (available() < blocksFor(p.tokens.length)) {
         confirming.addLast(p);
         continue;
       }
@@ -461,8 +497,7 @@ public final class Engine implements AutoCloseable {
     }
     // First come, first served: a large request at the head waits for blocks rather than being
     // overtaken forever by small ones.
-    while (!waiting.isEmpty()
-        && pool.freeBlocks() >= blocksFor(waiting.peekFirst().tokens.length)) {
+    while (!waiting.isEmpty() && available() >= blocksFor(waiting.peekFirst().tokens.length)) {
       Pending p = waiting.pollFirst();
       try {
         begin(p, finishedThisStep);
@@ -472,24 +507,28 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /** Blocks a request could be given now: free ones, and those the prefix cache would give up. */
+  private int available() {
+    return pool.freeBlocks() + cache.evictable();
+  }
+
   private void begin(Pending p, Set<String> finishedThisStep) {
     EngineRequest request = p.request;
     String id = request.requestId();
     int tokens = p.tokens.length;
+    if (p.hit == null) {
+      // Once per request: the connector keeps the local tokens of its first matchRemote, so the
+      // hit stays pinned until the request has copied it.
+      p.hit = cache.lookup(p.tokens);
+    }
     Optional<TransferParams> params = request.transferParams();
     if (params.isEmpty()) {
-      List<Integer> blocks = allocate(blocksFor(tokens));
-      try {
-        compute(p, blocks, 0);
-      } catch (RuntimeException e) {
-        pool.free(blocks);
-        throw e;
-      }
-      finish(p, blocks, KvSource.COMPUTED, 0, finishedThisStep);
+      computeHere(p, KvSource.COMPUTED, finishedThisStep);
       return;
     }
     SchedulerSide scheduler = connector.scheduler();
-    LoadMatch answer = scheduler.matchRemote(id, TokenIds.of(p.tokens), 0, params.get());
+    LoadMatch answer =
+        scheduler.matchRemote(id, TokenIds.of(p.tokens), p.hit.tokens(), params.get());
     if (answer instanceof LoadMatch.Pending) {
       confirming.addLast(p);
       return;
@@ -499,21 +538,37 @@ public final class Engine implements AutoCloseable {
       return;
     }
     LoadMatch.Ready match = (LoadMatch.Ready) answer;
+    boolean loads = match.externalTokens() > 0;
+    // With nothing to load every token of the lease is in the cache; else the load writes from
+    // firstToken on, and only the prefix below it is taken from the cache.
+    int local = loads ? match.firstToken() : p.hit.tokens();
     List<Integer> blocks = List.of();
     try {
+      if (local > p.hit.tokens() || (!loads && local < params.get().tokens())) {
+        throw new IllegalStateException(
+            "the connector answered "
+                + match
+                + " but the prefix cache holds "
+                + p.hit.tokens()
+                + " of the prompt's tokens");
+      }
       blocks = allocate(blocksFor(tokens));
-      // The tail past the loaded tokens lives in blocks the connector does not borrow.
-      compute(p, blocks, match.externalTokens());
+      copyFromCache(p, local, blocks);
+      if (!loads) {
+        compute(p, blocks, local);
+      }
     } catch (RuntimeException e) {
-      // Hand the connector no blocks: it fails the accepted load instead of keeping it forever.
-      scheduler.afterAllocate(id, List.of());
+      if (loads) {
+        // Hand the connector no blocks: it fails the accepted load instead of keeping it forever.
+        scheduler.afterAllocate(id, List.of());
+      }
       if (!blocks.isEmpty()) {
         pool.free(blocks);
       }
       throw e;
     }
-    if (match.externalTokens() == 0) {
-      finish(p, blocks, KvSource.COMPUTED, 0, finishedThisStep);
+    if (!loads) {
+      finish(p, blocks, KvSource.CACHED, new Sources(local, 0, tokens - local), finishedThisStep);
       return;
     }
     try {
@@ -522,14 +577,41 @@ public final class Engine implements AutoCloseable {
       pool.free(blocks);
       throw e;
     }
-    // From here the connector borrows the loaded blocks: they are freed only when it reports the
-    // load received or failed.
-    loading.put(id, new Loading(p, blocks, match.externalTokens()));
+    // From here the connector borrows the blocks from firstToken on: they are freed only when it
+    // reports the load received or failed.
+    loading.put(id, new Loading(p, blocks, local, match.externalTokens()));
   }
 
-  /** Generates from the request's KV, tells the connector, and frees or holds the blocks. */
+  /** The load of {@code l} arrived: the tokens past the producer's are computed, then generated. */
+  private void received(Loading l, Set<String> finishedThisStep) {
+    int tokens = l.pending.tokens.length;
+    int end = l.firstToken + l.loadedTokens;
+    try {
+      compute(l.pending, l.blocks, end);
+    } catch (RuntimeException e) {
+      pool.free(l.blocks);
+      fail(l.pending, e);
+      return;
+    }
+    loadedBlocks.addAndGet(blocksFor(end) - l.firstToken / shape.tokensPerBlock());
+    finish(
+        l.pending,
+        l.blocks,
+        KvSource.LOADED,
+        new Sources(l.firstToken, l.loadedTokens, tokens - end),
+        finishedThisStep);
+  }
+
+  /**
+   * Generates from the request's KV, tells the connector, and holds the blocks for a consumer or
+   * gives them to the prefix cache.
+   */
   private void finish(
-      Pending p, List<Integer> blocks, KvSource source, int loaded, Set<String> finishedThisStep) {
+      Pending p,
+      List<Integer> blocks,
+      KvSource source,
+      Sources sources,
+      Set<String> finishedThisStep) {
     EngineRequest request = p.request;
     FinishDecision decision;
     List<String> words;
@@ -553,15 +635,25 @@ public final class Engine implements AutoCloseable {
     }
     finishedThisStep.add(request.requestId());
     if (decision.delayFree()) {
-      heldForTransfer.put(request.requestId(), blocks);
+      heldForTransfer.put(request.requestId(), new Held(p.tokens, blocks));
     } else {
-      pool.free(blocks);
+      cache.keep(p.tokens, blocks);
     }
+    cachedTokens.addAndGet(sources.cached);
+    loadedTokens.addAndGet(sources.loaded);
+    computedTokens.addAndGet(sources.computed);
     completed.incrementAndGet();
     inFlight.remove(p);
     p.future.complete(
         new Generation(
-            request.requestId(), words, p.tokens.length, source, loaded, decision.params()));
+            request.requestId(),
+            words,
+            p.tokens.length,
+            source,
+            sources.cached,
+            sources.loaded,
+            sources.computed,
+            decision.params()));
   }
 
   /** The KV of a request that holds no blocks yet cannot be loaded: the policy decides. */
@@ -570,21 +662,13 @@ public final class Engine implements AutoCloseable {
     if (policy == LoadFailurePolicy.RECOMPUTE) {
       LOG.info("engine {}: KV of {} unavailable ({}); recomputing locally", engineId, id, reason);
       recomputed.incrementAndGet();
-      List<Integer> blocks = allocate(blocksFor(p.tokens.length));
-      try {
-        compute(p, blocks, 0);
-      } catch (RuntimeException e) {
-        pool.free(blocks);
-        throw e;
-      }
-      finish(p, blocks, KvSource.RECOMPUTED, 0, finishedThisStep);
+      computeHere(p, KvSource.RECOMPUTED, finishedThisStep);
       return;
     }
     fail(p, new KvLoadFailedException(id, reason));
   }
 
   private void loadFailed(String requestId, String reason, Set<String> finishedThisStep) {
-
     Loading l = loading.remove(requestId);
     if (l == null) {
       LOG.warn(
@@ -595,26 +679,77 @@ public final class Engine implements AutoCloseable {
       LOG.info(
           "engine {}: load of {} failed ({}); recomputing locally", engineId, requestId, reason);
       recomputed.incrementAndGet();
+      int tokens = l.pending.tokens.length;
       try {
-        compute(l.pending, l.blocks, 0);
+        // The load writes nothing below its first token: the prefix copied from the cache stands.
+        compute(l.pending, l.blocks, l.firstToken);
       } catch (RuntimeException e) {
         pool.free(l.blocks);
         fail(l.pending, e);
         return;
       }
-      finish(l.pending, l.blocks, KvSource.RECOMPUTED, 0, finishedThisStep);
+      finish(
+          l.pending,
+          l.blocks,
+          KvSource.RECOMPUTED,
+          new Sources(l.firstToken, 0, tokens - l.firstToken),
+          finishedThisStep);
       return;
     }
     pool.free(l.blocks);
     fail(l.pending, new KvLoadFailedException(requestId, reason));
   }
 
-  /** Computes the KV of tokens {@code [from, end)} of the request into its blocks. */
-  private void compute(Pending p, List<Integer> blocks, int from) {
-    model.computeKv(p.tokens, from, p.tokens.length, (i, kv) -> pool.writeToken(blocks, i, kv));
+  /** Copies the request's cached prefix into its own blocks, computes the rest and generates. */
+  private void computeHere(Pending p, KvSource source, Set<String> finishedThisStep) {
+    int tokens = p.tokens.length;
+    int local = p.hit.tokens();
+    List<Integer> blocks = allocate(blocksFor(tokens));
+    try {
+      copyFromCache(p, local, blocks);
+      compute(p, blocks, local);
+    } catch (RuntimeException e) {
+      pool.free(blocks);
+      throw e;
+    }
+    finish(p, blocks, source, new Sources(local, 0, tokens - local), finishedThisStep);
   }
 
+  /**
+   * Copies the cached blocks holding the prompt's first {@code tokens} tokens (whole blocks, or the
+   * whole prompt) into the request's first blocks, then unpins the hit.
+   */
+  private void copyFromCache(Pending p, int tokens, List<Integer> blocks) {
+    int count = blocksFor(tokens);
+    try {
+      pool.copyBlocks(p.hit.blockIds().subList(0, count), blocks.subList(0, count));
+    } finally {
+      releaseHit(p);
+    }
+  }
+
+  /** Computes the KV of tokens {@code [from, end)} of the request into its blocks. */
+  private void compute(Pending p, List<Integer> blocks, int from) {
+    int to = p.tokens.length;
+    if (from >= to) {
+      return;
+    }
+    int bytesPerToken = model.bytesPerToken();
+    byte[] kv = new byte[(to - from) * bytesPerToken];
+    model.computeKv(
+        p.tokens,
+        from,
+        to,
+        (i, token) -> System.arraycopy(token, 0, kv, (i - from) * bytesPerToken, bytesPerToken));
+    pool.writeTokens(blocks, from, to, kv);
+  }
+
+  /** Takes {@code count} blocks, evicting from the prefix cache as far as needed. */
   private List<Integer> allocate(int count) {
+    int missing = count - pool.freeBlocks();
+    if (missing > 0) {
+      cache.evict(missing);
+    }
     return pool.tryAllocate(count)
         .orElseThrow(
             () ->
@@ -623,19 +758,47 @@ public final class Engine implements AutoCloseable {
   }
 
   private int blocksFor(int tokens) {
-    return (tokens + layout.tokensPerBlock() - 1) / layout.tokensPerBlock();
+    return (tokens + shape.tokensPerBlock() - 1) / shape.tokensPerBlock();
+  }
+
+  private void releaseHit(Pending p) {
+    if (p.hit != null && !p.hit.isMiss()) {
+      cache.release(p.hit);
+    }
+    p.hit = PrefixCache.MISS;
   }
 
   private void fail(Pending p, Throwable cause) {
+    releaseHit(p);
     failed.incrementAndGet();
     inFlight.remove(p);
     p.future.completeExceptionally(cause);
   }
 
-  /** A request waiting for blocks. */
-  private record Pending(
-      EngineRequest request, int[] tokens, CompletableFuture<Generation> future) {}
+  /** A request taken in, with its prefix cache hit once looked up. Engine thread only. */
+  private static final class Pending {
+    final EngineRequest request;
+    final int[] tokens;
+    final CompletableFuture<Generation> future;
+    // Null until the first admission attempt looks the prompt up; MISS once the hit is released.
+    PrefixCache.@Nullable Hit hit;
 
-  /** A request whose full blocks are being loaded. */
-  private record Loading(Pending pending, List<Integer> blocks, int loadedTokens) {}
+    Pending(EngineRequest request, int[] tokens, CompletableFuture<Generation> future) {
+      this.request = request;
+      this.tokens = tokens;
+      this.future = future;
+    }
+  }
+
+  /**
+   * A request whose KV is being loaded into its blocks: tokens {@code [firstToken, firstToken +
+   * loadedTokens)}; the ones before were copied from the prefix cache.
+   */
+  private record Loading(Pending pending, List<Integer> blocks, int firstToken, int loadedTokens) {}
+
+  /** A finished request's blocks, held until a consumer's lease on them ends. */
+  private record Held(int[] tokens, List<Integer> blocks) {}
+
+  /** Where a prompt's tokens came from: the prefix cache, a producer, this engine. */
+  private record Sources(int cached, int loaded, int computed) {}
 }

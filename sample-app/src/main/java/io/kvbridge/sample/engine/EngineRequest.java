@@ -12,8 +12,8 @@ import java.util.Optional;
  * @param maxTokens how many words to generate, at least 1
  * @param remoteDecode a decode node will read this request's KV (P side): the engine asks the
  *     connector to hold its blocks under a lease and returns the transfer parameters
- * @param transferParams a producer's parameters (D side): the engine loads the prompt's full blocks
- *     from that producer instead of computing them
+ * @param transferParams a producer's parameters (D side): the engine loads the prompt's blocks from
+ *     that producer instead of computing them
  */
 public record EngineRequest(
     String requestId,

@@ -4,21 +4,28 @@ package io.kvbridge.sample.engine;
  * A snapshot of an engine's counters.
  *
  * @param engineId the engine's id
- * @param blockCount blocks in the pool
- * @param heldBlocks blocks allocated now (requests in progress and blocks kept for consumers)
+ * @param tpDegree the engine's tensor-parallel ranks
+ * @param blockCount blocks in the pool (every rank has the same block ids)
+ * @param heldBlocks blocks requests hold now (in progress, or kept for consumers); the prefix
+ *     cache's are not counted
+ * @param prefixCacheBlocks blocks the prefix cache keeps now
  * @param heldForTransfer requests whose blocks are kept until their lease ends
- * @param waiting requests waiting for free blocks
+ * @param waiting requests waiting for free blocks or for a producer's confirmation
  * @param loading requests whose KV is being loaded
  * @param completed requests that produced output
  * @param failed requests that ended with an error
- * @param loadedBlocks blocks whose KV arrived from a producer and was validated
- * @param loadedTokens prompt tokens those blocks hold
- * @param recomputed requests whose load failed and were prefilled locally
+ * @param loadedBlocks blocks a producer's KV was loaded into, validated
+ * @param loadedTokens prompt tokens whose KV was loaded from a producer
+ * @param cachedTokens prompt tokens whose KV was copied from the prefix cache
+ * @param computedTokens prompt tokens whose KV was computed on this engine
+ * @param recomputed requests whose load failed and were computed here instead
  */
 public record EngineStats(
     String engineId,
+    int tpDegree,
     int blockCount,
     int heldBlocks,
+    int prefixCacheBlocks,
     int heldForTransfer,
     int waiting,
     int loading,
@@ -26,4 +33,6 @@ public record EngineStats(
     long failed,
     long loadedBlocks,
     long loadedTokens,
+    long cachedTokens,
+    long computedTokens,
     long recomputed) {}

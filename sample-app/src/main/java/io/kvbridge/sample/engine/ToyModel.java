@@ -1,5 +1,6 @@
 package io.kvbridge.sample.engine;
 
+import io.kvbridge.layout.KvLayout;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -15,16 +16,36 @@ import java.util.List;
  *   <li>The KV of token {@code i} depends on the whole prefix {@code [0..i]}: a running 64-bit hash
  *       of the prefix seeds a generator that fills {@link #bytesPerToken()} bytes. A block holding
  *       the wrong prefix, or bytes of the wrong position, has different contents.
+ *   <li>A token's KV is the model's head vectors in (layer, plane, head) order: {@link #LAYERS}
+ *       layers, K and V, {@link #KV_HEADS} KV heads of {@link #HEAD_DIM} elements of {@link
+ *       #DTYPE_BYTES} bytes ({@link #layout}). Tensor-parallel ranks each hold some of the heads,
+ *       so every rank holds part of every token's KV.
  *   <li>Generation digests every byte of the request's KV (SHA-256) and draws the output words from
- *       that digest, so a single corrupted, missing or stale byte anywhere changes the output.
+ *       that digest, so a single corrupted, missing or stale byte anywhere, on any rank, changes
+ *       the output.
  * </ul>
  *
  * <p>Immutable and thread-safe.
  */
 public final class ToyModel {
 
-  /** Layout compatibility text: engines exchange blocks only if theirs match. */
+  /** The model's identity: engines exchange blocks only if their layouts name the same model. */
   public static final String NAME = "kvbridge-toy-model-v1";
+
+  /** The model's layers. */
+  public static final int LAYERS = 2;
+
+  /** The model's KV heads, split among an engine's tensor-parallel ranks: 1, 2 or 4 ranks. */
+  public static final int KV_HEADS = 4;
+
+  /** Elements per head vector. */
+  public static final int HEAD_DIM = 4;
+
+  /** Bytes per element, as fp16 or bf16. */
+  public static final int DTYPE_BYTES = 2;
+
+  /** Bytes of KV per token over every layer, plane and head: 128. */
+  public static final int BYTES_PER_TOKEN = LAYERS * 2 * KV_HEADS * HEAD_DIM * DTYPE_BYTES;
 
   private static final long GOLDEN = 0x9E3779B97F4A7C15L;
 
@@ -80,6 +101,31 @@ public final class ToyModel {
       throw new IllegalArgumentException("bytes per token must be positive, got " + bytesPerToken);
     }
     this.bytesPerToken = bytesPerToken;
+  }
+
+  /** The toy model at its own shape: {@link #BYTES_PER_TOKEN} bytes of KV per token. */
+  public static ToyModel standard() {
+    return new ToyModel(BYTES_PER_TOKEN);
+  }
+
+  /**
+   * The whole model's KV layout (every head), for engines with blocks of {@code tokensPerBlock}
+   * tokens, {@code blockCount} blocks and memory order {@code order}; each rank of an engine holds
+   * {@link KvLayout#forRank its share}.
+   */
+  public static KvLayout layout(int tokensPerBlock, int blockCount, KvLayout.MemoryOrder order) {
+    return new KvLayout(
+        NAME,
+        DTYPE_BYTES,
+        LAYERS,
+        2,
+        KV_HEADS,
+        0,
+        KV_HEADS,
+        HEAD_DIM,
+        tokensPerBlock,
+        blockCount,
+        order);
   }
 
   /** Bytes of KV per token. */

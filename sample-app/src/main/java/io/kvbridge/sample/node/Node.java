@@ -9,6 +9,7 @@ import io.kvbridge.sample.completions.KvTransferRequest;
 import io.kvbridge.sample.engine.Engine;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineRequest;
+import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.engine.Generation;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spring.KvConnectors;
@@ -27,9 +28,9 @@ import java.util.concurrent.TimeoutException;
  * A prefill or decode node: serves OpenAI-style completion requests on an {@link Engine} of its
  * own. Checks the request, turns its {@code kv_transfer_params} into an engine request, waits for
  * the engine, and shapes the answer. A prefill node accepts {@code do_remote_decode} and then keeps
- * the prompt's full blocks under a lease for a decode node; a decode node accepts a prefill node's
- * parameters, loads those blocks, computes the partial tail itself and generates. Each refuses the
- * other's with a message that says where to send it.
+ * the prompt's blocks under a lease for a decode node; a decode node accepts a prefill node's
+ * parameters, loads from those blocks what its prefix cache does not hold, and generates. Each
+ * refuses the other's with a message that says where to send it.
  *
  * <p>Thread-safe: called by the web server's request threads.
  */
@@ -47,12 +48,15 @@ public final class Node implements AutoCloseable {
   }
 
   /**
-   * Starts a node of {@code kind} as configured: its engine on a connector of its own, for the
-   * kind's engine id and role.
+   * Starts a node of {@code kind} as configured: its engine, of the kind's shape, on a connector of
+   * its own with a rank per tensor-parallel rank, for the kind's engine id and role.
    */
   public static Node start(
       NodeKind kind, KvConnectors connectors, EngineFactory engines, SampleProperties properties) {
-    Engine engine = engines.start(connectors.create(kind.engineId(properties), kind.role()));
+    EngineShape shape = kind.engineShape(properties);
+    Engine engine =
+        engines.start(
+            connectors.create(kind.engineId(properties), kind.role(), shape.tpDegree()), shape);
     return new Node(kind, engine, properties.requestTimeout());
   }
 
@@ -119,7 +123,11 @@ public final class Node implements AutoCloseable {
             generation.promptTokens() + generation.words().size()),
         returnedParams,
         new CompletionResponse.KvInfo(
-            engine.engineId(), generation.kvSource().name(), generation.loadedTokens()));
+            engine.engineId(),
+            generation.kvSource().name(),
+            generation.cachedTokens(),
+            generation.loadedTokens(),
+            generation.computedTokens()));
   }
 
   /** Stops the engine, which closes its connector and frees its memory. */

@@ -1,15 +1,16 @@
 package io.kvbridge.sample.node;
 
 import io.kvbridge.sample.SampleProperties;
+import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.spi.Role;
 import java.util.Locale;
 import java.util.Objects;
 
 /**
  * The two kinds of node in a disaggregated deployment. A kind names everything that differs between
- * them: its settings ({@code kvbridge.sample.<id>}), its engine's connector role, its default
- * engine id and path, and the beans it runs as ({@code <id>Node}, with its engine's health {@code
- * <id>Engine}).
+ * them: its settings ({@code kvbridge.sample.<id>}), its engine's shape and connector role, its
+ * default engine id and path, and the beans it runs as ({@code <id>Node}, with its engine's health
+ * {@code <id>Engine}).
  */
 public enum NodeKind {
   /** Computes prompts and holds their KV for decode nodes. */
@@ -40,6 +41,17 @@ public enum NodeKind {
     return switch (this) {
       case PREFILL -> properties.prefill();
       case DECODE -> properties.decode();
+    };
+  }
+
+  /**
+   * The shape of its engine: {@code kvbridge.sample.<id>.engine.*} over {@code
+   * kvbridge.sample.engine.*}.
+   */
+  public EngineShape engineShape(SampleProperties properties) {
+    return switch (this) {
+      case PREFILL -> properties.prefillEngine();
+      case DECODE -> properties.decodeEngine();
     };
   }
 

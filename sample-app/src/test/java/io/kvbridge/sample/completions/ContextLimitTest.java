@@ -127,6 +127,6 @@ class ContextLimitTest {
   }
 
   private static String reference(int maxTokens) {
-    return new ToyModel(64).referenceCompletion(PROMPT, maxTokens);
+    return ToyModel.standard().referenceCompletion(PROMPT, maxTokens);
   }
 }

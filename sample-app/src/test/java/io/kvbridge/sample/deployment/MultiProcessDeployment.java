@@ -92,7 +92,7 @@ abstract class MultiProcessDeployment {
 
   @Test
   void everyServedCompletionMatchesTheColocatedReference() {
-    ToyModel reference = new ToyModel(64);
+    ToyModel reference = ToyModel.standard();
     List<Answer> served = answers.stream().filter(a -> a.status() == 200).toList();
 
     assertThat(served).hasSize(REQUESTS - dropped());

@@ -5,16 +5,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class BlockPoolTest {
 
   private static final KvLayout LAYOUT = KvLayout.opaque("test", 4, 16, 8);
 
   private final HeapKvMemory memory = new HeapKvMemory((int) LAYOUT.totalBytes());
-  private final BlockPool pool = new BlockPool(memory, LAYOUT);
+  private final BlockPool pool = new BlockPool(List.of(LAYOUT), List.of(memory));
 
   @Test
   void allocatesDistinctBlocksAndCountsThemHeld() {
@@ -88,18 +94,116 @@ class BlockPoolTest {
   void tokensAreReadBackInTokenOrderAcrossBlocks() {
     List<Integer> blocks = pool.tryAllocate(3).orElseThrow();
     int bytesPerToken = pool.bytesPerToken();
+    byte[] kv = new byte[10 * bytesPerToken];
     for (int token = 0; token < 10; token++) {
-      byte[] kv = new byte[bytesPerToken];
-      java.util.Arrays.fill(kv, (byte) token);
-      pool.writeToken(blocks, token, kv);
+      Arrays.fill(kv, token * bytesPerToken, (token + 1) * bytesPerToken, (byte) token);
     }
 
-    byte[] read = pool.readTokens(blocks, 10);
+    pool.writeTokens(blocks, 0, 10, kv);
 
-    assertThat(read).hasSize(10 * bytesPerToken);
-    for (int token = 0; token < 10; token++) {
-      assertThat(read[token * bytesPerToken]).isEqualTo((byte) token);
-      assertThat(read[(token + 1) * bytesPerToken - 1]).isEqualTo((byte) token);
+    assertThat(pool.readTokens(blocks, 10)).isEqualTo(kv);
+  }
+
+  @ParameterizedTest(name = "TP {0}, {1}")
+  @MethodSource("ranksAndOrders")
+  void eachRankHoldsItsHeadsVectorsWhereItsLayoutPutsThem(int tp, KvLayout.MemoryOrder order) {
+    KvLayout model = ToyModel.layout(4, 8, order);
+    List<KvLayout> ranks = new ArrayList<>();
+    List<HeapKvMemory> memories = new ArrayList<>();
+    for (int r = 0; r < tp; r++) {
+      ranks.add(model.forRank(r, tp));
+      memories.add(new HeapKvMemory((int) ranks.get(r).totalBytes()));
     }
+    BlockPool split = new BlockPool(ranks, List.copyOf(memories));
+    List<Integer> blocks = split.tryAllocate(3).orElseThrow();
+    byte[] kv = new byte[10 * split.bytesPerToken()];
+    new Random(tp).nextBytes(kv);
+
+    split.writeTokens(blocks, 0, 10, kv);
+
+    int vector = model.vectorBytes();
+    for (int token = 0; token < 10; token++) {
+      for (int layer = 0; layer < model.layers(); layer++) {
+        for (int plane = 0; plane < 2; plane++) {
+          for (int head = 0; head < model.kvHeads(); head++) {
+            int r = head / (model.kvHeads() / tp);
+            KvLayout rank = ranks.get(r);
+            long at =
+                (long) blocks.get(token / 4) * rank.blockBytes()
+                    + rank.offsetInBlock(layer, plane, head, token % 4);
+            int inToken = ((layer * 2 + plane) * model.kvHeads() + head) * vector;
+            assertThat(memories.get(r).bytes(at, vector))
+                .as("token %d, layer %d, plane %d, head %d", token, layer, plane, head)
+                .isEqualTo(
+                    Arrays.copyOfRange(
+                        kv,
+                        token * split.bytesPerToken() + inToken,
+                        token * split.bytesPerToken() + inToken + vector));
+          }
+        }
+      }
+    }
+    assertThat(split.readTokens(blocks, 10)).isEqualTo(kv);
+  }
+
+  static Stream<Arguments> ranksAndOrders() {
+    return Stream.of(1, 2, 4)
+        .flatMap(tp -> Arrays.stream(KvLayout.MemoryOrder.values()).map(o -> Arguments.of(tp, o)));
+  }
+
+  @Test
+  void writingSomeTokensOfABlockLeavesItsOtherSlotsAlone() {
+    KvLayout model = ToyModel.layout(4, 8, KvLayout.MemoryOrder.HEAD_MAJOR);
+    HeapKvMemory whole = new HeapKvMemory((int) model.totalBytes());
+    BlockPool one = new BlockPool(List.of(model), List.of(whole));
+    List<Integer> blocks = one.tryAllocate(2).orElseThrow();
+    byte[] first = new byte[5 * one.bytesPerToken()];
+    byte[] rest = new byte[3 * one.bytesPerToken()];
+    new Random(1).nextBytes(first);
+    new Random(2).nextBytes(rest);
+
+    one.writeTokens(blocks, 0, 5, first);
+    one.writeTokens(blocks, 5, 8, rest);
+
+    byte[] both = Arrays.copyOf(first, first.length + rest.length);
+    System.arraycopy(rest, 0, both, first.length, rest.length);
+    assertThat(one.readTokens(blocks, 8)).isEqualTo(both);
+  }
+
+  @Test
+  void copiedBlocksHoldTheSameKvOnEveryRank() {
+    KvLayout model = ToyModel.layout(4, 8, KvLayout.MemoryOrder.BLOCK_MAJOR);
+    List<KvLayout> ranks = List.of(model.forRank(0, 2), model.forRank(1, 2));
+    BlockPool split =
+        new BlockPool(
+            ranks,
+            List.of(
+                new HeapKvMemory((int) ranks.get(0).totalBytes()),
+                new HeapKvMemory((int) ranks.get(1).totalBytes())));
+    List<Integer> from = split.tryAllocate(2).orElseThrow();
+    List<Integer> to = split.tryAllocate(2).orElseThrow();
+    byte[] kv = new byte[8 * split.bytesPerToken()];
+    new Random(3).nextBytes(kv);
+    split.writeTokens(from, 0, 8, kv);
+
+    split.copyBlocks(from, to);
+
+    assertThat(split.readTokens(to, 8)).isEqualTo(kv);
+  }
+
+  @Test
+  void ranksThatDoNotSplitTheHeadsOnceAreRefused() {
+    KvLayout model = ToyModel.layout(4, 8, KvLayout.MemoryOrder.HEAD_MAJOR);
+    KvLayout half = model.forRank(0, 2);
+
+    assertThatThrownBy(
+            () ->
+                new BlockPool(
+                    List.of(half, half),
+                    List.of(
+                        new HeapKvMemory((int) half.totalBytes()),
+                        new HeapKvMemory((int) half.totalBytes()))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("rank 1 holds heads from 0, expected from 2");
   }
 }

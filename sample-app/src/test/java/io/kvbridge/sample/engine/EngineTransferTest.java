@@ -177,7 +177,7 @@ class EngineTransferTest {
   @Test
   void aPromptLargerThanThePoolIsRefusedWithTheLimit() {
     pair = new EnginePair(LoadFailurePolicy.FAIL);
-    String huge = "x".repeat(EnginePair.LAYOUT.blockCount() * 16 + 1);
+    String huge = "x".repeat(EnginePair.BLOCKS * 16 + 1);
 
     assertThatThrownBy(() -> pair.prefill.submit(EngineRequest.local("r", huge, 1)).get())
         .cause()

@@ -3,6 +3,7 @@ package io.kvbridge.sample.engine;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /** KV memory on the Java heap, for tests of the pool that need no transport. */
 final class HeapKvMemory implements KvMemory {
@@ -11,6 +12,12 @@ final class HeapKvMemory implements KvMemory {
 
   HeapKvMemory(int size) {
     this.bytes = new byte[size];
+  }
+
+  /** A copy of {@code length} bytes from {@code offset}. */
+  byte[] bytes(long offset, int length) {
+    checkRange(offset, length);
+    return Arrays.copyOfRange(bytes, (int) offset, (int) offset + length);
   }
 
   /** Flips one bit of the byte at {@code offset}, as a corrupted transfer would. */

@@ -51,10 +51,12 @@ class CompletionsErrorPathTest {
 
   @Test
   void theRouterAnswersWithTheDecodeNodesCompletionEqualToTheReference() {
-    Answer answer = post("/v1/completions", request(PROMPT, 7, null));
+    // A prompt no other test sends, so the decode node's prefix cache holds none of it.
+    String prompt = "The happy path. " + PROMPT;
+    Answer answer = post("/v1/completions", request(prompt, 7, null));
 
     assertThat(answer.status()).isEqualTo(200);
-    assertThat(text(answer)).isEqualTo(new ToyModel(64).referenceCompletion(PROMPT, 7));
+    assertThat(text(answer)).isEqualTo(ToyModel.standard().referenceCompletion(prompt, 7));
     assertThat(answer.body().get("kvbridge"))
         .isEqualTo(
             Map.of(
@@ -62,8 +64,12 @@ class CompletionsErrorPathTest {
                 "errors-test-decode",
                 "kv_source",
                 "LOADED",
+                "cached_tokens",
+                0,
                 "loaded_tokens",
-                PROMPT.length()));
+                prompt.length(),
+                "computed_tokens",
+                0));
   }
 
   @Test
