@@ -15,7 +15,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * {@code router} profiles switch all but one off.
  *
  * @param model the model name reported in answers
- * @param requestTimeout how long a node waits for its engine to finish one request
+ * @param requestTimeout how long a node waits for its engine to finish one request; then it answers
+ *     504 and cancels the request
+ * @param disconnectCheckInterval how often the nodes and the router check whether the client of a
+ *     request in progress closed its connection, to cancel the request
  * @param engine the toy engine's KV cache
  * @param prefill the prefill node
  * @param decode the decode node
@@ -26,6 +29,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 public record SampleProperties(
     @DefaultValue("kvbridge-toy") String model,
     @DefaultValue("30s") Duration requestTimeout,
+    @DefaultValue("100ms") Duration disconnectCheckInterval,
     @DefaultValue Engine engine,
     @DefaultValue Node prefill,
     @DefaultValue Node decode,
@@ -35,6 +39,7 @@ public record SampleProperties(
   /** Checks the values that are not checked in a group. */
   public SampleProperties {
     requirePositive("kvbridge.sample.request-timeout", requestTimeout);
+    requirePositive("kvbridge.sample.disconnect-check-interval", disconnectCheckInterval);
   }
 
   /**
