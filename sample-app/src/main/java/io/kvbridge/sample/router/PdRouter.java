@@ -54,12 +54,13 @@ import org.slf4j.LoggerFactory;
  * other than a decode node's failed load, which is about the prefill node's lease) marks the node
  * down until a probe finds it UP again.
  *
- * <p>No lease is left for the prefill node to expire when the router knows no decode node will read
+ * <p>No lease is left for the prefill node to expire once the router knows no decode node will read
  * it: if the client went away by the time the prefill node answered, if no decode node is healthy
- * then, or if no decode node could take the request (as above), the router asks the prefill node to
- * revoke the lease at once. If the client goes away while the decode node works, the router closes
- * its connection to the decode node, which cancels the load; the lease ends RELEASED there. Fault
- * injection ({@link DropAfterPrefill}) leaves the lease to expire, on purpose.
+ * then, or if the decode call (and its one retry) ended without a completion, the router asks the
+ * prefill node to revoke the lease at once. If the client goes away while the decode node works,
+ * the router closes its connection to the decode node, which cancels the load; the lease ends
+ * RELEASED there. Fault injection ({@link DropAfterPrefill}) leaves the lease to expire, on
+ * purpose.
  *
  * <p>Thread-safe; never blocks: every call is asynchronous.
  */
@@ -274,25 +275,30 @@ public final class PdRouter {
                 if (failure == null) {
                   return CompletableFuture.completedFuture(answer);
                 }
-                if (NodeClient.unwrapped(failure) instanceof CancellationException) {
+                Throwable cause = NodeClient.unwrapped(failure);
+                if (cause instanceof CancellationException) {
+                  // The decode node cancels the load, which releases the lease.
                   return CompletableFuture.<CompletionResponse>failedFuture(
                       new ClientClosedRequestException(
                           "the decode node's request was cancelled, which releases the lease"));
                 }
-                NodeCallFailedException f = nodeFailure(failure);
-                if (!f.decodeNeverStarted()) {
-                  return CompletableFuture.<CompletionResponse>failedFuture(
-                      earlier == null ? f : f.after(earlier));
-                }
-                if (earlier == null && !client.isGone()) {
+                if (cause instanceof NodeCallFailedException f
+                    && f.decodeNeverStarted()
+                    && earlier == null
+                    && !client.isGone()) {
                   Optional<PooledNode> other = decode.acquire(Set.of(node));
                   if (other.isPresent()) {
                     LOG.info("{}; trying decode node {}", f.getMessage(), other.get());
                     return decode(other.get(), toDecode, prefilled, f);
                   }
                 }
-                NodeCallFailedException last = earlier == null ? f : f.after(earlier);
-                return revoke(prefilled, "no decode node could take the request")
+                Throwable last =
+                    earlier != null && cause instanceof NodeCallFailedException f
+                        ? f.after(earlier)
+                        : cause;
+                // The client gets an error: nobody will read the lease now, whatever the decode
+                // node did with it (a reader still at work finds it gone and fails safely).
+                return revoke(prefilled, "the decode call failed")
                     .thenCompose(
                         revoked -> CompletableFuture.<CompletionResponse>failedFuture(last));
               })

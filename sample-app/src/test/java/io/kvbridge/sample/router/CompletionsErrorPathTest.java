@@ -2,12 +2,14 @@ package io.kvbridge.sample.router;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.lease.EndReason;
 import io.kvbridge.sample.FaultInjection;
 import io.kvbridge.sample.completions.ClientConnection;
 import io.kvbridge.sample.completions.CompletionRequest;
 import io.kvbridge.sample.completions.CompletionResponse;
 import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.ToyModel;
+import io.kvbridge.sample.node.Node;
 import io.kvbridge.sample.node.NodeKind;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.tck.faults.Faults;
@@ -20,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
@@ -54,6 +57,10 @@ class CompletionsErrorPathTest {
   @LocalServerPort int port;
 
   @Autowired Faults faults;
+
+  @Autowired
+  @Qualifier("prefillNode")
+  Node prefill;
 
   @Test
   void theRouterAnswersWithTheDecodeNodesCompletionEqualToTheReference() {
@@ -97,6 +104,17 @@ class CompletionsErrorPathTest {
         .contains("decode node")
         .contains("kv_load_failed")
         .contains("injected read failure");
+  }
+
+  @Test
+  void aFailedLoadOnTheDecodeNodeHasThePrefillNodesLeaseRevokedBeforeTheClientIsAnswered() {
+    long revoked = prefillLeasesEnded(EndReason.REVOKED);
+    faults.failNextReads(1, "injected read failure");
+
+    Answer answer = post("/v1/completions", request(PROMPT, 4, null));
+
+    assertThat(answer.status()).isEqualTo(502);
+    assertThat(prefillLeasesEnded(EndReason.REVOKED)).isEqualTo(revoked + 1);
   }
 
   @Test
@@ -183,6 +201,17 @@ class CompletionsErrorPathTest {
 
     assertThat(answer.status()).isEqualTo(400);
     assertThat(errorMessage(answer)).startsWith("the body is not valid JSON");
+  }
+
+  private long prefillLeasesEnded(EndReason reason) {
+    return prefill
+        .engine()
+        .connector()
+        .status()
+        .producer()
+        .orElseThrow()
+        .leasesEnded()
+        .getOrDefault(reason, 0L);
   }
 
   private Map<String, Object> validParams() {
