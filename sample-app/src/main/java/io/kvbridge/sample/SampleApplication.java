@@ -1,5 +1,6 @@
 package io.kvbridge.sample;
 
+import io.kvbridge.sample.completions.ClientDisconnects;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.spring.KvBridgeProperties;
 import org.springframework.boot.SpringApplication;
@@ -19,6 +20,12 @@ public class SampleApplication {
   /** Starts the application. */
   public static void main(String[] args) {
     SpringApplication.run(SampleApplication.class, args);
+  }
+
+  /** Watches the connections of the clients whose requests the nodes and the router serve. */
+  @Bean
+  public ClientDisconnects clientDisconnects(SampleProperties sample) {
+    return new ClientDisconnects(sample.disconnectCheckInterval());
   }
 
   /**

@@ -6,6 +6,9 @@ import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.engine.ToyModel;
 import java.net.URI;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -20,7 +23,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * differ in tensor parallelism and block size (one block size a multiple of the other).
  *
  * @param model the model name reported in answers
- * @param requestTimeout how long a node waits for its engine to finish one request
+ * @param requestTimeout how long a node waits for its engine to finish one request; then it answers
+ *     504 and cancels the request
+ * @param disconnectCheckInterval how often the nodes and the router check whether the client of a
+ *     request in progress closed its connection, to cancel the request
  * @param engine every engine's KV cache, and the model's context
  * @param prefill the prefill node
  * @param decode the decode node
@@ -31,6 +37,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 public record SampleProperties(
     @DefaultValue("kvbridge-toy") String model,
     @DefaultValue("30s") Duration requestTimeout,
+    @DefaultValue("100ms") Duration disconnectCheckInterval,
     @DefaultValue Engine engine,
     @DefaultValue Node prefill,
     @DefaultValue Node decode,
@@ -40,6 +47,7 @@ public record SampleProperties(
   /** Checks the values that are not checked in a group, and each node's engine. */
   public SampleProperties {
     requirePositive("kvbridge.sample.request-timeout", requestTimeout);
+    requirePositive("kvbridge.sample.disconnect-check-interval", disconnectCheckInterval);
     EngineShape p = shape("prefill", engine, prefill.engine());
     EngineShape d = shape("decode", engine, decode.engine());
     if (prefill.enabled() && decode.enabled()) {
@@ -170,12 +178,20 @@ public record SampleProperties(
       @DefaultValue EngineOverrides engine) {}
 
   /**
-   * The router: sends each request to the prefill node with {@code max_tokens=1} and remote decode
-   * requested, then to the decode node with the prefill node's parameters.
+   * The router: sends each request to a prefill node with {@code max_tokens=1} and remote decode
+   * requested, then to a decode node with the prefill node's parameters; each node chosen from its
+   * pool among the healthy ones, the one with the fewest of the router's requests in flight.
    *
    * @param enabled whether this JVM runs the router
-   * @param prefillUrl the prefill node's base URL; unset: this server at the prefill path
-   * @param decodeUrl the decode node's base URL; unset: this server at the decode path
+   * @param prefillUrls the prefill nodes' base URLs ({@code <url>/v1/completions}); empty: this
+   *     server at the prefill path
+   * @param decodeUrls the decode nodes' base URLs; empty: this server at the decode path
+   * @param healthPath the path of each node's health on its server, whose {@code status} must be
+   *     {@code UP}; unset: {@code /actuator/health}, or with the nodes on this server the health of
+   *     each node's engine, {@code /actuator/health/prefillEngine} and {@code decodeEngine}
+   * @param healthInterval how often the router asks every node for its health; two answers in a row
+   *     that are not UP (or none) mark a node down, one UP answer brings it back
+   * @param healthTimeout how long the router waits for a node's health
    * @param dropAfterPrefill fault injection: the share of requests (0 to 1) the router drops after
    *     prefill without calling the decode node, so that the prefill node's lease must expire; the
    *     demo uses its own share while it runs
@@ -184,17 +200,55 @@ public record SampleProperties(
    */
   public record Router(
       @DefaultValue("true") boolean enabled,
-      @Nullable URI prefillUrl,
-      @Nullable URI decodeUrl,
+      @DefaultValue List<URI> prefillUrls,
+      @DefaultValue List<URI> decodeUrls,
+      @Nullable String healthPath,
+      @DefaultValue("2s") Duration healthInterval,
+      @DefaultValue("2s") Duration healthTimeout,
       @DefaultValue("0") double dropAfterPrefill,
       @DefaultValue("2s") Duration connectTimeout,
       @DefaultValue("60s") Duration readTimeout) {
 
-    /** Checks the drop share and the timeouts. */
+    /** Checks the URLs, the health path, the drop share and the timeouts. */
     public Router {
+      prefillUrls = requireNodeUrls("kvbridge.sample.router.prefill-urls", prefillUrls);
+      decodeUrls = requireNodeUrls("kvbridge.sample.router.decode-urls", decodeUrls);
+      if (healthPath != null && !healthPath.startsWith("/")) {
+        throw new IllegalArgumentException(
+            "kvbridge.sample.router.health-path must be a path starting with /, got '"
+                + healthPath
+                + "'");
+      }
+      requirePositive("kvbridge.sample.router.health-interval", healthInterval);
+      requirePositive("kvbridge.sample.router.health-timeout", healthTimeout);
       requireShare("kvbridge.sample.router.drop-after-prefill", dropAfterPrefill);
       requirePositive("kvbridge.sample.router.connect-timeout", connectTimeout);
       requirePositive("kvbridge.sample.router.read-timeout", readTimeout);
+    }
+
+    private static List<URI> requireNodeUrls(String name, @Nullable List<URI> urls) {
+      if (urls == null) {
+        return List.of();
+      }
+      Set<URI> seen = new HashSet<>();
+      for (int i = 0; i < urls.size(); i++) {
+        URI url = urls.get(i);
+        if (url == null
+            || url.getHost() == null
+            || !("http".equals(url.getScheme()) || "https".equals(url.getScheme()))) {
+          throw new IllegalArgumentException(
+              name
+                  + "["
+                  + i
+                  + "] must be an absolute http or https URL such as http://10.0.0.5:8100, got '"
+                  + url
+                  + "'");
+        }
+        if (!seen.add(url)) {
+          throw new IllegalArgumentException(name + " lists " + url + " twice");
+        }
+      }
+      return List.copyOf(urls);
     }
   }
 

@@ -38,6 +38,16 @@ class SamplePropertiesTest {
   }
 
   @Test
+  void withoutNodeUrlsTheRouterCallsTheNodesOfThisServer() {
+    runner.run(
+        context -> {
+          SampleProperties.Router router = context.getBean(SampleProperties.class).router();
+          assertThat(router.prefillUrls()).isEmpty();
+          assertThat(router.decodeUrls()).isEmpty();
+        });
+  }
+
+  @Test
   void everyEngineHasOneRankSixteenTokenBlocksAndAPrefixCacheByDefault() {
     runner.run(
         context -> {
@@ -49,6 +59,47 @@ class SamplePropertiesTest {
           assertThat(decode.model().order()).isEqualTo(KvLayout.MemoryOrder.HEAD_MAJOR);
           assertThat(decode.model()).isEqualTo(ToyModel.layout(16, 4096, decode.model().order()));
         });
+  }
+
+  @Test
+  void nodeUrlsAreACommaSeparatedList() {
+    runner
+        .withPropertyValues(
+            "kvbridge.sample.router.decode-urls=http://10.0.0.5:8200,http://10.0.0.6:8200")
+        .run(
+            context ->
+                assertThat(context.getBean(SampleProperties.class).router().decodeUrls())
+                    .extracting(Object::toString)
+                    .containsExactly("http://10.0.0.5:8200", "http://10.0.0.6:8200"));
+  }
+
+  @Test
+  void aNodeUrlThatIsNotAnAbsoluteHttpUrlIsRejectedNamingItsPlaceInTheList() {
+    assertRejected(
+        "kvbridge.sample.router.prefill-urls[1] must be an absolute http or https URL such as"
+            + " http://10.0.0.5:8100, got 'localhost:8100'",
+        "kvbridge.sample.router.prefill-urls=http://10.0.0.5:8100,localhost:8100");
+  }
+
+  @Test
+  void aNodeListedTwiceIsRejected() {
+    assertRejected(
+        "kvbridge.sample.router.decode-urls lists http://10.0.0.5:8200 twice",
+        "kvbridge.sample.router.decode-urls=http://10.0.0.5:8200,http://10.0.0.5:8200");
+  }
+
+  @Test
+  void aHealthPathThatIsNotAnAbsolutePathIsRejected() {
+    assertRejected(
+        "kvbridge.sample.router.health-path must be a path starting with /, got 'actuator/health'",
+        "kvbridge.sample.router.health-path=actuator/health");
+  }
+
+  @Test
+  void aDisconnectCheckIntervalOfZeroIsRejected() {
+    assertRejected(
+        "kvbridge.sample.disconnect-check-interval must be a positive duration, got PT0S",
+        "kvbridge.sample.disconnect-check-interval=0s");
   }
 
   @Test

@@ -4,6 +4,7 @@ import io.kvbridge.sample.engine.EngineClosedException;
 import io.kvbridge.sample.engine.EngineFailedException;
 import io.kvbridge.sample.engine.InvalidPromptException;
 import io.kvbridge.sample.engine.KvLoadFailedException;
+import io.kvbridge.sample.engine.RequestCancelledException;
 import io.kvbridge.spi.InvalidTransferParamsException;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
@@ -26,6 +27,7 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  *       node failed (router);
  *   <li>503: the engine is shut down or has failed, or the router dropped the request;
  *   <li>504: the engine did not answer in time;
+ *   <li>499: the client closed its connection and the request was cancelled (nobody reads it);
  *   <li>500: anything else: {@code internal error} with an id, logged in full under that id.
  * </ul>
  *
@@ -79,10 +81,20 @@ public class CompletionErrors {
     return answer(HttpStatus.SERVICE_UNAVAILABLE, "engine_failed", e.getMessage(), null);
   }
 
+  /** The request was cancelled, because its client went away. */
+  @ExceptionHandler(RequestCancelledException.class)
+  public ResponseEntity<ErrorResponse> cancelled(RequestCancelledException e) {
+    return answer(
+        ClientClosedRequestException.STATUS,
+        ClientClosedRequestException.TYPE,
+        e.getMessage(),
+        null);
+  }
+
   /** A failure that carries its own status. */
   @ExceptionHandler(CompletionFailedException.class)
   public ResponseEntity<ErrorResponse> failed(CompletionFailedException e) {
-    return answer(HttpStatus.valueOf(e.status()), e.type(), e.getMessage(), null);
+    return answer(e.status(), e.type(), e.getMessage(), null);
   }
 
   /** Anything else: a bug or an unexpected state, logged in full under the id the client sees. */
@@ -94,7 +106,11 @@ public class CompletionErrors {
 
   private static ResponseEntity<ErrorResponse> answer(
       HttpStatus status, String type, String message, @Nullable String param) {
-    return ResponseEntity.status(status)
-        .body(ErrorResponse.of(status.value(), type, message, param));
+    return answer(status.value(), type, message, param);
+  }
+
+  private static ResponseEntity<ErrorResponse> answer(
+      int status, String type, String message, @Nullable String param) {
+    return ResponseEntity.status(status).body(ErrorResponse.of(status, type, message, param));
   }
 }

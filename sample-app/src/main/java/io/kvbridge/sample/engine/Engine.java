@@ -23,6 +23,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -30,6 +31,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -73,9 +75,13 @@ import org.slf4j.LoggerFactory;
  * with {@link EngineFailedException}, later ones are refused the same way, and the connector is
  * closed so that its leases are revoked.
  *
- * <p>Threads: {@link #submit}, {@link #stats}, {@link #state} and {@link #close} may be called from
- * any thread; everything that touches the connector's scheduler and worker sides, and the request
- * tables, runs on the engine thread.
+ * <p>A request may be {@linkplain #cancel cancelled} wherever it is (e.g. its client went away): a
+ * waiting request leaves the queue, a load is cancelled through the connector, and the lease of a
+ * finished request whose blocks are held for a consumer is revoked.
+ *
+ * <p>Threads: {@link #submit}, {@link #cancel}, {@link #stats}, {@link #state} and {@link #close}
+ * may be called from any thread; everything that touches the connector's scheduler and worker
+ * sides, and the request tables, runs on the engine thread.
  */
 public final class Engine implements AutoCloseable {
 
@@ -89,6 +95,7 @@ public final class Engine implements AutoCloseable {
   private final LoadFailurePolicy policy;
   private final Duration stepInterval;
   private final LinkedBlockingQueue<Pending> inbox = new LinkedBlockingQueue<>();
+  private final ConcurrentLinkedQueue<Cancel> cancels = new ConcurrentLinkedQueue<>();
 
   // Engine thread only. Every request taken from the inbox whose future is not complete yet, so
   // that a dying loop fails each of them, wherever it is.
@@ -99,6 +106,9 @@ public final class Engine implements AutoCloseable {
   private final ArrayDeque<Pending> confirming = new ArrayDeque<>();
   private final Map<String, Loading> loading = new HashMap<>();
   private final Map<String, Held> heldForTransfer = new HashMap<>();
+  // Cancelled loads the connector no longer knew: their outcome is still to be reported, and only
+  // then may their blocks be freed.
+  private final Set<String> cancelledLoads = new HashSet<>();
 
   private final AtomicLong completed = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
@@ -274,6 +284,32 @@ public final class Engine implements AutoCloseable {
     return future;
   }
 
+  /**
+   * Cancels a request wherever it is, on the engine thread at its next step; the future says what
+   * was done. A request still in progress fails with {@link RequestCancelledException}. A waiting
+   * request is withdrawn. A load is cancelled through the connector ({@code cancelLoad}), which
+   * tells the producer to release the lease; its blocks are freed once the connector says no byte
+   * lands in them any more: at once when it knew the load, else when it reports the load's end. A
+   * finished request whose blocks are held for a consumer has its lease revoked ({@code revoke});
+   * the blocks come back at the next {@code doneSending}. Anything else is {@link
+   * CancelOutcome#NOT_FOUND}.
+   *
+   * @param why the reason, logged by the connector and given to the request's caller
+   */
+  public CompletableFuture<CancelOutcome> cancel(String requestId, String why) {
+    Cancel cancel = new Cancel(requestId, why, new CompletableFuture<>());
+    if (!running) {
+      // A stopped engine already failed every request and its connector revoked every lease.
+      cancel.done.complete(CancelOutcome.NOT_FOUND);
+      return cancel.done;
+    }
+    cancels.add(cancel);
+    if (!running && cancels.remove(cancel)) {
+      cancel.done.complete(CancelOutcome.NOT_FOUND);
+    }
+    return cancel.done;
+  }
+
   /** Where this engine is in its life; callable from any thread. */
   public EngineState state() {
     Throwable dead = failure;
@@ -407,6 +443,9 @@ public final class Engine implements AutoCloseable {
     for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
       fail(p, stopped());
     }
+    for (Cancel c = cancels.poll(); c != null; c = cancels.poll()) {
+      c.done.complete(CancelOutcome.NOT_FOUND);
+    }
     for (Pending p : List.copyOf(inFlight)) {
       fail(p, stopped());
     }
@@ -414,6 +453,7 @@ public final class Engine implements AutoCloseable {
     confirming.clear();
     loading.clear();
     heldForTransfer.clear();
+    cancelledLoads.clear();
     waitingCount = 0;
     loadingCount = 0;
     heldForTransferCount = 0;
@@ -439,6 +479,7 @@ public final class Engine implements AutoCloseable {
       fault.run();
     }
     Set<String> finishedThisStep = new HashSet<>();
+    applyCancels();
     admit(finishedThisStep);
     SchedulerSide scheduler = connector.scheduler();
     StepMetadata metadata = scheduler.buildStepMetadata();
@@ -468,14 +509,84 @@ public final class Engine implements AutoCloseable {
         LOG.warn("engine {}: {} was received but is not loading", engineId, requestId);
         continue;
       }
+      if (cancelledLoads.remove(requestId)) {
+        pool.free(l.blocks);
+        continue;
+      }
       received(l, finishedThisStep);
     }
     for (LoadFailure failure : finished.failedLoads()) {
       loadFailed(failure.requestId(), failure.reason(), finishedThisStep);
     }
+    publishCounts();
+  }
+
+  private void publishCounts() {
     waitingCount = waiting.size() + confirming.size();
     loadingCount = loading.size();
     heldForTransferCount = heldForTransfer.size();
+  }
+
+  private void applyCancels() {
+    for (Cancel c = cancels.poll(); c != null; c = cancels.poll()) {
+      try {
+        CancelOutcome outcome = cancelNow(c.requestId, c.why);
+        // The stats say what the outcome did by the time the caller hears of it.
+        publishCounts();
+        c.done.complete(outcome);
+      } catch (RuntimeException e) {
+        c.done.completeExceptionally(e);
+        throw e;
+      }
+    }
+  }
+
+  /** Cancels one request between steps; runs on the engine thread. */
+  private CancelOutcome cancelNow(String id, String why) {
+    for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
+      accept(p);
+    }
+    Optional<Pending> waitingOne = removeById(waiting, id);
+    if (waitingOne.isPresent()) {
+      fail(waitingOne.get(), new RequestCancelledException(id, why));
+      return CancelOutcome.WITHDRAWN;
+    }
+    SchedulerSide scheduler = connector.scheduler();
+    Optional<Pending> confirmingOne = removeById(confirming, id);
+    if (confirmingOne.isPresent()) {
+      // No block is committed to a load that is not confirmed yet.
+      scheduler.cancelLoad(id, why);
+      fail(confirmingOne.get(), new RequestCancelledException(id, why));
+      return CancelOutcome.LOAD_CANCELLED;
+    }
+    Loading l = loading.get(id);
+    if (l != null) {
+      if (scheduler.cancelLoad(id, why)) {
+        // The connector guarantees no further byte lands in the blocks once this returns.
+        loading.remove(id);
+        pool.free(l.blocks);
+      } else {
+        // Its outcome is already on the way; the blocks are freed when it is reported.
+        cancelledLoads.add(id);
+      }
+      fail(l.pending, new RequestCancelledException(id, why));
+      return CancelOutcome.LOAD_CANCELLED;
+    }
+    if (heldForTransfer.containsKey(id) && scheduler.revoke(id, why)) {
+      return CancelOutcome.LEASE_REVOKED;
+    }
+    return CancelOutcome.NOT_FOUND;
+  }
+
+  private static Optional<Pending> removeById(ArrayDeque<Pending> queue, String id) {
+    for (Iterator<Pending> it = queue.iterator(); it.hasNext(); ) {
+      Pending p = it.next();
+      if (p.request.requestId().equals(id)) {
+        it.remove();
+        return Optional.of(p);
+      }
+    }
+    return Optional.empty();
   }
 
   private void admit(Set<String> finishedThisStep) {
@@ -675,6 +786,10 @@ public final class Engine implements AutoCloseable {
           "engine {}: load of {} failed but it is not loading: {}", engineId, requestId, reason);
       return;
     }
+    if (cancelledLoads.remove(requestId)) {
+      pool.free(l.blocks);
+      return;
+    }
     if (policy == LoadFailurePolicy.RECOMPUTE) {
       LOG.info(
           "engine {}: load of {} failed ({}); recomputing locally", engineId, requestId, reason);
@@ -801,4 +916,7 @@ public final class Engine implements AutoCloseable {
 
   /** Where a prompt's tokens came from: the prefix cache, a producer, this engine. */
   private record Sources(int cached, int loaded, int computed) {}
+
+  /** A request to cancel, and what came of it. */
+  private record Cancel(String requestId, String why, CompletableFuture<CancelOutcome> done) {}
 }

@@ -6,11 +6,15 @@ import io.kvbridge.sample.completions.CompletionRequest;
 import io.kvbridge.sample.completions.CompletionResponse;
 import io.kvbridge.sample.completions.InvalidCompletionRequestException;
 import io.kvbridge.sample.completions.KvTransferRequest;
+import io.kvbridge.sample.completions.RevokeRequest;
+import io.kvbridge.sample.completions.RevokeResponse;
+import io.kvbridge.sample.engine.CancelOutcome;
 import io.kvbridge.sample.engine.Engine;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineRequest;
 import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.engine.Generation;
+import io.kvbridge.sample.engine.RequestCancelledException;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spring.KvConnectors;
 import java.time.Duration;
@@ -19,8 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -31,6 +35,10 @@ import java.util.concurrent.TimeoutException;
  * the prompt's blocks under a lease for a decode node; a decode node accepts a prefill node's
  * parameters, loads from those blocks what its prefix cache does not hold, and generates. Each
  * refuses the other's with a message that says where to send it.
+ *
+ * <p>A request may be cancelled while it runs (its client went away, or it took longer than the
+ * request timeout): see {@link Engine#cancel}. A prefill node also revokes, on request, the lease
+ * of a finished request whose parameters will never reach a decode node.
  *
  * <p>Thread-safe: called by the web server's request threads.
  */
@@ -71,17 +79,21 @@ public final class Node implements AutoCloseable {
   }
 
   /**
-   * Runs one completion.
+   * Starts one completion on the engine.
    *
+   * @return the request's id on the engine, and its answer: a completion, or a failure with {@link
+   *     CompletionFailedException} 504 when the engine did not finish within the request timeout
+   *     (the request is then cancelled), with {@link
+   *     io.kvbridge.sample.engine.InvalidPromptException} if the prompt does not fit the pool, with
+   *     {@link io.kvbridge.spi.InvalidTransferParamsException} if the connector refuses the
+   *     transfer parameters, or with the engine's own failure, e.g. {@link
+   *     io.kvbridge.sample.engine.KvLoadFailedException}, {@link
+   *     io.kvbridge.sample.engine.EngineFailedException} or {@link RequestCancelledException}
    * @throws InvalidCompletionRequestException if the request is malformed
    * @throws io.kvbridge.sample.engine.InvalidPromptException if it does not fit the model's context
    * @throws io.kvbridge.spi.InvalidTransferParamsException if {@code kv_transfer_params} is
-   * @throws CompletionFailedException with 504 when the engine does not answer in time
-   * @throws RuntimeException the engine's own failure, e.g. {@link
-   *     io.kvbridge.sample.engine.KvLoadFailedException} or {@link
-   *     io.kvbridge.sample.engine.EngineFailedException}
    */
-  public CompletionResponse complete(CompletionRequest request) {
+  public Running submit(CompletionRequest request) {
     request.validate(engine.context());
     KvTransferRequest transfer = KvTransferRequest.parse(request.kvTransferParams());
     boolean remoteDecode = false;
@@ -108,7 +120,53 @@ public final class Node implements AutoCloseable {
     String id = "cmpl-" + UUID.randomUUID().toString().replace("-", "");
     EngineRequest engineRequest =
         new EngineRequest(id, request.prompt(), request.maxTokensOrDefault(), remoteDecode, params);
-    Generation generation = await(engine.submit(engineRequest), id);
+    CompletableFuture<CompletionResponse> answer =
+        engine
+            .submit(engineRequest)
+            .copy()
+            .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+            .handle(
+                (generation, failure) -> {
+                  if (failure == null) {
+                    return answer(request, id, generation);
+                  }
+                  throw failed(id, failure);
+                });
+    return new Running(id, answer);
+  }
+
+  /**
+   * Cancels request {@code requestId} wherever it is on the engine ({@link Engine#cancel}); its
+   * answer fails with {@link RequestCancelledException}.
+   */
+  public CompletableFuture<CancelOutcome> cancel(String requestId, String why) {
+    return engine.cancel(requestId, why);
+  }
+
+  /**
+   * Revokes the lease of a finished request at once, e.g. because its parameters will never reach a
+   * decode node: the blocks come back at the engine's next step. Prefill nodes only.
+   *
+   * @throws InvalidCompletionRequestException if the request is malformed
+   */
+  public CompletableFuture<RevokeResponse> revoke(RevokeRequest request) {
+    if (kind != NodeKind.PREFILL) {
+      throw new IllegalStateException("only a prefill node holds leases; this is " + kind.id());
+    }
+    request.validate();
+    String id = request.requestId();
+    return engine
+        .cancel(id, request.reasonOrDefault())
+        .thenApply(outcome -> new RevokeResponse(id, outcome == CancelOutcome.LEASE_REVOKED));
+  }
+
+  /** Stops the engine, which closes its connector and frees its memory. */
+  @Override
+  public void close() {
+    engine.close();
+  }
+
+  private CompletionResponse answer(CompletionRequest request, String id, Generation generation) {
     Map<String, Object> returnedParams =
         generation.transferParams().map(TransferParams::toMap).orElse(null);
     return new CompletionResponse(
@@ -130,35 +188,29 @@ public final class Node implements AutoCloseable {
             generation.computedTokens()));
   }
 
-  /** Stops the engine, which closes its connector and frees its memory. */
-  @Override
-  public void close() {
-    engine.close();
-  }
-
-  private Generation await(Future<Generation> future, String id) {
-    try {
-      return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException runtime) {
-        throw runtime;
-      }
-      throw new IllegalStateException("engine " + engine.engineId() + " failed " + id, e);
-    } catch (TimeoutException e) {
-      throw new CompletionFailedException(
+  private RuntimeException failed(String id, Throwable failure) {
+    Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+    if (cause instanceof TimeoutException) {
+      String limit = timeout.toMillis() + " ms (kvbridge.sample.request-timeout)";
+      // Nobody waits for it any more: its blocks, and a lease nobody will read, come back now.
+      engine.cancel(id, "not finished within " + limit);
+      return new CompletionFailedException(
           504,
           "timeout",
-          "engine "
-              + engine.engineId()
-              + " did not finish "
-              + id
-              + " within "
-              + timeout.toMillis()
-              + " ms (kvbridge.sample.request-timeout)",
-          e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CompletionFailedException(503, "interrupted", "interrupted while waiting", e);
+          "engine " + engine.engineId() + " did not finish " + id + " within " + limit,
+          cause);
     }
+    if (cause instanceof RuntimeException runtime) {
+      return runtime;
+    }
+    return new IllegalStateException("engine " + engine.engineId() + " failed " + id, cause);
   }
+
+  /**
+   * A completion started on the engine.
+   *
+   * @param requestId its id on the engine
+   * @param answer completes with the answer, or fails as {@link #submit} says
+   */
+  public record Running(String requestId, CompletableFuture<CompletionResponse> answer) {}
 }

@@ -1,6 +1,7 @@
 package io.kvbridge.sample.node;
 
 import io.kvbridge.sample.SampleProperties;
+import io.kvbridge.sample.completions.ClientDisconnects;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineHealthIndicator;
 import io.kvbridge.spring.KvConnectors;
@@ -17,8 +18,8 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 /**
  * Runs each kind of node in this JVM unless {@code kvbridge.sample.<kind>.enabled=false}: the node,
  * bean {@code <kind>Node}, on a connector of its own; its engine's health, {@code <kind>Engine}
- * (DOWN with the reason once the engine's step loop has died); and its completions API at {@code
- * <kvbridge.sample.<kind>.path>/v1/completions}.
+ * (DOWN with the reason once the engine's step loop has died); and its API at {@code
+ * <kvbridge.sample.<kind>.path>/v1/...}.
  */
 @Configuration(proxyBeanMethods = false)
 @Import(NodeConfiguration.Nodes.class)
@@ -29,10 +30,13 @@ public class NodeConfiguration {
   void serve(
       ObjectProvider<Node> nodes,
       SampleProperties properties,
+      ClientDisconnects clients,
       @Qualifier("requestMappingHandlerMapping") RequestMappingHandlerMapping mappings) {
     nodes
         .orderedStream()
-        .forEach(node -> new NodeController(node).mapAt(node.kind().path(properties), mappings));
+        .forEach(
+            node ->
+                new NodeController(node, clients).mapAt(node.kind().path(properties), mappings));
   }
 
   /** Registers the node and its engine's health for each kind that is enabled. */

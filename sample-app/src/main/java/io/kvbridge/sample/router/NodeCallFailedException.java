@@ -1,16 +1,136 @@
 package io.kvbridge.sample.router;
 
 import io.kvbridge.sample.completions.CompletionFailedException;
+import io.kvbridge.sample.node.NodeKind;
 import org.jspecify.annotations.Nullable;
 
-/** The router's call to a prefill or decode node failed; the message names the node and why. */
+/**
+ * The router's call to a prefill or decode node failed; the message names the node and why. How it
+ * failed decides what the router does next: whether the node is skipped until it is probed UP
+ * again, whether the call is tried on another node, and what the client is answered.
+ */
 public class NodeCallFailedException extends CompletionFailedException {
 
   private static final long serialVersionUID = 1L;
 
-  /** {@code status} is what the router answers its client with. */
-  public NodeCallFailedException(
-      int status, String type, String message, @Nullable Throwable cause) {
-    super(status, type, message, cause);
+  /** A decode node's answer when it could not load the KV: about P's lease, not about D. */
+  static final String KV_LOAD_FAILED = "kv_load_failed";
+
+  /** How a call failed. */
+  public enum Kind {
+    /** The node could not be reached: the request never got to it. */
+    UNREACHABLE,
+    /** The node did not answer within the router's read timeout. */
+    TIMED_OUT,
+    /** The connection failed during the call; the node may have received the request. */
+    BROKEN,
+    /** The node answered with an error status. */
+    ANSWERED_ERROR,
+    /** The node answered with a success status but no completion the router can read. */
+    UNREADABLE
+  }
+
+  private final NodeKind node;
+  private final Kind kind;
+  private final int nodeStatus;
+  private final @Nullable String nodeErrorType;
+
+  private NodeCallFailedException(
+      NodeKind node,
+      Kind kind,
+      int nodeStatus,
+      @Nullable String nodeErrorType,
+      String message,
+      @Nullable Throwable cause) {
+    super(answerStatus(node, kind, nodeStatus), type(node, kind), message, cause);
+    this.node = node;
+    this.kind = kind;
+    this.nodeStatus = nodeStatus;
+    this.nodeErrorType = nodeErrorType;
+  }
+
+  /** A call that failed without an answer from the node. */
+  static NodeCallFailedException withoutAnswer(
+      NodeKind node, Kind kind, String message, @Nullable Throwable cause) {
+    if (kind == Kind.ANSWERED_ERROR) {
+      throw new IllegalArgumentException("an answered error has a status: " + message);
+    }
+    return new NodeCallFailedException(node, kind, 0, null, message, cause);
+  }
+
+  /** A node's error answer, with its status and error type. */
+  static NodeCallFailedException answered(
+      NodeKind node, int status, @Nullable String errorType, String message) {
+    return new NodeCallFailedException(node, Kind.ANSWERED_ERROR, status, errorType, message, null);
+  }
+
+  /** This failure, its message saying which call failed before it. */
+  NodeCallFailedException after(NodeCallFailedException earlier) {
+    NodeCallFailedException both =
+        new NodeCallFailedException(
+            node,
+            kind,
+            nodeStatus,
+            nodeErrorType,
+            getMessage() + "; tried first: " + earlier.getMessage(),
+            getCause());
+    both.addSuppressed(earlier);
+    return both;
+  }
+
+  /** How the call failed. */
+  public Kind kind() {
+    return kind;
+  }
+
+  /** The node's HTTP status, 0 if it did not answer. */
+  public int nodeStatus() {
+    return nodeStatus;
+  }
+
+  /**
+   * Whether the failure is the node's, so that the router skips it until a probe finds it UP: no
+   * answer, a timeout, an unreadable answer, or a 5xx other than a decode node's failed load (which
+   * is about the prefill node's lease).
+   */
+  boolean blamesNode() {
+    return kind != Kind.ANSWERED_ERROR
+        || (nodeStatus >= 500 && !KV_LOAD_FAILED.equals(nodeErrorType));
+  }
+
+  /** Whether a prefill call is tried on another prefill node: any failure but the client's 4xx. */
+  boolean retriedOnAnotherPrefillNode() {
+    return kind != Kind.ANSWERED_ERROR || nodeStatus >= 500;
+  }
+
+  /**
+   * Whether the decode node certainly neither loaded nor will load the prefill node's KV, so that
+   * another decode node may take the same parameters: it could not be reached, or it refused the
+   * request with 503 (its engine is shut down or failed). After anything else (a timeout, a broken
+   * connection, a failed load) it may still be reading, or the lease is gone.
+   */
+  boolean decodeNeverStarted() {
+    return kind == Kind.UNREACHABLE || (kind == Kind.ANSWERED_ERROR && nodeStatus == 503);
+  }
+
+  private static int answerStatus(NodeKind node, Kind kind, int nodeStatus) {
+    // The client's own mistakes (a bad prompt) show up as the prefill node's 4xx; anything the
+    // decode node refuses came from the prefill node's answer, not from the client.
+    if (kind == Kind.TIMED_OUT || nodeStatus == 504) {
+      return 504;
+    }
+    if (node == NodeKind.PREFILL && nodeStatus >= 400 && nodeStatus < 500) {
+      return nodeStatus;
+    }
+    return 502;
+  }
+
+  private static String type(NodeKind node, Kind kind) {
+    return node.id()
+        + switch (kind) {
+          case UNREACHABLE, BROKEN -> "_unreachable";
+          case TIMED_OUT -> "_timeout";
+          case ANSWERED_ERROR, UNREADABLE -> "_failed";
+        };
   }
 }

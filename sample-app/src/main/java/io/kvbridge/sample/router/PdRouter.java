@@ -1,92 +1,247 @@
 package io.kvbridge.sample.router;
 
+import io.kvbridge.sample.completions.ClientClosedRequestException;
+import io.kvbridge.sample.completions.ClientConnection;
 import io.kvbridge.sample.completions.CompletionRequest;
 import io.kvbridge.sample.completions.CompletionResponse;
-import io.kvbridge.sample.completions.ErrorResponse;
 import io.kvbridge.sample.completions.KvTransferRequest;
+import io.kvbridge.sample.completions.RevokeRequest;
 import io.kvbridge.sample.engine.ContextWindow;
-import java.net.URI;
+import io.kvbridge.sample.node.NodeKind;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.core.NestedExceptionUtils;
-import org.springframework.http.HttpStatusCode;
-import org.springframework.http.MediaType;
-import org.springframework.web.client.ResourceAccessException;
-import org.springframework.web.client.RestClient;
-import org.springframework.web.client.RestClientException;
 
 /**
- * The disaggregated-serving proxy: sends a request to the prefill node with {@code max_tokens=1}
- * and {@code kv_transfer_params: {"do_remote_decode": true}}, takes the parameters the prefill node
- * returns, sends the original request with those parameters to the decode node, and answers with
- * the decode node's completion.
+ * The disaggregated-serving proxy: sends a request to a prefill node with {@code max_tokens=1} and
+ * {@code kv_transfer_params: {"do_remote_decode": true}}, takes the parameters the prefill node
+ * returns, sends the original request with those parameters to a decode node, and answers with the
+ * decode node's completion. Each node is chosen from its {@link NodePool}: a healthy one with the
+ * fewest of the router's calls in flight.
  *
- * <p>A request is checked before the prefill node is called, against the same {@link ContextWindow}
- * as the nodes': one that could never be decoded costs the prefill node nothing.
+ * <p>A request is checked before any node is called, against the same {@link ContextWindow} as the
+ * nodes': one that could never be decoded costs the prefill node nothing. Nor is a prefill node
+ * called while no decode node is healthy: its lease could not be read.
  *
- * <p>Every failure is answered with an HTTP error that names the node and the reason, never with a
- * 200: a prefill node's 4xx (the client's request was bad) is passed on with its status; any other
- * failure of either node is a 502 (504 if the node timed out).
+ * <p>Failures, each answered with an HTTP error that names the node(s) and the reason, never with a
+ * 200:
  *
- * <p>Thread-safe.
+ * <ul>
+ *   <li>no healthy decode node, or no healthy prefill node: 503 {@code decode_pool_unavailable} or
+ *       {@code prefill_pool_unavailable}, no node called;
+ *   <li>a prefill call that failed (not reached, timed out, broken, a 5xx or an unreadable answer)
+ *       is tried once more on another healthy prefill node; a prefill node's 4xx is the client's
+ *       and is passed on with its status;
+ *   <li>a decode call is tried once more on another healthy decode node, with the same parameters,
+ *       only if the first certainly did not load them: it could not be reached, or it answered 503
+ *       (its engine is shut down or failed). After a timeout, a broken connection or a failed load
+ *       it may still be reading, or the lease is gone, so the failure is answered;
+ *   <li>otherwise a failed call is a 502, or a 504 if the node timed out.
+ * </ul>
+ *
+ * <p>A call that failed for the node's sake (no answer, a timeout, an unreadable answer, a 5xx
+ * other than a decode node's failed load, which is about the prefill node's lease) marks the node
+ * down until a probe finds it UP again.
+ *
+ * <p>No lease is left for the prefill node to expire once the router knows no decode node will read
+ * it: if the client went away by the time the prefill node answered, if no decode node is healthy
+ * then, or if the decode call (and its one retry) ended without a completion, the router asks the
+ * prefill node to revoke the lease at once. If the client goes away while the decode node works,
+ * the router closes its connection to the decode node, which cancels the load; the lease ends
+ * RELEASED there. Fault injection ({@link DropAfterPrefill}) leaves the lease to expire, on
+ * purpose.
+ *
+ * <p>Thread-safe; never blocks: every call is asynchronous.
  */
 public final class PdRouter {
 
   private static final Logger LOG = LoggerFactory.getLogger(PdRouter.class);
 
-  private final RestClient client;
+  private final NodeClient nodes;
   private final ContextWindow context;
-  private final Supplier<URI> prefillBase;
-  private final Supplier<URI> decodeBase;
+  private final NodePool prefill;
+  private final NodePool decode;
   private final DropAfterPrefill drops;
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong served = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
+  private final AtomicLong cancelled = new AtomicLong();
 
   /**
-   * A router calling the nodes at the given base URLs ({@code <base>/v1/completions}); the URLs are
-   * asked for on each call, so they may depend on the port the server bound. {@code context} is the
-   * nodes' model context, which every request must fit.
+   * A router calling the nodes of {@code prefill} and {@code decode} through {@code nodes}. {@code
+   * context} is the nodes' model context, which every request must fit.
    */
   public PdRouter(
-      RestClient client,
+      NodeClient nodes,
       ContextWindow context,
-      Supplier<URI> prefillBase,
-      Supplier<URI> decodeBase,
+      NodePool prefill,
+      NodePool decode,
       DropAfterPrefill drops) {
-    this.client = Objects.requireNonNull(client, "client");
+    this.nodes = Objects.requireNonNull(nodes, "nodes");
     this.context = Objects.requireNonNull(context, "context");
-    this.prefillBase = Objects.requireNonNull(prefillBase, "prefillBase");
-    this.decodeBase = Objects.requireNonNull(decodeBase, "decodeBase");
+    this.prefill = requireKind(prefill, NodeKind.PREFILL);
+    this.decode = requireKind(decode, NodeKind.DECODE);
     this.drops = Objects.requireNonNull(drops, "drops");
   }
 
   /**
-   * Routes one request through prefill and decode.
+   * Routes one request through prefill and decode, for a client whose connection is {@code client}.
    *
-   * @throws io.kvbridge.sample.completions.InvalidCompletionRequestException if the request is
-   *     malformed
-   * @throws io.kvbridge.sample.engine.InvalidPromptException if it does not fit the context
-   * @throws NodeCallFailedException if a node failed or could not be reached
-   * @throws DroppedAfterPrefillException if fault injection dropped the request
+   * @return completes with the decode node's completion, or fails with {@link
+   *     io.kvbridge.sample.completions.InvalidCompletionRequestException} if the request is
+   *     malformed, {@link io.kvbridge.sample.engine.InvalidPromptException} if it does not fit the
+   *     context, {@link NoHealthyNodeException}, {@link NodeCallFailedException}, {@link
+   *     DroppedAfterPrefillException} if fault injection dropped it, or {@link
+   *     ClientClosedRequestException} if the client went away
    */
-  public CompletionResponse route(CompletionRequest request) {
+  public CompletableFuture<CompletionResponse> route(
+      CompletionRequest request, ClientConnection client) {
     requests.incrementAndGet();
+    CompletableFuture<CompletionResponse> answer;
     try {
       request.validate(context);
+      answer = new Route(request, client).start();
+    } catch (RuntimeException e) {
+      answer = CompletableFuture.failedFuture(e);
+    }
+    return answer.whenComplete((value, failure) -> count(failure));
+  }
+
+  /**
+   * Asks every node for its health and records the answers; completes once all have answered or
+   * timed out. A node found UP is chosen again; one found otherwise by this probe and the one
+   * before is marked down (see {@link NodePool}).
+   */
+  public CompletableFuture<Void> probe() {
+    List<CompletableFuture<?>> probes = new ArrayList<>();
+    for (NodePool pool : List.of(prefill, decode)) {
+      for (PooledNode node : pool.nodes()) {
+        try {
+          probes.add(
+              nodes.health(node.healthUrl()).thenAccept(health -> pool.probed(node, health)));
+        } catch (IllegalStateException e) {
+          // The node is this server, whose port is not known yet: nothing to ask.
+          LOG.debug("not probing {}: {}", node, e.getMessage());
+        }
+      }
+    }
+    return CompletableFuture.allOf(probes.toArray(new CompletableFuture<?>[0]));
+  }
+
+  /** The router's fault injection, which the demo arms while it runs. */
+  public DropAfterPrefill faults() {
+    return drops;
+  }
+
+  /** What the router did so far, and each node's health and calls. */
+  public RouterStats stats() {
+    return new RouterStats(
+        requests.get(),
+        served.get(),
+        dropped.get(),
+        failed.get(),
+        cancelled.get(),
+        prefill.stats(),
+        decode.stats());
+  }
+
+  private void count(@Nullable Throwable failure) {
+    if (failure == null) {
+      served.incrementAndGet();
+      return;
+    }
+    Throwable cause = NodeClient.unwrapped(failure);
+    if (cause instanceof DroppedAfterPrefillException) {
+      dropped.incrementAndGet();
+    } else if (cause instanceof ClientClosedRequestException) {
+      cancelled.incrementAndGet();
+    } else {
+      failed.incrementAndGet();
+    }
+  }
+
+  private static NodePool requireKind(NodePool pool, NodeKind kind) {
+    if (pool.kind() != kind) {
+      throw new IllegalArgumentException(
+          "expected a pool of " + kind.id() + " nodes, got " + pool.kind().id());
+    }
+    return pool;
+  }
+
+  /** One request on its way through the nodes. */
+  private final class Route {
+    private final CompletionRequest request;
+    private final ClientConnection client;
+
+    Route(CompletionRequest request, ClientConnection client) {
+      this.request = request;
+      this.client = client;
+    }
+
+    CompletableFuture<CompletionResponse> start() {
+      if (client.isGone()) {
+        throw new ClientClosedRequestException("no node was called");
+      }
+      if (!decode.anyHealthy()) {
+        throw new NoHealthyNodeException(decode, "no prefill node was called");
+      }
+      PooledNode first =
+          prefill
+              .acquire(Set.of())
+              .orElseThrow(() -> new NoHealthyNodeException(prefill, "no node was called"));
+      return prefill(first, null).thenCompose(this::decodeAfter);
+    }
+
+    private CompletableFuture<Prefilled> prefill(
+        PooledNode node, @Nullable NodeCallFailedException earlier) {
       CompletionRequest toPrefill =
           request
               .withMaxTokens(1)
               .withKvTransferParams(Map.of(KvTransferRequest.DO_REMOTE_DECODE, true));
-      CompletionResponse prefilled = call("prefill", prefillBase.get(), toPrefill);
-      Map<String, Object> params = prefilled.kvTransferParams();
+      return accounted(prefill, node, call(NodeKind.PREFILL, node, toPrefill))
+          .handle(
+              (answer, failure) -> {
+                if (failure == null) {
+                  return CompletableFuture.completedFuture(new Prefilled(node, answer));
+                }
+                NodeCallFailedException f = nodeFailure(failure);
+                if (earlier == null && f.retriedOnAnotherPrefillNode() && !client.isGone()) {
+                  Optional<PooledNode> other = prefill.acquire(Set.of(node));
+                  if (other.isPresent()) {
+                    LOG.info("{}; trying prefill node {}", f.getMessage(), other.get());
+                    return prefill(other.get(), f);
+                  }
+                }
+                return CompletableFuture.<Prefilled>failedFuture(
+                    earlier == null ? f : f.after(earlier));
+              })
+          .thenCompose(Function.identity());
+    }
+
+    private CompletableFuture<CompletionResponse> decodeAfter(Prefilled prefilled) {
+      Map<String, Object> params = prefilled.answer().kvTransferParams();
+      if (client.isGone()) {
+        return revoke(prefilled, "the client closed its connection after prefill")
+            .thenCompose(
+                revoked ->
+                    CompletableFuture.failedFuture(
+                        new ClientClosedRequestException(
+                            "the decode node was not called and the prefill node's lease was"
+                                + " revoked")));
+      }
       if (params != null && drops.dropNext()) {
-        dropped.incrementAndGet();
         DroppedAfterPrefillException drop =
             new DroppedAfterPrefillException(
                 String.valueOf(params.get("request_id")),
@@ -95,102 +250,137 @@ public final class PdRouter {
         LOG.debug("{}", drop.getMessage());
         throw drop;
       }
-      CompletionResponse decoded =
-          call("decode", decodeBase.get(), request.withKvTransferParams(params));
-      served.incrementAndGet();
-      return decoded;
-    } catch (DroppedAfterPrefillException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      failed.incrementAndGet();
-      throw e;
+      Optional<PooledNode> node = decode.acquire(Set.of());
+      if (node.isEmpty()) {
+        NoHealthyNodeException none =
+            new NoHealthyNodeException(
+                decode, "the prefill node's lease was revoked, as no decode node will read it");
+        return revoke(prefilled, "no decode node is healthy")
+            .thenCompose(revoked -> CompletableFuture.failedFuture(none));
+      }
+      return decode(node.get(), request.withKvTransferParams(params), prefilled, null);
     }
-  }
 
-  /** The router's fault injection, which the demo arms while it runs. */
-  public DropAfterPrefill faults() {
-    return drops;
-  }
-
-  /** What the router did so far. */
-  public RouterStats stats() {
-    return new RouterStats(requests.get(), served.get(), dropped.get(), failed.get());
-  }
-
-  private CompletionResponse call(String node, URI base, CompletionRequest body) {
-    String url = base.toString().replaceAll("/+$", "") + "/v1/completions";
-    try {
-      return client
-          .post()
-          .uri(url)
-          .contentType(MediaType.APPLICATION_JSON)
-          .accept(MediaType.APPLICATION_JSON)
-          .body(body)
-          .exchange(
-              (req, response) -> {
-                HttpStatusCode status = response.getStatusCode();
-                if (status.is2xxSuccessful()) {
-                  CompletionResponse answer = response.bodyTo(CompletionResponse.class);
-                  if (answer == null || answer.choices().isEmpty()) {
-                    throw new NodeCallFailedException(
-                        502,
-                        node + "_failed",
-                        node + " node at " + url + " sent no completion",
-                        null);
+    private CompletableFuture<CompletionResponse> decode(
+        PooledNode node,
+        CompletionRequest toDecode,
+        Prefilled prefilled,
+        @Nullable NodeCallFailedException earlier) {
+      CompletableFuture<CompletionResponse> call = call(NodeKind.DECODE, node, toDecode);
+      // Closing the connection is how the decode node learns that nobody waits for its answer.
+      client.onGone(() -> call.cancel(true));
+      return accounted(decode, node, call)
+          .handle(
+              (answer, failure) -> {
+                if (failure == null) {
+                  return CompletableFuture.completedFuture(answer);
+                }
+                Throwable cause = NodeClient.unwrapped(failure);
+                if (cause instanceof CancellationException) {
+                  // The decode node cancels the load, which releases the lease.
+                  return CompletableFuture.<CompletionResponse>failedFuture(
+                      new ClientClosedRequestException(
+                          "the decode node's request was cancelled, which releases the lease"));
+                }
+                if (cause instanceof NodeCallFailedException f
+                    && f.decodeNeverStarted()
+                    && earlier == null
+                    && !client.isGone()) {
+                  Optional<PooledNode> other = decode.acquire(Set.of(node));
+                  if (other.isPresent()) {
+                    LOG.info("{}; trying decode node {}", f.getMessage(), other.get());
+                    return decode(other.get(), toDecode, prefilled, f);
                   }
-                  return answer;
                 }
-                String reason;
-                try {
-                  ErrorResponse error = response.bodyTo(ErrorResponse.class);
-                  reason =
-                      error == null || error.error() == null
-                          ? "no reason given"
-                          : error.error().type() + ": " + error.error().message();
-                } catch (RestClientException | IllegalArgumentException e) {
-                  reason = "an unreadable error body";
-                }
-                throw nodeFailed(node, url, status.value(), reason);
-              });
-    } catch (ResourceAccessException e) {
-      // The I/O error's own message (connection refused, timed out), not Spring's, which wraps it.
-      String reason = NestedExceptionUtils.getMostSpecificCause(e).getMessage();
-      throw new NodeCallFailedException(
-          502,
-          node + "_unreachable",
-          node
-              + " node at "
-              + url
-              + " could not be reached"
-              + (reason == null || reason.isBlank() ? "" : ": " + reason),
-          e);
-    } catch (RestClientException e) {
-      // Its message names the Java types it tried to read; the log keeps it.
-      LOG.warn("{} node at {} sent an answer the router cannot read", node, url, e);
-      throw new NodeCallFailedException(
-          502,
-          node + "_failed",
-          node + " node at " + url + " sent an answer the router cannot read",
-          e);
+                Throwable last =
+                    earlier != null && cause instanceof NodeCallFailedException f
+                        ? f.after(earlier)
+                        : cause;
+                // The client gets an error: nobody will read the lease now, whatever the decode
+                // node did with it (a reader still at work finds it gone and fails safely).
+                return revoke(prefilled, "the decode call failed")
+                    .thenCompose(
+                        revoked -> CompletableFuture.<CompletionResponse>failedFuture(last));
+              })
+          .thenCompose(Function.identity());
+    }
+
+    /** Asks the prefill node to give the lease back now; never fails, logs what went wrong. */
+    private CompletableFuture<Void> revoke(Prefilled prefilled, String why) {
+      Map<String, Object> params = prefilled.answer().kvTransferParams();
+      if (params == null || !(params.get("request_id") instanceof String requestId)) {
+        return CompletableFuture.completedFuture(null);
+      }
+      PooledNode node = prefilled.node();
+      CompletableFuture<Boolean> revoked;
+      try {
+        revoked = nodes.revoke(node.revokeUrl(), new RevokeRequest(requestId, why));
+      } catch (RuntimeException e) {
+        revoked = CompletableFuture.failedFuture(e);
+      }
+      return revoked.handle(
+          (done, failure) -> {
+            if (failure != null) {
+              LOG.warn(
+                  "prefill node {} could not revoke the lease of {} ({}); it expires instead: {}",
+                  node,
+                  requestId,
+                  why,
+                  NodeClient.unwrapped(failure).getMessage());
+            } else {
+              LOG.debug("prefill node {} revoked {}: {} ({})", node, requestId, done, why);
+            }
+            return null;
+          });
+    }
+
+    /** A call to {@code node}; cancelling the returned future aborts it. */
+    private CompletableFuture<CompletionResponse> call(
+        NodeKind kind, PooledNode node, CompletionRequest body) {
+      try {
+        return nodes.complete(kind, node.completionsUrl(), body);
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
     }
   }
 
-  private static NodeCallFailedException nodeFailed(
-      String node, String url, int status, String reason) {
-    // The client's own mistakes (a bad prompt) show up as the prefill node's 4xx; anything the
-    // decode node refuses came from the prefill node's answer, not from the client.
-    int answer;
-    if (node.equals("prefill") && status >= 400 && status < 500) {
-      answer = status;
-    } else if (status == 504) {
-      answer = 504;
-    } else {
-      answer = 502;
-    }
-    return new NodeCallFailedException(
-        answer,
-        node + "_failed",
-        node + " node at " + url + " answered HTTP " + status + " (" + reason + ")",
-        null);
+  /** Counts a call's end on its node, and marks the node down if the failure was its own. */
+  private static <T> CompletableFuture<T> accounted(
+      NodePool pool, PooledNode node, CompletableFuture<T> call) {
+    return call.handle(
+        (value, failure) -> {
+          if (failure == null) {
+            pool.release(node, NodePool.Outcome.SERVED);
+            return value;
+          }
+          Throwable cause = NodeClient.unwrapped(failure);
+          if (cause instanceof CancellationException) {
+            pool.release(node, NodePool.Outcome.CANCELLED);
+          } else {
+            pool.release(node, NodePool.Outcome.FAILED);
+            if (cause instanceof NodeCallFailedException f && f.blamesNode()) {
+              pool.callFailed(node, f.getMessage());
+              LOG.warn(
+                  "{} node {} is down until it is probed UP: {}",
+                  pool.kind().id(),
+                  node,
+                  f.getMessage());
+            }
+          }
+          throw failure instanceof CompletionException c ? c : new CompletionException(failure);
+        });
   }
+
+  /** {@code failure} as a node call's failure; anything else is rethrown as it is. */
+  private static NodeCallFailedException nodeFailure(Throwable failure) {
+    Throwable cause = NodeClient.unwrapped(failure);
+    if (cause instanceof NodeCallFailedException f) {
+      return f;
+    }
+    throw cause instanceof RuntimeException r ? r : new CompletionException(cause);
+  }
+
+  /** A prefill node's answer, and which node gave it. */
+  private record Prefilled(PooledNode node, CompletionResponse answer) {}
 }

@@ -3,20 +3,19 @@ package io.kvbridge.sample.router;
 import io.kvbridge.sample.SampleProperties;
 import io.kvbridge.sample.node.NodeKind;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.util.function.Supplier;
-import org.jspecify.annotations.Nullable;
+import java.util.List;
+import java.util.Objects;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
-import org.springframework.http.client.JdkClientHttpRequestFactory;
-import org.springframework.web.client.RestClient;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Runs the router in this JVM unless {@code kvbridge.sample.router.enabled=false}. Without
- * configured node URLs the router calls the nodes on this server, over HTTP like any other client,
- * so the all-in-one deployment takes the same code path as separate processes.
+ * Runs the router in this JVM unless {@code kvbridge.sample.router.enabled=false}: the router, the
+ * probing of its nodes' health, and its stats on the {@code info} endpoint. Without configured node
+ * URLs the router calls the nodes on this server, over HTTP like any other client, so the
+ * all-in-one deployment takes the same code path as separate processes.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnBooleanProperty(name = "kvbridge.sample.router.enabled", matchIfMissing = true)
@@ -24,42 +23,59 @@ public class RouterConfiguration {
 
   /** The router. */
   @Bean
-  public PdRouter pdRouter(
-      RestClient.Builder builder, SampleProperties properties, Environment environment) {
+  public PdRouter pdRouter(SampleProperties properties, Environment environment, JsonMapper json) {
     SampleProperties.Router settings = properties.router();
-    HttpClient http = HttpClient.newBuilder().connectTimeout(settings.connectTimeout()).build();
-    JdkClientHttpRequestFactory requests = new JdkClientHttpRequestFactory(http);
-    requests.setReadTimeout(settings.readTimeout());
-    RestClient client = builder.clone().requestFactory(requests).build();
+    NodeClient nodes =
+        new NodeClient(
+            json, settings.connectTimeout(), settings.readTimeout(), settings.healthTimeout());
     return new PdRouter(
-        client,
+        nodes,
         properties.engine().context(),
-        base(settings.prefillUrl(), NodeKind.PREFILL, properties, environment),
-        base(settings.decodeUrl(), NodeKind.DECODE, properties, environment),
+        pool(NodeKind.PREFILL, settings.prefillUrls(), properties, environment),
+        pool(NodeKind.DECODE, settings.decodeUrls(), properties, environment),
         new DropAfterPrefill(settings.dropAfterPrefill()));
   }
 
-  private static Supplier<URI> base(
-      @Nullable URI configured,
-      NodeKind node,
-      SampleProperties properties,
-      Environment environment) {
-    if (configured != null) {
-      return () -> configured;
+  /** Probes the router's nodes every {@code kvbridge.sample.router.health-interval}. */
+  @Bean
+  public HealthProbing routerHealthProbing(PdRouter router, SampleProperties properties) {
+    return new HealthProbing(router, properties.router().healthInterval());
+  }
+
+  /** The router's stats on the {@code info} endpoint. */
+  @Bean
+  public RouterInfoContributor routerInfoContributor(PdRouter router) {
+    return new RouterInfoContributor(router);
+  }
+
+  private static NodePool pool(
+      NodeKind kind, List<URI> urls, SampleProperties properties, Environment environment) {
+    String healthPath = properties.router().healthPath();
+    if (!urls.isEmpty()) {
+      String path = Objects.requireNonNullElse(healthPath, "/actuator/health");
+      return new NodePool(kind, urls.stream().map(url -> PooledNode.at(url, path)).toList());
     }
-    String prefix = node.path(properties);
-    return () -> {
-      String port = environment.getProperty("local.server.port");
-      if (port == null) {
-        throw new IllegalStateException(
-            "the "
-                + node.id()
-                + " node's URL is not configured and this server has no port yet; set"
-                + " kvbridge.sample.router."
-                + node.id()
-                + "-url");
-      }
-      return URI.create("http://127.0.0.1:" + port + prefix);
-    };
+    // This server's health covers both nodes; each node's own is its engine's.
+    String path =
+        Objects.requireNonNullElse(healthPath, "/actuator/health/" + kind.id() + "Engine");
+    String prefix = kind.path(properties);
+    PooledNode self =
+        new PooledNode(
+            prefix + " on this server",
+            () -> {
+              String port = environment.getProperty("local.server.port");
+              if (port == null) {
+                throw new IllegalStateException(
+                    "the "
+                        + kind.id()
+                        + " node's URL is not configured and this server has no port yet; set"
+                        + " kvbridge.sample.router."
+                        + kind.id()
+                        + "-urls");
+              }
+              return URI.create("http://127.0.0.1:" + port + prefix);
+            },
+            path);
+    return new NodePool(kind, List.of(self));
   }
 }

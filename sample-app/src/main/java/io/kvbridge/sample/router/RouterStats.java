@@ -1,11 +1,30 @@
 package io.kvbridge.sample.router;
 
+import java.util.List;
+
 /**
  * What the router did since start.
  *
  * @param requests completion requests received
- * @param served requests answered with the decode node's completion
+ * @param served requests answered with a decode node's completion
  * @param dropped requests dropped after prefill by fault injection
  * @param failed requests answered with an error for any other reason
+ * @param cancelled requests whose client went away first; their work was cancelled
+ * @param prefill each prefill node: health and calls
+ * @param decode each decode node: health and calls
  */
-public record RouterStats(long requests, long served, long dropped, long failed) {}
+public record RouterStats(
+    long requests,
+    long served,
+    long dropped,
+    long failed,
+    long cancelled,
+    List<NodeStats> prefill,
+    List<NodeStats> decode) {
+
+  /** Copies the lists. */
+  public RouterStats {
+    prefill = List.copyOf(prefill);
+    decode = List.copyOf(decode);
+  }
+}

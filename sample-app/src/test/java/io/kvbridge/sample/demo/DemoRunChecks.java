@@ -46,6 +46,18 @@ abstract class DemoRunChecks {
   }
 
   @Test
+  void theRouterFindsEachNodeOfThisServerUpThroughItsEnginesHealth() {
+    router.probe().join();
+
+    assertThat(router.stats().prefill())
+        .singleElement()
+        .satisfies(node -> assertThat(node.health()).isEqualTo("health UP"));
+    assertThat(router.stats().decode())
+        .singleElement()
+        .satisfies(node -> assertThat(node.health()).isEqualTo("health UP"));
+  }
+
+  @Test
   void everyRequestIsServedOrDeliberatelyDropped() {
     assertThat(summary.requests()).isEqualTo(30);
     assertThat(summary.failed()).as("failures: %s", summary.failures()).isZero();

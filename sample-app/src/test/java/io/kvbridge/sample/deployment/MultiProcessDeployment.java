@@ -62,13 +62,15 @@ abstract class MultiProcessDeployment {
             .profiles("router")
             .run(
                 "--server.port=0",
-                "--kvbridge.sample.router.prefill-url=http://127.0.0.1:" + prefillPort,
-                "--kvbridge.sample.router.decode-url=http://127.0.0.1:" + decodePort,
+                "--kvbridge.sample.router.prefill-urls=http://127.0.0.1:" + prefillPort,
+                "--kvbridge.sample.router.decode-urls=http://127.0.0.1:" + decodePort,
                 "--kvbridge.sample.router.drop-after-prefill=0.25");
     awaitHealthy(prefillPort, 0);
     awaitHealthy(decodePort, 1);
     String routerUrl =
         "http://127.0.0.1:" + router.getEnvironment().getProperty("local.server.port");
+    // The router probed the nodes while they started: it sends requests once it sees them UP.
+    awaitRouterSeesEveryNodeHealthy(routerUrl);
     for (int i = 0; i < REQUESTS; i++) {
       String prompt = ("request " + i + " crosses a process boundary; ").repeat(1 + i % 4);
       answers.add(new Answer(prompt, 6, post(routerUrl + "/v1/completions", prompt, 6)));
@@ -195,6 +197,29 @@ abstract class MultiProcessDeployment {
                           .retrieve()
                           .body(JSON)
                           .get("status"));
+            });
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void awaitRouterSeesEveryNodeHealthy(String routerUrl) {
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(250))
+        .untilAsserted(
+            () -> {
+              Map<String, Object> router =
+                  (Map<String, Object>)
+                      RestClient.create(routerUrl)
+                          .get()
+                          .uri("/actuator/info")
+                          .retrieve()
+                          .body(JSON)
+                          .get("kvbridgeRouter");
+              for (String pool : List.of("prefill", "decode")) {
+                assertThat((List<Map<String, Object>>) router.get(pool))
+                    .as("the router's %s nodes", pool)
+                    .allSatisfy(node -> assertThat(node).containsEntry("healthy", true));
+              }
             });
   }
 

@@ -1,25 +1,34 @@
 package io.kvbridge.sample.router;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.kvbridge.lease.EndReason;
 import io.kvbridge.sample.FaultInjection;
+import io.kvbridge.sample.completions.ClientConnection;
 import io.kvbridge.sample.completions.CompletionRequest;
+import io.kvbridge.sample.completions.CompletionResponse;
 import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.ToyModel;
+import io.kvbridge.sample.node.Node;
+import io.kvbridge.sample.node.NodeKind;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.tck.faults.Faults;
 import java.net.URI;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.web.client.RestClient;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The completions API of the router and both nodes, over HTTP on a running all-in-one server: the
@@ -48,6 +57,10 @@ class CompletionsErrorPathTest {
   @LocalServerPort int port;
 
   @Autowired Faults faults;
+
+  @Autowired
+  @Qualifier("prefillNode")
+  Node prefill;
 
   @Test
   void theRouterAnswersWithTheDecodeNodesCompletionEqualToTheReference() {
@@ -100,24 +113,42 @@ class CompletionsErrorPathTest {
   }
 
   @Test
+  void aFailedLoadOnTheDecodeNodeHasThePrefillNodesLeaseRevokedBeforeTheClientIsAnswered() {
+    long revoked = prefillLeasesEnded(EndReason.REVOKED);
+    faults.failNextReads(1, "injected read failure");
+
+    Answer answer = post("/v1/completions", request(PROMPT, 4, null));
+
+    assertThat(answer.status()).isEqualTo(502);
+    assertThat(prefillLeasesEnded(EndReason.REVOKED)).isEqualTo(revoked + 1);
+  }
+
+  @Test
   void anUnreachableDecodeNodeIsABadGatewayNamingIt() {
     URI prefill = URI.create("http://127.0.0.1:" + port + "/prefill");
     URI nowhere = URI.create("http://127.0.0.1:1/decode");
     PdRouter router =
         new PdRouter(
-            RestClient.create(),
+            new NodeClient(
+                JsonMapper.shared(),
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(1)),
             new ContextWindow(ContextWindow.DEFAULT_TOKENS),
-            () -> prefill,
-            () -> nowhere,
+            new NodePool(NodeKind.PREFILL, List.of(PooledNode.at(prefill, "/actuator/health"))),
+            new NodePool(NodeKind.DECODE, List.of(PooledNode.at(nowhere, "/actuator/health"))),
             new DropAfterPrefill(0));
 
-    NodeCallFailedException failure =
-        catchThrowableOfType(
-            NodeCallFailedException.class,
-            () -> router.route(CompletionRequest.of("m", PROMPT, 3)));
+    CompletableFuture<CompletionResponse> routed =
+        router.route(CompletionRequest.of("m", PROMPT, 3), ClientConnection.stays());
 
-    assertThat(failure.status()).isEqualTo(502);
-    assertThat(failure).hasMessageContaining("decode node at " + nowhere);
+    assertThat(routed)
+        .failsWithin(Duration.ofSeconds(30))
+        .withThrowableOfType(ExecutionException.class)
+        .havingCause()
+        .isInstanceOfSatisfying(
+            NodeCallFailedException.class, failure -> assertThat(failure.status()).isEqualTo(502))
+        .withMessageContaining("decode node at " + nowhere);
     assertThat(router.stats().failed()).isEqualTo(1);
   }
 
@@ -176,6 +207,17 @@ class CompletionsErrorPathTest {
 
     assertThat(answer.status()).isEqualTo(400);
     assertThat(errorMessage(answer)).startsWith("the body is not valid JSON");
+  }
+
+  private long prefillLeasesEnded(EndReason reason) {
+    return prefill
+        .engine()
+        .connector()
+        .status()
+        .producer()
+        .orElseThrow()
+        .leasesEnded()
+        .getOrDefault(reason, 0L);
   }
 
   private Map<String, Object> validParams() {

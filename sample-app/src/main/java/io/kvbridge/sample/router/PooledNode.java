@@ -1,0 +1,80 @@
+package io.kvbridge.sample.router;
+
+import java.net.URI;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * One node of a {@link NodePool}: where it is, its health, and the router's calls to it.
+ *
+ * <p>Thread-safe: the health is replaced whole; the counters are guarded by the pool.
+ */
+public final class PooledNode {
+
+  private final String name;
+  private final Supplier<URI> base;
+  private final String healthPath;
+  private volatile NodeHealth health = NodeHealth.unprobed();
+
+  // Guarded by the pool.
+  int inFlight;
+  long served;
+  long failed;
+  long cancelled;
+  int failedProbes;
+
+  /**
+   * A node at {@code base}, asked for on each call (it may depend on the port this server bound),
+   * whose health is at {@code healthPath} on the same server.
+   *
+   * @param name how stats and messages name it
+   */
+  public PooledNode(String name, Supplier<URI> base, String healthPath) {
+    this.name = Objects.requireNonNull(name, "name");
+    this.base = Objects.requireNonNull(base, "base");
+    this.healthPath = Objects.requireNonNull(healthPath, "healthPath");
+  }
+
+  /** A node at a fixed {@code base} URL, named by it. */
+  public static PooledNode at(URI base, String healthPath) {
+    return new PooledNode(base.toString(), () -> base, healthPath);
+  }
+
+  /** How stats and messages name the node. */
+  public String name() {
+    return name;
+  }
+
+  /** What the router last learned of the node's health. */
+  public NodeHealth health() {
+    return health;
+  }
+
+  void health(NodeHealth value) {
+    health = Objects.requireNonNull(value, "value");
+  }
+
+  /** {@code <base>/v1/completions}. */
+  URI completionsUrl() {
+    return below("/v1/completions");
+  }
+
+  /** {@code <base>/v1/leases/revoke}, a prefill node's. */
+  URI revokeUrl() {
+    return below("/v1/leases/revoke");
+  }
+
+  /** The health path on the node's server, whatever path the node's base has. */
+  URI healthUrl() {
+    return base.get().resolve(healthPath);
+  }
+
+  private URI below(String path) {
+    return URI.create(base.get().toString().replaceAll("/+$", "") + path);
+  }
+
+  @Override
+  public String toString() {
+    return name;
+  }
+}

@@ -1,0 +1,145 @@
+package io.kvbridge.sample.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvbridge.sample.node.NodeKind;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** How a pool chooses a node: healthy ones only, the fewest calls in flight first, ties in turn. */
+class NodePoolTest {
+
+  private final PooledNode a = node("a");
+  private final PooledNode b = node("b");
+  private final PooledNode c = node("c");
+  private final NodePool pool = new NodePool(NodeKind.DECODE, List.of(a, b, c));
+
+  @Test
+  void equallyLoadedNodesTakeTurnsInConfiguredOrder() {
+    assertThat(chooseSix()).containsExactly(a, b, c, a, b, c);
+  }
+
+  @Test
+  void theNodeWithTheFewestCallsInFlightIsChosen() {
+    PooledNode first = pool.acquire(Set.of()).orElseThrow();
+    PooledNode second = pool.acquire(Set.of()).orElseThrow();
+    pool.acquire(Set.of()).orElseThrow();
+    pool.release(second, NodePool.Outcome.SERVED);
+
+    assertThat(pool.acquire(Set.of())).contains(second);
+    assertThat(pool.acquire(Set.of())).isPresent().get().isNotEqualTo(first);
+  }
+
+  @Test
+  void aNodeNotProbedYetIsChosen() {
+    assertThat(a.health()).isEqualTo(NodeHealth.unprobed());
+    assertThat(pool.acquire(Set.of())).contains(a);
+  }
+
+  @Test
+  void aNodeMarkedDownIsSkipped() {
+    pool.callFailed(b, "decode node at b could not be reached");
+
+    assertThat(chooseSix()).containsExactly(a, c, a, c, a, c);
+  }
+
+  @Test
+  void aFailedCallMarksTheNodeDownAtOnce() {
+    pool.callFailed(b, "decode node at b could not be reached");
+
+    assertThat(b.health()).isEqualTo(NodeHealth.down("decode node at b could not be reached"));
+  }
+
+  @Test
+  void oneProbeThatIsNotUpIsForgivenAndTwoInARowMarkTheNodeDown() {
+    NodeHealth slow = NodeHealth.down("health at b did not answer within 2000 ms");
+
+    pool.probed(b, slow);
+    assertThat(b.health().up()).isTrue();
+    pool.probed(b, slow);
+    assertThat(b.health()).isEqualTo(slow);
+  }
+
+  @Test
+  void anUpProbeBetweenTwoFailedOnesKeepsTheNodeUp() {
+    NodeHealth slow = NodeHealth.down("health at b did not answer within 2000 ms");
+
+    pool.probed(b, slow);
+    pool.probed(b, NodeHealth.probedUp());
+    pool.probed(b, slow);
+
+    assertThat(b.health().up()).isTrue();
+  }
+
+  @Test
+  void aDownNodeFoundUpByOneProbeIsChosenAgain() {
+    pool.callFailed(b, "decode node at b answered HTTP 503");
+
+    pool.probed(b, NodeHealth.probedUp());
+
+    assertThat(b.health()).isEqualTo(NodeHealth.probedUp());
+    assertThat(chooseSix()).contains(b);
+  }
+
+  @Test
+  void anExcludedNodeIsNotChosen() {
+    assertThat(pool.acquire(Set.of(a, b))).contains(c);
+    assertThat(pool.acquire(Set.of(a, b, c))).isEmpty();
+  }
+
+  @Test
+  void withEveryNodeDownThereIsNoChoiceAndEachNodeSaysWhy() {
+    for (PooledNode node : pool.nodes()) {
+      node.health(NodeHealth.down("health of " + node.name() + " answered HTTP 503"));
+    }
+
+    assertThat(pool.anyHealthy()).isFalse();
+    assertThat(pool.acquire(Set.of())).isEmpty();
+    assertThat(pool.whyDown())
+        .isEqualTo(
+            "a: health of a answered HTTP 503; b: health of b answered HTTP 503;"
+                + " c: health of c answered HTTP 503");
+  }
+
+  @Test
+  void statsCountEachNodesCallsInFlightServedFailedAndCancelled() {
+    PooledNode first = pool.acquire(Set.of()).orElseThrow();
+    pool.release(first, NodePool.Outcome.SERVED);
+    PooledNode second = pool.acquire(Set.of()).orElseThrow();
+    pool.release(second, NodePool.Outcome.FAILED);
+    PooledNode third = pool.acquire(Set.of()).orElseThrow();
+    pool.release(third, NodePool.Outcome.CANCELLED);
+    pool.acquire(Set.of()).orElseThrow();
+    b.health(NodeHealth.down("why"));
+
+    assertThat(pool.stats())
+        .containsExactly(
+            new NodeStats("a", true, "not probed yet", 1, 1, 0, 0),
+            new NodeStats("b", false, "why", 0, 0, 1, 0),
+            new NodeStats("c", true, "not probed yet", 0, 0, 0, 1));
+  }
+
+  @Test
+  void aPoolNeedsANode() {
+    assertThatThrownBy(() -> new NodePool(NodeKind.PREFILL, List.of()))
+        .hasMessage("a pool of prefill nodes needs a node");
+  }
+
+  private List<PooledNode> chooseSix() {
+    List<PooledNode> chosen = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      PooledNode node = pool.acquire(Set.of()).orElseThrow();
+      chosen.add(node);
+      pool.release(node, NodePool.Outcome.SERVED);
+    }
+    return chosen;
+  }
+
+  private static PooledNode node(String name) {
+    return new PooledNode(name, () -> URI.create("http://" + name), "/actuator/health");
+  }
+}
