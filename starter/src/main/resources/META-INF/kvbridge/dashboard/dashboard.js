@@ -15,6 +15,7 @@
     transfers: '#1b8a8f',
     bandwidth: '#4b55c9',
   };
+  const BANDWIDTH_UNITS = ['B/s', 'KiB/s', 'MiB/s', 'GiB/s', 'TiB/s'];
   const READ_TIMEOUT_MILLIS = 10000;
 
   const state = {
@@ -41,6 +42,7 @@
 
   async function start() {
     legend();
+    drawCharts();
     try {
       const response = await fetch('settings.json', { cache: 'no-store' });
       if (!response.ok) {
@@ -158,7 +160,9 @@
 
     showProducers(producers);
     showConsumers(consumers, rates);
-    showRejected(connectors);
+    showCounts($('rejected'), 'Kind', connectors, (c) => c.rejected, 'rejected');
+    showCounts($('dropped'), 'Reason', producers, (c) => c.producer.droppedConnections,
+        'droppedConnections');
     showPeers(consumers);
     drawCharts();
   }
@@ -240,24 +244,24 @@
     fill($('consumers'), rows, 7, 'No consumer engine.');
   }
 
-  function showRejected(connectors) {
-    const table = $('rejected');
+  // Counts by kind, one row per kind and one column per engine that has them, flagged when not zero.
+  function showCounts(table, title, engines, countsOf, metric) {
     const head = document.createElement('tr');
-    head.append(cell('Kind', { tag: 'th' }),
-        ...connectors.map((c) => cell(c.engineId, { tag: 'th', cls: 'num' })));
+    head.append(cell(title, { tag: 'th' }),
+        ...engines.map((c) => cell(c.engineId, { tag: 'th', cls: 'num' })));
     table.tHead.replaceChildren(head);
     const kinds = [];
-    connectors.forEach((c) => Object.keys(c.rejected || {}).forEach((k) => {
+    engines.forEach((c) => Object.keys(countsOf(c) || {}).forEach((k) => {
       if (!kinds.includes(k)) {
         kinds.push(k);
       }
     }));
     const rows = kinds.map((kind) => row([
       cell(kind, { cls: 'kind' }),
-      ...connectors.map((c) => numberCell(count(c.rejected, kind),
-          { engine: c.engineId, metric: 'rejected.' + kind, bad: true })),
+      ...engines.map((c) => numberCell(count(countsOf(c), kind),
+          { engine: c.engineId, metric: metric + '.' + kind, bad: true })),
     ]));
-    fill(table, rows, connectors.length + 1, 'No engine.');
+    fill(table, rows, engines.length + 1, engines.length === 0 ? 'No engine.' : 'Nothing counted.');
   }
 
   function showPeers(consumers) {
@@ -368,21 +372,20 @@
   // ------------------------------------------------------------------ charts
 
   function drawCharts() {
-    if (!state.settings || state.samples.length === 0) {
-      return;
-    }
     const samples = state.samples;
     drawChart($('leases-chart'), samples, [
       { values: samples.map((s) => s.live), color: COLORS.live, fill: true },
       ...END_REASONS.map((r) => ({ values: samples.map((s) => s.ended[r]), color: COLORS[r] })),
-    ], formatCompact);
+    ], countAxis);
     drawChart($('transfers-chart'), samples,
-        [{ values: samples.map((s) => s.transfers), color: COLORS.transfers, fill: true }], formatCompact);
+        [{ values: samples.map((s) => s.transfers), color: COLORS.transfers, fill: true }], countAxis);
     drawChart($('bandwidth-chart'), samples,
-        [{ values: samples.map((s) => s.bytes), color: COLORS.bandwidth, fill: true }], formatBandwidth);
+        [{ values: samples.map((s) => s.bytes), color: COLORS.bandwidth, fill: true }], bytesAxis);
   }
 
-  function drawChart(canvas, samples, series, formatTick) {
+  // A chart of series over the last historySize reads; axisFor(largest value) gives the top of the
+  // axis, its number of steps and how to label a value.
+  function drawChart(canvas, samples, series, axisFor) {
     const ratio = window.devicePixelRatio || 1;
     const width = canvas.clientWidth;
     const height = canvas.clientHeight;
@@ -396,8 +399,22 @@
     const g = canvas.getContext('2d');
     g.setTransform(ratio, 0, 0, ratio, 0, 0);
     g.clearRect(0, 0, width, height);
+    g.font = '11px system-ui, "Liberation Sans", "DejaVu Sans", sans-serif';
+    g.fillStyle = '#5b6475';
+    if (samples.length === 0 || !state.settings) {
+      g.textAlign = 'center';
+      g.textBaseline = 'middle';
+      g.fillText('no data yet', width / 2, height / 2);
+      return;
+    }
 
-    const left = 64;
+    const largest = series.reduce((m, s) => s.values.reduce((n, v) => Math.max(n, v), m), 0);
+    const axis = axisFor(largest);
+    const labels = [];
+    for (let i = 0; i <= axis.steps; i++) {
+      labels.push(axis.label((axis.top * i) / axis.steps));
+    }
+    const left = 10 + labels.reduce((w, text) => Math.max(w, g.measureText(text).width), 0);
     const right = 8;
     const top = 8;
     const bottom = 20;
@@ -406,24 +423,20 @@
     const span = state.settings.historySize * state.settings.pollIntervalMillis;
     const now = samples[samples.length - 1].at;
     const x = (at) => left + plotWidth * (1 - (now - at) / span);
-    const most = niceCeiling(series.reduce((m, s) => s.values.reduce((n, v) => Math.max(n, v), m), 0));
-    const y = (v) => top + plotHeight * (1 - v / most);
+    const y = (v) => top + plotHeight * (1 - v / axis.top);
 
-    g.font = '11px system-ui, sans-serif';
     g.lineWidth = 1;
     g.strokeStyle = '#e3e7ee';
-    g.fillStyle = '#5b6475';
     g.textAlign = 'right';
     g.textBaseline = 'middle';
-    for (let i = 0; i <= 4; i++) {
-      const v = (most * i) / 4;
-      const py = Math.round(y(v)) + 0.5;
+    labels.forEach((text, i) => {
+      const py = Math.round(y((axis.top * i) / axis.steps)) + 0.5;
       g.beginPath();
       g.moveTo(left, py);
       g.lineTo(width - right, py);
       g.stroke();
-      g.fillText(formatTick(v), left - 6, py);
-    }
+      g.fillText(text, left - 6, py);
+    });
     g.textBaseline = 'top';
     g.textAlign = 'left';
     g.fillText('\u2212' + formatMillis(span), left, height - bottom + 5);
@@ -462,18 +475,37 @@
     g.restore();
   }
 
-  // 1, 2, 2.5 or 5 times a power of ten, at least 1.
-  function niceCeiling(value) {
-    if (!(value > 1)) {
-      return 1;
+  function countAxis(largest) {
+    const nice = niceCeiling(largest);
+    return { top: nice.top, steps: nice.steps, label: formatCompact };
+  }
+
+  // Bytes per second in the binary unit that fits the largest value, ticks round in that unit.
+  function bytesAxis(largest) {
+    let unit = 0;
+    while (unit < BANDWIDTH_UNITS.length - 1 && largest >= Math.pow(1024, unit + 1)) {
+      unit++;
     }
-    const power = Math.pow(10, Math.floor(Math.log10(value)));
-    for (const step of [1, 2, 2.5, 5, 10]) {
+    const scale = Math.pow(1024, unit);
+    const nice = niceCeiling(largest / scale);
+    return {
+      top: nice.top * scale,
+      steps: nice.steps,
+      label: (v) => (v / scale).toLocaleString('en-US', { maximumFractionDigits: 2 }) + ' ' +
+          BANDWIDTH_UNITS[unit],
+    };
+  }
+
+  // The axis's top, at least 1: 1, 2, 2.5 or 5 times a power of ten at or above value, with a
+  // number of steps that keeps the ticks round.
+  function niceCeiling(value) {
+    const power = value > 1 ? Math.pow(10, Math.floor(Math.log10(value))) : 1;
+    for (const [step, steps] of [[1, 4], [2, 4], [2.5, 5], [5, 5], [10, 5]]) {
       if (value <= step * power) {
-        return step * power;
+        return { top: step * power, steps };
       }
     }
-    return 10 * power;
+    return { top: 10 * power, steps: 5 };
   }
 
   // ------------------------------------------------------------------ formats
@@ -488,7 +520,7 @@
 
   function formatCompact(n) {
     return n >= 1000 ? (n / 1000).toLocaleString('en-US', { maximumFractionDigits: 1 }) + 'k'
-        : n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+        : n.toLocaleString('en-US', { maximumFractionDigits: 2 });
   }
 
   function formatRate(perSecond) {
@@ -496,14 +528,14 @@
   }
 
   function formatBandwidth(bytesPerSecond) {
-    const units = ['B/s', 'KiB/s', 'MiB/s', 'GiB/s', 'TiB/s'];
     let v = bytesPerSecond;
     let u = 0;
-    while (v >= 1024 && u < units.length - 1) {
+    while (v >= 1024 && u < BANDWIDTH_UNITS.length - 1) {
       v /= 1024;
       u++;
     }
-    return v.toLocaleString('en-US', { maximumFractionDigits: u === 0 ? 0 : 2 }) + ' ' + units[u];
+    return v.toLocaleString('en-US', { maximumFractionDigits: u === 0 ? 0 : 2 }) + ' ' +
+        BANDWIDTH_UNITS[u];
   }
 
   // Milliseconds with three decimals: what the endpoint says, to the microsecond.

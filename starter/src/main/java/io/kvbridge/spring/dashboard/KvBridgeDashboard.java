@@ -1,12 +1,15 @@
 package io.kvbridge.spring.dashboard;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.function.Supplier;
-import org.springframework.core.io.ClassPathResource;
-import org.springframework.core.io.Resource;
 import org.springframework.http.CacheControl;
 import org.springframework.http.MediaType;
+import org.springframework.web.servlet.function.HandlerFunction;
 import org.springframework.web.servlet.function.RouterFunction;
 import org.springframework.web.servlet.function.RouterFunctions;
 import org.springframework.web.servlet.function.ServerRequest;
@@ -14,10 +17,10 @@ import org.springframework.web.servlet.function.ServerResponse;
 
 /**
  * The operators' dashboard: a static page with its script and style sheet, served from the
- * starter's resources at {@value #PATH}{@code /}, and the page's settings at {@value #PATH}{@code
- * /settings.json}: how often to read the {@code kvbridge} endpoint, how many reads to chart, and
- * where the endpoint is on this server, or why the page cannot read it. The page does everything
- * else in the browser.
+ * starter's resources ({@code META-INF/kvbridge/dashboard/}) at {@value #PATH}{@code /}, and the
+ * page's settings beside them in {@code settings.json}: how often to read the {@code kvbridge}
+ * endpoint, how many reads to chart, and where the endpoint is on this server, or why the page
+ * cannot read it. The page does everything else in the browser.
  *
  * <p>Thread-safe: immutable; its handlers run on the server's request threads.
  */
@@ -27,6 +30,10 @@ public final class KvBridgeDashboard {
   public static final String PATH = "/kvbridge/dashboard";
 
   private static final String RESOURCES = "META-INF/kvbridge/dashboard/";
+  private static final MediaType HTML = new MediaType("text", "html", StandardCharsets.UTF_8);
+  private static final MediaType JAVASCRIPT =
+      new MediaType("text", "javascript", StandardCharsets.UTF_8);
+  private static final MediaType CSS = new MediaType("text", "css", StandardCharsets.UTF_8);
 
   private final Duration pollInterval;
   private final int historySize;
@@ -43,27 +50,25 @@ public final class KvBridgeDashboard {
     this.endpoint = endpoint;
   }
 
-  /** The routes that serve the dashboard. */
+  /**
+   * The routes that serve the dashboard. Each answer is written as bytes with its own content type,
+   * past the application's message converters: a JSON converter placed first would otherwise write
+   * the files, and the settings, as JSON values.
+   */
   public RouterFunction<ServerResponse> routes() {
-    Resource index = new ClassPathResource(RESOURCES + "index.html", classLoader());
     return RouterFunctions.route()
         // The page's own files are named relative to it, so it must be read as a directory.
         .GET(PATH, request -> ServerResponse.temporaryRedirect(URI.create("dashboard/")).build())
-        .GET(
-            PATH + "/",
-            request ->
-                ServerResponse.ok()
-                    .contentType(MediaType.TEXT_HTML)
-                    .cacheControl(CacheControl.noCache())
-                    .body(index))
+        .GET(PATH + "/", file("index.html", HTML))
+        .GET(PATH + "/dashboard.js", file("dashboard.js", JAVASCRIPT))
+        .GET(PATH + "/dashboard.css", file("dashboard.css", CSS))
         .GET(
             PATH + "/settings.json",
             request ->
-                ServerResponse.ok()
-                    .contentType(MediaType.APPLICATION_JSON)
-                    .cacheControl(CacheControl.noStore())
-                    .body(settingsJson(request)))
-        .resources(PATH + "/**", new ClassPathResource(RESOURCES, classLoader()))
+                bytes(
+                    MediaType.APPLICATION_JSON,
+                    CacheControl.noStore(),
+                    settingsJson(request).getBytes(StandardCharsets.UTF_8)))
         .build();
   }
 
@@ -84,8 +89,33 @@ public final class KvBridgeDashboard {
     return json.append('}').toString();
   }
 
-  private static ClassLoader classLoader() {
-    return KvBridgeDashboard.class.getClassLoader();
+  /** The starter's file {@code name}, read once, answered as {@code type}. */
+  private static HandlerFunction<ServerResponse> file(String name, MediaType type) {
+    byte[] content;
+    try (InputStream in =
+        KvBridgeDashboard.class.getClassLoader().getResourceAsStream(RESOURCES + name)) {
+      if (in == null) {
+        throw new IllegalStateException(
+            "the dashboard's file " + RESOURCES + name + " is missing from the class path");
+      }
+      content = in.readAllBytes();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the dashboard's file " + RESOURCES + name, e);
+    }
+    // A new version of the starter serves new files: the browser asks again each time.
+    return request -> bytes(type, CacheControl.noCache(), content);
+  }
+
+  private static ServerResponse bytes(MediaType type, CacheControl cache, byte[] content) {
+    return ServerResponse.ok()
+        .contentType(type)
+        .contentLength(content.length)
+        .cacheControl(cache)
+        .build(
+            (request, response) -> {
+              response.getOutputStream().write(content);
+              return null;
+            });
   }
 
   /** {@code text} as a JSON string. */

@@ -12,12 +12,14 @@ import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAu
 import org.springframework.boot.actuate.endpoint.web.PathMappedEndpoints;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
 import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
+import org.springframework.http.converter.json.JacksonJsonHttpMessageConverter;
 import org.springframework.mock.web.MockHttpServletResponse;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
@@ -42,6 +44,7 @@ class KvBridgeDashboardAutoConfigurationTest {
                   KvBridgeEndpointAutoConfiguration.class,
                   EndpointAutoConfiguration.class,
                   WebEndpointAutoConfiguration.class,
+                  JacksonAutoConfiguration.class,
                   HttpMessageConvertersAutoConfiguration.class,
                   DispatcherServletAutoConfiguration.class,
                   WebMvcAutoConfiguration.class,
@@ -96,6 +99,22 @@ class KvBridgeDashboardAutoConfigurationTest {
           assertThat(style.getStatus()).isEqualTo(200);
           assertThat(style.getContentType()).startsWith("text/css");
         });
+  }
+
+  @Test
+  void anApplicationsOwnJsonConverterChangesNothingTheDashboardServes() {
+    enabled
+        .withBean(
+            JacksonJsonHttpMessageConverter.class,
+            () -> new JacksonJsonHttpMessageConverter(JsonMapper.shared()))
+        .run(
+            context -> {
+              MockHttpServletResponse script =
+                  perform(context, MockMvcRequestBuilders.get(PAGE + "dashboard.js").accept("*/*"));
+              assertThat(script.getContentType()).startsWith("text/javascript");
+              assertThat(script.getContentAsString()).startsWith("// The kvbridge dashboard");
+              assertThat(settings(context, "", "")).containsEntry("pollIntervalMillis", 1000);
+            });
   }
 
   @Test
