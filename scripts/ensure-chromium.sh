@@ -8,7 +8,12 @@
 # browser tests are required (CI=true, or KVBRIDGE_CHROMIUM_REQUIRED=true) and otherwise warns and
 # succeeds: the build then skips those tests, each with the reason.
 #
-# Usage: scripts/ensure-chromium.sh
+# With --check it installs nothing and always succeeds: it says which Chromium the browser tests
+# will run in (BINARY, else chromium on the PATH), or warns that they will be skipped, or fail when
+# required. The sample app's build runs it so, before its tests, so the reason shows in the build's
+# output.
+#
+# Usage: scripts/ensure-chromium.sh [--check [BINARY]]
 # Environment: CI, KVBRIDGE_CHROMIUM_REQUIRED (true/false; overrides CI).
 set -euo pipefail
 
@@ -18,6 +23,21 @@ packages=("chromium=$version" "chromium-common=$version" fonts-liberation)
 
 required=${KVBRIDGE_CHROMIUM_REQUIRED:-}
 [ -n "$required" ] || { [ "${CI:-}" = "true" ] && required=true || required=false; }
+
+if [ "${1:-}" = "--check" ]; then
+  binary=${2:-}
+  # Maven passes an unresolved property through literally.
+  case "$binary" in '${'*) binary="" ;; esac
+  [ -n "$binary" ] || binary=$(command -v chromium || command -v chromium-browser || true)
+  if [ -n "$binary" ] && found=$("$binary" --version 2>/dev/null); then
+    echo "[ensure-chromium] the browser tests run in $found ($binary; pinned: $version)"
+  elif [ "$required" = "true" ]; then
+    echo "[ensure-chromium] ERROR: no Chromium runs here${binary:+ ($binary)}, and the browser tests are required (CI=true or kvbridge.chromium.required=true): they will fail; scripts/ensure-chromium.sh installs it" >&2
+  else
+    echo "[ensure-chromium] WARNING: no Chromium runs here${binary:+ ($binary)}: the browser tests will be skipped, each with the reason; scripts/ensure-chromium.sh installs it" >&2
+  fi
+  exit 0
+fi
 
 give_up() {
   if [ "$required" = "true" ]; then
