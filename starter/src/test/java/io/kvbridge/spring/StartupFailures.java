@@ -2,7 +2,8 @@ package io.kvbridge.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
+import org.springframework.context.ApplicationContext;
 
 /** Finds why a context failed to start. */
 public final class StartupFailures {
@@ -10,8 +11,8 @@ public final class StartupFailures {
   private StartupFailures() {}
 
   /** The first cause of type {@code type} in the context's start-up failure. */
-  public static <T extends Throwable> T causeOfType(
-      AssertableApplicationContext context, Class<T> type) {
+  public static <T extends Throwable, C extends ApplicationContext> T causeOfType(
+      ApplicationContextAssertProvider<C> context, Class<T> type) {
     assertThat(context).hasFailed();
     for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
       if (type.isInstance(t)) {
@@ -23,8 +24,8 @@ public final class StartupFailures {
   }
 
   /** The invalid property that stopped start-up. */
-  public static InvalidKvBridgePropertyException invalidProperty(
-      AssertableApplicationContext context) {
+  public static <C extends ApplicationContext> InvalidKvBridgePropertyException invalidProperty(
+      ApplicationContextAssertProvider<C> context) {
     return causeOfType(context, InvalidKvBridgePropertyException.class);
   }
 }
