@@ -8,7 +8,9 @@ Sub-commands:
   summarize-jfr  --jfr FILE --out F   the execution samples of a JFR recording, frame by frame
   write          --results DIR --out BENCHMARKS.md [--findings FILE]
 
-The results directory holds jmh.json, jmh-nixl.json and jmh-e2e.json (JMH -rf json),
+The results directory holds jmh.json, jmh-nixl.json, jmh-e2e.json and the read planner's
+jmh-plan-*.json and jmh-read-*.json (JMH -rf json), plan-counts-*.json (the planned requests'
+READs, descriptors and bytes, io.kvbridge.benchmarks.transfer.PlanCounts),
 machine-start.json, machine-end.json, run.json (the command and settings), settings.json (the
 benchmarks' fixed settings, io.kvbridge.benchmarks.RunSettings), optionally nixl-python.json
 (python/nixl_read_bench.py) and jfr/<family>.json (summarize-jfr).
@@ -40,7 +42,7 @@ BOOK_NAMES = {
     "INSERTION_ORDERED": "(a) insertion-ordered",
     "FULL_SCAN": "(b) full scan",
 }
-UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}
+UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 TO_NS = {"ns/op": 1.0, "us/op": 1e3, "ms/op": 1e6, "s/op": 1e9}
 TOP_FRAMES = 12
 
@@ -57,6 +59,7 @@ NIXL_BANDWIDTH_GOAL = 0.95  # kvbridge bandwidth ÷ Python binding bandwidth
 NIXL_OVERHEAD_SHAPE = "16KiBx1"
 CONTENT_CHECK_GOAL = 0.05  # checksum time ÷ READ time
 CONTENT_CHECK_BLOCK = "1MiB"
+PLAN_GOAL = 0.05  # plan time ÷ the fake transport's READ time of the same request
 GOAL_CONSTANTS = (
     "IDLE_SWEEP_SIZE",
     "IDLE_SWEEP_GOAL",
@@ -67,6 +70,7 @@ GOAL_CONSTANTS = (
     "NIXL_OVERHEAD_SHAPE",
     "CONTENT_CHECK_GOAL",
     "CONTENT_CHECK_BLOCK",
+    "PLAN_GOAL",
 )
 
 
@@ -107,10 +111,8 @@ class Results:
         self.dir = directory
         self.by_key = {}
         self.entries = []
-        for file in ("jmh.json", "jmh-nixl.json", "jmh-e2e.json"):
+        for file in result_files(directory, "jmh"):
             path = os.path.join(directory, file)
-            if not os.path.exists(path):
-                continue
             with open(path) as f:
                 for entry in json.load(f):
                     self.entries.append(entry)
@@ -122,6 +124,11 @@ class Results:
         self.run = read_json(os.path.join(directory, "run.json")) or {}
         self.settings = read_json(os.path.join(directory, "settings.json")) or {}
         self.nixl_python = read_json(os.path.join(directory, "nixl-python.json"))
+        self.plan_counts = {}
+        for file in result_files(directory, "plan-counts"):
+            for row in read_json(os.path.join(directory, file)):
+                key = tuple(row[k] for k in PLAN_PARAMS)
+                self.plan_counts[key] = row
 
     def get(self, name, **params):
         return self.by_key.get((name, tuple(sorted((k, str(v)) for k, v in params.items()))))
@@ -152,6 +159,14 @@ class Results:
         return read_json(os.path.join(self.dir, "jfr", family + ".json"))
 
 
+def result_files(directory, prefix):
+    """The JSON files of {@code directory} named {@code prefix}*.json, in name order."""
+    if not os.path.isdir(directory):
+        return []
+    found = [f for f in os.listdir(directory) if f.startswith(prefix) and f.endswith(".json")]
+    return sorted(found, key=lambda f: (f != prefix + ".json", f))
+
+
 def read_json(path):
     if not os.path.exists(path):
         return None
@@ -161,6 +176,7 @@ def read_json(path):
 
 SHAPE = re.compile(r"(\d+)(B|KiB|MiB)x(\d+)")
 BLOCK = re.compile(r"(\d+)(B|KiB|MiB)")
+TP = re.compile(r"(\d+)x(\d+)")  # producer ranks x consumer ranks
 
 
 def block_bytes(block):
@@ -184,7 +200,10 @@ def param_order(value):
         return (1, shape_block(value), shape_bytes(value), "")
     if BLOCK.fullmatch(value):
         return (1, block_bytes(value), 0, "")
-    return (2, 0, 0, value)
+    tp = TP.fullmatch(value)
+    if tp:
+        return (2, int(tp.group(1)), int(tp.group(2)), "")
+    return (3, 0, 0, value)
 
 
 # ---- formatting --------------------------------------------------------------------------------
@@ -245,7 +264,7 @@ def fmt_size(n):
 
 def fmt_bytes(n):
     n = int(n)
-    for unit in ("MiB", "KiB"):
+    for unit in ("GiB", "MiB", "KiB"):
         if n >= UNITS[unit]:
             return f"{n / UNITS[unit]:,g} {unit}"
     return f"{n:,} B"
@@ -484,14 +503,80 @@ def content_check_goals(res):
     return goals
 
 
+# ---- read planning -----------------------------------------------------------------------------
+
+PLAN = "transfer.PlannerBenchmark.plan"
+PLANNED_READ = "transfer.PlannedReadBenchmark.transportRead"
+PLAN_PARAMS = ("tp", "consumerBlock", "tokens", "order")
+ORDERS = ["HEAD_MAJOR", "BLOCK_MAJOR"]
+
+
+def order_label(order):
+    return order.lower().replace("_", "-")
+
+
+def plan_goal_text():
+    return f"planning < {fmt_limit_pct(PLAN_GOAL)} of the fake transport READ of the same request"
+
+
+def plan_params(tp, block, tokens, order):
+    return {"tp": tp, "consumerBlock": block, "tokens": tokens, "order": order}
+
+
+def plan_label(params):
+    return (
+        f"`{params['tp']}`, {params['consumerBlock']}-token consumer blocks,"
+        f" {fmt_size(params['tokens'])} tokens, {order_label(params['order'])}"
+    )
+
+
+def plan_read_rows(res):
+    """(params, plan Result, READ Result) for every request both planned and read, in order."""
+    rows = []
+    for order in ORDERS:
+        for tp in res.values(PLANNED_READ, "tp"):
+            for block in res.values(PLANNED_READ, "consumerBlock"):
+                for tokens in res.values(PLANNED_READ, "tokens"):
+                    params = plan_params(tp, block, tokens, order)
+                    read = res.get(PLANNED_READ, **params)
+                    plan = res.get(PLAN, **params)
+                    if read and plan:
+                        rows.append((params, plan, read))
+    return rows
+
+
+def plan_goals(res):
+    rows = plan_read_rows(res)
+    if not rows:
+        return []
+    shares = [(params, share_of(plan, read), plan, read) for params, plan, read in rows]
+    worst = max(shares, key=lambda r: r[1])
+    params, share, plan, read = worst
+    return [
+        Goal(
+            "read-plan",
+            plan_goal_text(),
+            f"worst {fmt_pct(share)} ({plan_label(params)}: {fmt_ns(plan.median)} vs"
+            f" {fmt_ns(read.median)})",
+            all(s < PLAN_GOAL for _, s, _, _ in shares),
+            PLAN,
+            params,
+            share / PLAN_GOAL,
+        )
+    ]
+
+
 def all_goals(res):
-    goals = lease_goals(res) + fake_goals(res) + nixl_goals(res) + content_check_goals(res)
+    goals = (
+        lease_goals(res) + fake_goals(res) + nixl_goals(res) + content_check_goals(res) + plan_goals(res)
+    )
     families = {g.family for g in goals}
     expected = [
         ("lease-sweep", sweep_goal_text()),
         ("fake-read", fake_goal_text()),
         ("nixl-read", nixl_goal_text()),
     ] + [(family, content_check_goal_text(transport)) for family, _, transport in CONTENT_CHECKS]
+    expected.append(("read-plan", plan_goal_text()))
     for family, text in expected:
         if family not in families:
             goals.append(Goal(family, text, "not measured in this run", None))
@@ -914,6 +999,193 @@ def section_content_check(res):
     return "\n".join(lines)
 
 
+def plan_model(res):
+    s = res.settings.get("plan")
+    if not s:
+        return "a model whose shape this run did not record"
+    return (
+        f"a model of {s['layers']} layers, K and V, {s['kvHeads']} KV heads of {s['headDim']}"
+        f" elements of {s['dtypeBytes']} bytes, {s['producerTokensPerBlock']}-token blocks on the"
+        " producer"
+    )
+
+
+def plan_time_table(res, order):
+    tokens_list = res.values(PLAN, "tokens")
+    rows = []
+    for tp in res.values(PLAN, "tp"):
+        for block in res.values(PLAN, "consumerBlock"):
+            cells = []
+            reads = None
+            for tokens in tokens_list:
+                params = plan_params(tp, block, tokens, order)
+                r = res.get(PLAN, **params)
+                counts = res.plan_counts.get(tuple(params[k] for k in PLAN_PARAMS))
+                if counts:
+                    reads = counts["reads"]
+                if not r and not counts:
+                    cells.append("—")
+                    continue
+                time = fmt_ns(r.median) + r.spread() if r else "—"
+                cells.append(f"{time} · {fmt_size(counts['descriptors'])}" if counts else time)
+            if any(c != "—" for c in cells):
+                rows.append([f"`{tp}`", f"{block} tokens", "—" if reads is None else reads] + cells)
+    if not rows:
+        return NO_RESULTS
+    return table(
+        ["tp", "consumer block", "READs"] + [f"{fmt_size(t)} tokens" for t in tokens_list], rows
+    )
+
+
+def plan_grid_tokens(res, order):
+    """The prompt length at which this run counted the most TP pairs of {@code order}."""
+    by_tokens = collections.defaultdict(set)
+    for tp, _, tokens, o in res.plan_counts:
+        if o == order:
+            by_tokens[tokens].add(tp)
+    if not by_tokens:
+        return None
+    return max(by_tokens, key=lambda t: (len(by_tokens[t]), param_order(t)))
+
+
+def plan_grid(res, order):
+    tokens = plan_grid_tokens(res, order)
+    if tokens is None:
+        return None, NO_RESULTS
+    tps = sorted({tp for tp, _, t, o in res.plan_counts if o == order and t == tokens}, key=param_order)
+    blocks = sorted(
+        {b for _, b, t, o in res.plan_counts if o == order and t == tokens}, key=param_order
+    )
+    rows = []
+    for tp in tps:
+        row = [f"`{tp}`"]
+        for block in blocks:
+            c = res.plan_counts.get((tp, block, tokens, order))
+            row.append(f"{fmt_size(c['descriptors'])} ({c['reads']})" if c else "—")
+        rows.append(row)
+    return tokens, table(["tp"] + [f"{b}-token consumer blocks" for b in blocks], rows)
+
+
+def section_plan(res):
+    s = res.settings.get("plan") or {}
+    mem = (res.machine_start or {}).get("mem_total_gib", "?")
+    lines = [
+        "## Read planning",
+        "",
+        "What planning one read costs the consumer: `io.kvbridge.runtime.ReadPlan.of`, the consumer's"
+        " own planner (`TransferPlanner`) behind the checks of its input, timed by"
+        " `io.kvbridge.benchmarks.transfer.PlannerBenchmark` (JMH options"
+        f" `{res.run.get('plan_options', '?')}`), for a prompt of {plan_model(res)}. `tp` is"
+        " `PxD`: P producer ranks, D consumer ranks; the"
+        " consumer's block size varies around the producer's. Each side's pool holds exactly the"
+        " prompt's blocks, handed out scattered as a busy engine's pool hands them out, so nothing"
+        " merges across blocks. A plan has one READ per (consumer rank, producer rank) pair that"
+        " exchanges bytes, each a list of descriptors; a cell below is the median plan time ·"
+        " the descriptors of all READs of the request together"
+        " (`io.kvbridge.benchmarks.transfer.PlanCounts`).",
+        "",
+    ]
+    for order in ORDERS:
+        lines += [f"### Plan time · descriptors per request, {order_label(order)} order", ""]
+        if order == "BLOCK_MAJOR" and s.get("blockMajorMaxTokens") is not None:
+            lines += [
+                "Prompts up to"
+                f" {fmt_size(s['blockMajorMaxTokens'])} tokens: past that, a block-major plan with"
+                " eight ranks on one side and not the other (one descriptor per token, layer, plane"
+                " and rank) no longer fits the benchmark's heap.",
+                "",
+            ]
+        lines += [plan_time_table(res, order), ""]
+    for order in ORDERS:
+        tokens, grid = plan_grid(res, order)
+        title = f"### Descriptors (READs) per request, every TP pair, {order_label(order)} order"
+        if tokens is not None:
+            title += f", {fmt_size(tokens)} tokens"
+        lines += [title, "", grid, ""]
+    lines += [
+        "### Planning against the fake transport's READ of the same request",
+        "",
+        "`io.kvbridge.benchmarks.transfer.PlannedReadBenchmark`: one fake agent per rank on each"
+        " side, each rank's pool in one registered region, the producer's filled with random bytes;"
+        " per request every READ of the plan posted with the plan's descriptors (lists built once,"
+        " outside the timing), each polled, spinning, until DONE, then released, as the consumer's"
+        " worker side does. Both sides' KV lives in the benchmark's heap, so only prompts up to"
+        f" {fmt_setting(s.get('readMaxTokens'))} tokens are read"
+        f" ({fmt_bytes(read_bytes(s)) if read_bytes(s) else '?'} a side). The longer prompts"
+        f" planned above{longer_prompts(res)} are not: both sides of them do not fit one heap"
+        f" beside the other work of this machine's {mem} GiB, and at one rank a side a pool of them"
+        " outgrows what one fake region (one Java `ByteBuffer`) holds. Share: plan time ÷ READ"
+        " time, both medians of this run.",
+        "",
+    ]
+    rows = []
+    for params, plan, read in plan_read_rows(res):
+        share = share_of(plan, read)
+        counts = res.plan_counts.get(tuple(params[k] for k in PLAN_PARAMS))
+        rows.append(
+            [
+                f"`{params['tp']}`",
+                order_label(params["order"]),
+                f"{params['consumerBlock']} tokens",
+                fmt_size(params["tokens"]),
+                fmt_size(counts["descriptors"]) if counts else "—",
+                fmt_ns(plan.median) + plan.spread(),
+                f"{fmt_ns(read.median)}{read.spread()}, {fmt_gbps(counts['bytes'], read.median)}"
+                if counts
+                else fmt_ns(read.median) + read.spread(),
+                fmt_pct(share),
+                f"< {fmt_limit_pct(PLAN_GOAL)}",
+                verdict(share < PLAN_GOAL),
+            ]
+        )
+    if rows:
+        lines.append(
+            table(
+                [
+                    "tp",
+                    "order",
+                    "consumer block",
+                    "tokens",
+                    "descriptors",
+                    "plan",
+                    "fake READ (time, bandwidth)",
+                    "plan ÷ READ",
+                    "goal",
+                    "result",
+                ],
+                rows,
+            )
+        )
+        worst = max(plan_read_rows(res), key=lambda r: share_of(r[1], r[2]))[0]
+        args = " ".join(f"-p {k}={v}" for k, v in worst.items())
+        lines += [
+            "",
+            "Reproduce the worst row: `java -jar benchmarks/target/benchmarks.jar"
+            f" '(PlannerBenchmark|PlannedReadBenchmark)' {res.run.get('plan_options', '')} {args}`",
+        ]
+    else:
+        lines.append(NO_RESULTS)
+    return "\n".join(lines)
+
+
+def longer_prompts(res):
+    """The prompts planned but not read, with the bytes each moves, as a parenthesis."""
+    read = set(res.values(PLANNED_READ, "tokens"))
+    sizes = {tokens: row["bytes"] for (_, _, tokens, _), row in res.plan_counts.items() if tokens not in read}
+    if not read or not sizes:
+        return ""
+    ordered = sorted(sizes, key=param_order)
+    return " (" + ", ".join(f"{fmt_size(t)} tokens: {fmt_bytes(sizes[t])} a side" for t in ordered) + ")"
+
+
+def read_bytes(settings):
+    """The KV bytes of the longest prompt read, over all ranks of one side."""
+    keys = ("readMaxTokens", "layers", "kvHeads", "headDim", "dtypeBytes")
+    if any(settings.get(k) is None for k in keys):
+        return None
+    return settings["readMaxTokens"] * settings["layers"] * 2 * settings["kvHeads"] * settings["headDim"] * settings["dtypeBytes"]
+
+
 def e2e_description(res):
     s = res.settings.get("e2e")
     if not s:
@@ -1117,6 +1389,8 @@ def render(results, findings_path):
         section_nixl(res, goals),
         "",
         section_content_check(res),
+        "",
+        section_plan(res),
         "",
         section_e2e(res),
         "",

@@ -29,8 +29,11 @@ if [ "${1:-}" = "--quick" ]; then
   command="benchmarks/run.sh --quick"
   opts="-f 1 -wi 1 -w 200ms -i 1 -r 200ms"
   e2e_opts="-f 1 -wi 1 -w 500ms -i 1 -r 1s"
+  plan_opts="-f 1 -wi 1 -w 200ms -i 1 -r 200ms"
   profile_opts="-f 1 -wi 1 -w 200ms -i 1 -r 500ms"
 fi
+# Planning is timed per request, and the READs of the largest requests take seconds each.
+plan_opts="-f 1 -wi 1 -w 500ms -i 3 -r 500ms"
 include=${JMH_INCLUDE:-'^io.kvbridge.benchmarks.(lease|transfer.Fake).'}
 start=$(date +%s)
 
@@ -103,6 +106,40 @@ log "running JMH: $include ($opts)"
 java -jar "$jar" "$include" $opts -rf json -rff "$out/jmh.json" 2>&1 | tee "$out/jmh.log" \
   | grep -E '^(# Benchmark:|# Parameters:|Benchmark|[A-Za-z]+Benchmark\.)' >&2 || true
 
+if [ -z "${JMH_INCLUDE:-}" ]; then
+  # The planner's benchmarks declare every combination (16 TP pairs, five consumer block sizes,
+  # four prompt lengths, both memory orders), more than one run has time for: a run times the
+  # requests below (PLAN_TP and PLAN_BLOCKS replace their TP pairs and block sizes), reads those
+  # that fit in memory through the fake transport, and counts the descriptors of every TP pair and
+  # block size at one prompt length.
+  plan_tp=${PLAN_TP:-1x1,1x8,8x1,2x4}
+  plan_blocks=${PLAN_BLOCKS:-4,16,64}
+  all_tp=1x1,1x2,1x4,1x8,2x1,2x2,2x4,2x8,4x1,4x2,4x4,4x8,8x1,8x2,8x4,8x8
+  bench=io.kvbridge.benchmarks.transfer
+  plan_runs=(
+    "plan-head|^$bench.PlannerBenchmark.|-p tp=$plan_tp -p consumerBlock=$plan_blocks -p tokens=1024,8192,32768,131072 -p order=HEAD_MAJOR"
+    "plan-block|^$bench.PlannerBenchmark.|-p tp=$plan_tp -p consumerBlock=$plan_blocks -p tokens=1024,8192,32768 -p order=BLOCK_MAJOR"
+    "read-head|^$bench.PlannedReadBenchmark.|-p tp=$plan_tp -p consumerBlock=$plan_blocks -p tokens=1024,8192 -p order=HEAD_MAJOR"
+    "read-block|^$bench.PlannedReadBenchmark.|-p tp=$plan_tp -p consumerBlock=16 -p tokens=1024,8192 -p order=BLOCK_MAJOR"
+  )
+  for run in "${plan_runs[@]}"; do
+    IFS='|' read -r name regex params <<<"$run"
+    log "running the read planner: $name ($plan_opts $params)"
+    # shellcheck disable=SC2086
+    java -jar "$jar" "$regex" $plan_opts $params -rf json -rff "$out/jmh-$name.json" \
+      2>&1 | tee "$out/jmh-$name.log" | grep -E '^[A-Za-z]+Benchmark\.[a-zA-Z]+ ' >&2 || true
+    if [[ $name == plan-* ]]; then
+      # shellcheck disable=SC2086
+      java -Xmx3g -cp "$jar" $bench.PlanCounts "$out/plan-counts-$name.json" $params
+    fi
+  done
+  log "counting the descriptors of every TP pair and block size"
+  for order in HEAD_MAJOR BLOCK_MAJOR; do
+    java -Xmx3g -cp "$jar" $bench.PlanCounts "$out/plan-counts-grid-$order.json" -p tp=$all_tp \
+      -p consumerBlock=4,8,16,32,64 -p tokens=8192 -p order=$order
+  done
+fi
+
 if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
   log "running the P/D path ($e2e_opts)"
   # shellcheck disable=SC2086
@@ -166,6 +203,7 @@ import json, sys, time
 json.dump({
     "command": "$command",
     "jmh_options": "$opts",
+    "plan_options": "$plan_opts",
     "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime($start)),
     "minutes": round((time.time() - $start) / 60, 1),
     "nixl_status": """$nixl_status""",

@@ -118,6 +118,49 @@ def nixl_results():
     ]
 
 
+def plan_params(tp, block, tokens, order="HEAD_MAJOR"):
+    return {"tp": tp, "consumerBlock": block, "tokens": tokens, "order": order}
+
+
+# (tp, consumer block, descriptors per 1,024 tokens, plan time per 1,024 tokens in µs, READ time
+# per 1,024 tokens in µs): planning is far within the goal for 2x2, far outside it for 1x8.
+PLANNED = [("1x8", "4", 131072, 3100.0, 10200.0), ("2x2", "16", 128, 9.0, 2300.0)]
+
+
+def plan_results():
+    out = []
+    for tp, block, _, plan, read in PLANNED:
+        for tokens, scale in [("1024", 1), ("8192", 8), ("32768", 32)]:
+            p = plan_params(tp, block, tokens)
+            out.append(avgt("transfer.PlannerBenchmark.plan", p, [plan * scale, plan * scale * 1.1], "us/op"))
+            if scale <= 8:
+                out.append(
+                    avgt("transfer.PlannedReadBenchmark.transportRead", p, [read * scale, read * scale * 1.2], "us/op")
+                )
+    out.append(
+        avgt("transfer.PlannerBenchmark.plan", plan_params("1x8", "16", "1024", "BLOCK_MAJOR"), [5300.0, 5800.0], "us/op")
+    )
+    return out
+
+
+def plan_counts():
+    rows = []
+    for tp, block, descriptors, _, _ in PLANNED:
+        for tokens, scale in [("1024", 1), ("8192", 8), ("32768", 32)]:
+            rows.append(dict(plan_params(tp, block, tokens), reads=8 if tp == "1x8" else 2,
+                             descriptors=descriptors * scale, bytes=134217728 * scale))
+    rows.append(dict(plan_params("1x8", "16", "1024", "BLOCK_MAJOR"), reads=8, descriptors=524288, bytes=134217728))
+    return rows
+
+
+def plan_grid():
+    return [
+        dict(plan_params(tp, block, "8192", order), reads=reads, descriptors=d, bytes=1073741824)
+        for order in ["HEAD_MAJOR", "BLOCK_MAJOR"]
+        for tp, block, reads, d in [("1x1", "4", 1, 1048576), ("1x1", "16", 1, 512), ("4x2", "4", 4, 1048577), ("4x2", "16", 4, 262145)]
+    ]
+
+
 def e2e_results():
     return [
         sample(f"e2e.PdPathBenchmark.{m}", {"connector": c}, p50, p99, mean)
@@ -154,6 +197,10 @@ def write_results(directory):
     put("jmh.json", lease_results() + [e for e in transfer_results() if ".Fake" in e["benchmark"]])
     put("jmh-nixl.json", nixl_results() + [e for e in transfer_results() if ".Nixl" in e["benchmark"]])
     put("jmh-e2e.json", e2e_results())
+    put("jmh-plan-head.json", [e for e in plan_results() if "Planner" in e["benchmark"]])
+    put("jmh-read-head.json", [e for e in plan_results() if "PlannedRead" in e["benchmark"]])
+    put("plan-counts-plan-head.json", plan_counts())
+    put("plan-counts-grid.json", plan_grid())
     put("machine-start.json", {"cpus": 2, "cpu_model": "AMD EPYC", "mem_total_gib": 23.5, "os": "Linux 6.18.44", "load_1min": 1.33})
     put("machine-end.json", {"cpus": 2, "load_1min": 1.92})
     put(
@@ -161,6 +208,7 @@ def write_results(directory):
         {
             "command": "benchmarks/run.sh",
             "jmh_options": "-f 1 -wi 2 -w 500ms -i 5 -r 500ms",
+            "plan_options": "-f 1 -wi 1 -w 500ms -i 3 -r 500ms",
             "started": "2026-11-30 02:14 UTC",
             "minutes": 9.1,
             "nixl_status": "",
@@ -344,6 +392,7 @@ class ReportTest(unittest.TestCase):
             "## Transfer bandwidth on the fake connector",
             "## Transfer bandwidth and latency on NIXL",
             "## Content check beside the READ",
+            "## Read planning",
             "## End to end: the sample app's P/D path",
             "## Missed goals: profiles and fixes",
             "## Notes",
@@ -376,6 +425,24 @@ class ReportTest(unittest.TestCase):
         row = next(line for line in self.render().splitlines() if line.startswith("| content check") and "fake" in line)
 
         self.assertEqual(row, "| content check (CRC-32C) ≤ 5% of the READ at 1 MiB, fake | 3.84% (1.30 µs vs 33.8 µs) | **met** |")
+
+    def test_the_planning_goal_is_this_runs_worst_plan_time_over_its_read_time(self):
+        rows = [line for line in self.render().splitlines() if line.startswith("| planning <")]
+
+        self.assertEqual(
+            rows,
+            [
+                "| planning < 5% of the fake transport READ of the same request | worst 29%"
+                " (`1x8`, 4-token consumer blocks, 1,024 tokens, head-major: 3.25 ms vs 11.2 ms) | **missed** |"
+            ],
+        )
+
+    def test_each_planned_request_shows_its_plan_time_and_descriptors_per_prompt(self):
+        text = self.render()
+
+        self.assertIn("| `1x8` | 4 tokens | 8 | 3.25 ms (3.10 ms–3.41 ms) · 131,072 |", text)
+        self.assertIn("| `1x8` | 16 tokens | 8 | 5.55 ms (5.30 ms–5.80 ms) · 524,288 | — | — |", text)
+        self.assertIn("| `4x2` | 1,048,577 (4) | 262,145 (4) |", text)
 
     def test_a_missed_goal_shows_its_profile_and_its_finding_with_this_runs_shares(self):
         text = self.render()

@@ -3,6 +3,9 @@ package io.kvbridge.benchmarks;
 import io.kvbridge.benchmarks.lease.LeaseSweepBenchmark;
 import io.kvbridge.benchmarks.lease.LeaseTableOpsBenchmark;
 import io.kvbridge.benchmarks.lease.LeaseWorkload;
+import io.kvbridge.benchmarks.transfer.PlanShape;
+import io.kvbridge.benchmarks.transfer.PlannedRead;
+import io.kvbridge.benchmarks.transfer.PlannerBenchmark;
 import io.kvbridge.benchmarks.transfer.ReadPair;
 import io.kvbridge.benchmarks.transfer.ReadShape;
 import io.kvbridge.integrity.ChecksumScheme;
@@ -18,9 +21,10 @@ import java.util.stream.Collectors;
 
 /**
  * Records, as JSON, the fixed settings the benchmarks in this jar run with (lease duration, batch
- * sizes, the poll pause, the checksum windows, the P/D path's engine settings), so that the report
- * states them from the run instead of repeating them by hand. {@code benchmarks/run.sh} runs it
- * once per run: {@code java -cp benchmarks.jar io.kvbridge.benchmarks.RunSettings FILE}.
+ * sizes, the poll pause, the checksum windows, the planned model's shape, the P/D path's engine
+ * settings), so that the report states them from the run instead of repeating them by hand. {@code
+ * benchmarks/run.sh} runs it once per run: {@code java -cp benchmarks.jar
+ * io.kvbridge.benchmarks.RunSettings FILE}.
  */
 public final class RunSettings {
 
@@ -56,6 +60,16 @@ public final class RunSettings {
         Map.of(
             "sampledWindows", ChecksumScheme.SAMPLES,
             "windowBytes", ChecksumScheme.WINDOW));
+    sections.put(
+        "plan",
+        Map.of(
+            "layers", PlanShape.LAYERS,
+            "kvHeads", PlanShape.KV_HEADS,
+            "headDim", PlanShape.HEAD_DIM,
+            "dtypeBytes", PlanShape.DTYPE_BYTES,
+            "producerTokensPerBlock", PlanShape.PRODUCER_TOKENS_PER_BLOCK,
+            "blockMajorMaxTokens", PlannerBenchmark.BLOCK_MAJOR_MAX_TOKENS,
+            "readMaxTokens", PlannedRead.MAX_TOKENS));
     e2e().ifPresent(settings -> sections.put("e2e", settings));
     return sections;
   }

@@ -52,16 +52,9 @@ final class LoadChecks {
   static Optional<String> peerProblem(
       TransferParams params, ProducerPeer peer, List<KvLayout> consumer) {
     KvLayout producer = peer.layouts().get(0);
-    int perBlock = producer.tokensPerBlock();
-    long blocks = params.blockIds().size();
-    if (params.tokens() > blocks * perBlock || params.tokens() <= (blocks - 1) * perBlock) {
-      return Optional.of(
-          blocks
-              + " blocks of "
-              + perBlock
-              + " tokens do not hold exactly "
-              + params.tokens()
-              + " tokens");
+    Optional<String> held = blocksHoldProblem(params.blockIds().size(), producer, params.tokens());
+    if (held.isPresent()) {
+      return held;
     }
     for (int id : params.blockIds()) {
       if (id >= peer.blockCount()) {
@@ -86,6 +79,19 @@ final class LoadChecks {
       if (incompatible.isPresent()) {
         return Optional.of("producer shape cannot be translated: " + incompatible.get());
       }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * What keeps {@code blocks} blocks of {@code layout} from holding exactly {@code tokens} tokens
+   * (every block full but the last, which holds at least one), if anything.
+   */
+  static Optional<String> blocksHoldProblem(long blocks, KvLayout layout, int tokens) {
+    int perBlock = layout.tokensPerBlock();
+    if (tokens > blocks * perBlock || tokens <= (blocks - 1) * perBlock) {
+      return Optional.of(
+          blocks + " blocks of " + perBlock + " tokens do not hold exactly " + tokens + " tokens");
     }
     return Optional.empty();
   }

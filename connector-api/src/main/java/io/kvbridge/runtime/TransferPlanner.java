@@ -2,6 +2,7 @@ package io.kvbridge.runtime;
 
 import io.kvbridge.layout.KvLayout;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,9 +23,10 @@ import java.util.Map;
  * are one piece. Pieces that are adjacent on both sides merge, so an identical shape reads each run
  * of consecutive blocks as one piece.
  *
- * <p>Cost: one segment per (block, layer, plane, head) in head-major order, per (block, layer,
- * plane, token, consumer rank) in block-major order; a block whose shape is identical on both sides
- * is one segment.
+ * <p>Cost: one segment per (block, layer, plane, head) in head-major order; in block-major order
+ * one per (block, layer, plane, token, consumer rank), or, where a consumer rank holds the same
+ * heads as the producer rank, one per (block, layer, plane, consumer block); a block whose shape is
+ * identical on both sides is one segment. Merging costs no allocation beyond the pieces it keeps.
  */
 final class TransferPlanner {
 
@@ -84,11 +86,12 @@ final class TransferPlanner {
       return new Piece(producerRank, producerOffset, consumerRank, consumerOffset, length + bytes);
     }
 
-    boolean precedes(Piece next) {
+    /** Whether {@code next} starts where this piece, grown by {@code extra} bytes, ends. */
+    boolean isFollowedBy(Piece next, long extra) {
       return next.producerRank == producerRank
           && next.consumerRank == consumerRank
-          && next.producerOffset == producerOffset + length
-          && next.consumerOffset == consumerOffset + length;
+          && next.producerOffset == producerOffset + length + extra
+          && next.consumerOffset == consumerOffset + length + extra;
     }
   }
 
@@ -114,29 +117,44 @@ final class TransferPlanner {
    * one READ.
    */
   static Map<RankPair, List<Piece>> plan(Load load) {
-    Map<RankPair, List<Piece>> reads = new LinkedHashMap<>();
-    Map<RankPair, Piece> open = new LinkedHashMap<>();
+    int producers = load.producer().size();
+    int pairs = load.consumer().size() * producers;
+    // Indexed by consumerRank * producers + producerRank, so that a segment costs no key object
+    // and no hash lookup. open[i] is the pair's piece being grown, by grown[i] bytes merged into
+    // it since it was emitted: a piece that merges nothing is kept as the segment it was.
+    Piece[] open = new Piece[pairs];
+    long[] grown = new long[pairs];
+    List<List<Piece>> closed = new ArrayList<>(Collections.nCopies(pairs, null));
+    int[] firstSeen = new int[pairs];
+    int[] seen = {0};
+    SegmentSink sink =
+        segment -> {
+          int i = segment.consumerRank() * producers + segment.producerRank();
+          Piece current = open[i];
+          if (current == null) {
+            firstSeen[seen[0]++] = i;
+            closed.set(i, new ArrayList<>());
+          } else if (current.isFollowedBy(segment, grown[i])) {
+            grown[i] += segment.length();
+            return;
+          } else {
+            closed.get(i).add(grown[i] == 0 ? current : current.extendedBy(grown[i]));
+          }
+          open[i] = segment;
+          grown[i] = 0;
+        };
     for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
-      for (int q = 0; q < load.producer().size(); q++) {
-        segments(
-            load,
-            q,
-            index,
-            segment -> {
-              RankPair pair = new RankPair(segment.consumerRank(), segment.producerRank());
-              Piece current = open.get(pair);
-              if (current != null && current.precedes(segment)) {
-                open.put(pair, current.extendedBy(segment.length()));
-              } else {
-                if (current != null) {
-                  reads.computeIfAbsent(pair, k -> new ArrayList<>()).add(current);
-                }
-                open.put(pair, segment);
-              }
-            });
+      for (int q = 0; q < producers; q++) {
+        segments(load, q, index, sink);
       }
     }
-    open.forEach((pair, piece) -> reads.computeIfAbsent(pair, k -> new ArrayList<>()).add(piece));
+    Map<RankPair, List<Piece>> reads = new LinkedHashMap<>();
+    for (int k = 0; k < seen[0]; k++) {
+      int i = firstSeen[k];
+      List<Piece> pieces = closed.get(i);
+      pieces.add(grown[i] == 0 ? open[i] : open[i].extendedBy(grown[i]));
+      reads.put(new RankPair(i / producers, i % producers), pieces);
+    }
     return reads;
   }
 
@@ -158,6 +176,7 @@ final class TransferPlanner {
       return;
     }
     int vector = p.vectorBytes();
+    int sameHeads = sameHeadsConsumerRank(load, q);
     for (int layer = 0; layer < p.layers(); layer++) {
       for (int plane = 0; plane < p.planes(); plane++) {
         if (p.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
@@ -179,6 +198,26 @@ final class TransferPlanner {
                       (long) run * vector));
               t += run;
             }
+          }
+        } else if (sameHeads >= 0) {
+          // A token's heads are the same slice on both sides: a run of tokens within one consumer
+          // block is contiguous on both, as a head's tokens are in head-major order.
+          KvLayout d = load.consumer().get(sameHeads);
+          int row = p.headCount() * vector;
+          int t = 0;
+          while (t < used) {
+            int token = firstToken + t;
+            int inBlock = token % d.tokensPerBlock();
+            int run = Math.min(used - t, d.tokensPerBlock() - inBlock);
+            sink.accept(
+                new Piece(
+                    q,
+                    pBase + p.offsetInBlock(layer, plane, p.headStart(), t),
+                    sameHeads,
+                    consumerBlockBase(load, d, token / d.tokensPerBlock())
+                        + d.offsetInBlock(layer, plane, d.headStart(), inBlock),
+                    (long) run * row));
+            t += run;
           }
         } else {
           for (int t = 0; t < used; t++) {
@@ -206,13 +245,21 @@ final class TransferPlanner {
 
   /** The consumer rank whose shape is producer rank {@code q}'s exactly, or -1. */
   private static int identicalConsumerRank(Load load, int q) {
+    int r = sameHeadsConsumerRank(load, q);
+    if (r >= 0
+        && load.consumer().get(r).tokensPerBlock() == load.producer().get(q).tokensPerBlock()
+        && load.consumer().get(r).order() == load.producer().get(q).order()) {
+      return r;
+    }
+    return -1;
+  }
+
+  /** The consumer rank that holds exactly producer rank {@code q}'s heads, or -1. */
+  private static int sameHeadsConsumerRank(Load load, int q) {
     KvLayout p = load.producer().get(q);
     for (int r = 0; r < load.consumer().size(); r++) {
       KvLayout d = load.consumer().get(r);
-      if (d.headStart() == p.headStart()
-          && d.headCount() == p.headCount()
-          && d.tokensPerBlock() == p.tokensPerBlock()
-          && d.order() == p.order()) {
+      if (d.headStart() == p.headStart() && d.headCount() == p.headCount()) {
         return r;
       }
     }

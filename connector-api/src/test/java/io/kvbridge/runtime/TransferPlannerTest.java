@@ -103,6 +103,17 @@ class TransferPlannerTest {
   }
 
   @Test
+  void inBlockMajorOrderTheSameHeadsOnBothSidesAreOneSegmentPerConsumerBlockNotPerToken() {
+    Shape shape = new Shape(MemoryOrder.BLOCK_MAJOR, 2, 2, 16, 8, 96, 0);
+    List<TransferPlanner.Piece> segments = new ArrayList<>();
+
+    TransferPlanner.segments(shape.load(), 1, 0, segments::add);
+
+    // A 16-token block lands in two 8-token consumer blocks, for each layer and plane.
+    assertThat(segments).hasSize(LAYERS * PLANES * 2);
+  }
+
+  @Test
   void skippedTokensAreRoundedDownToWholeBlocksOfBothSides() {
     Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 32, 96, 40);
 

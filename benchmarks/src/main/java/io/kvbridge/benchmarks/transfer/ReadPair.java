@@ -50,7 +50,7 @@ public final class ReadPair implements AutoCloseable {
     this.prefillMemory = prefill.allocate(shape.totalBytes());
     decode.register(decodeMemory);
     prefill.register(prefillMemory);
-    fillRandom(prefillMemory);
+    fillRandom(prefillMemory, 42);
     this.prefillName = decode.loadRemoteMetadata(prefill.localMetadata());
     this.local = shape.descriptors(decodeMemory);
     this.remote = shape.descriptors(prefillMemory);
@@ -217,9 +217,10 @@ public final class ReadPair implements AutoCloseable {
     return out.flip();
   }
 
-  private static void fillRandom(KvMemory memory) {
+  /** Fills {@code memory} with pseudo-random bytes drawn from {@code seed}. */
+  static void fillRandom(KvMemory memory, int seed) {
     byte[] bytes = new byte[1 << 20];
-    new SplittableRandom(42).nextBytes(bytes);
+    new SplittableRandom(seed).nextBytes(bytes);
     ByteBuffer chunk = ByteBuffer.wrap(bytes);
     for (long offset = 0; offset < memory.sizeBytes(); offset += bytes.length) {
       chunk.clear().limit((int) Math.min(bytes.length, memory.sizeBytes() - offset));
