@@ -14,7 +14,8 @@ import net.jqwik.api.lifecycle.AddLifecycleHook;
 
 /**
  * The randomized fault schedules over real NIXL agents: UCX over loopback, host memory. Fewer tries
- * than on the fake: every try starts real agents and waits for their progress thread.
+ * than on the fake: every try starts real agents and waits for their progress thread; fewer still
+ * between engines of any shape, where a try starts up to eight agents, and more at every restart.
  */
 @AddLifecycleHook(RequiresNixlForProperties.class)
 class NixlFaultScheduleProperties extends FaultScheduleConformance {

@@ -12,7 +12,10 @@ import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
 
-/** The randomized fault schedules over fake agents on one fabric with synchronous copies. */
+/**
+ * The randomized fault schedules over fake agents on one fabric with synchronous copies: between
+ * engines of one rank each, and, with half the tries, between engines of any shape.
+ */
 class FaultScheduleProperties extends FaultScheduleConformance {
 
   private final FakeFabric fabric = new FakeFabric(Runnable::run);
@@ -30,7 +33,7 @@ class FaultScheduleProperties extends FaultScheduleConformance {
     checkSchedule(schedule, clockSkewMillis);
   }
 
-  @Property(tries = 300, seed = "20261130")
+  @Property(tries = 500, seed = "20261130")
   @AddLifecycleHook(ScheduleSeed.class)
   void noScheduleBetweenEnginesOfAnyShapeLeaksCorruptsOrStrandsAnything(
       @ForAll("shapes") Shape shape,
