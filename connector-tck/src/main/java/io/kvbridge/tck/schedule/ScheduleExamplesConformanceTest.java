@@ -61,11 +61,29 @@ public abstract class ScheduleExamplesConformanceTest {
   }
 
   @Test
-  void lostCompletionFailsTheLoadAndTheLeaseStillEnds() {
+  void lostConfirmationFailsTheLoadAndTheLeaseStillEnds() {
     Simulation simulation = run(List.of(new DropNotifications(1), ROUTED, new Advance(3_000)));
 
     assertThat(simulation.served()).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
+    assertThat(simulation.failureReasons().get(0)).contains("did not confirm the lease");
+  }
+
+  @Test
+  // The read is complete and every byte checks out, but P never hears of it: only P's ACK says the
+  // lease held until the read ended, so the read is not used.
+  void lostCompletionFailsTheLoadAndTheLeaseStillEnds() {
+    Simulation simulation =
+        run(
+            List.of(STALL, ROUTED, new DropNotifications(1), new Unstall(), new Advance(3_000)),
+            rightAfter -> {
+              assertThat(rightAfter.served()).isZero();
+              assertThat(rightAfter.failed()).isEqualTo(1);
+              assertThat(rightAfter.failureReasons().get(0)).contains("no ACK");
+            });
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.leaseEnds()).isEqualTo(Map.of("r0", EndReason.EXPIRED));
   }
 
   @Test

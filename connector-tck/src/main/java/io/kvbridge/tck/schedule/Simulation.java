@@ -105,6 +105,7 @@ final class Simulation implements AutoCloseable {
   private final Set<String> mustNotBeServed = new HashSet<>();
   private final Set<String> cancelledOnDecoder = new HashSet<>();
   private final Set<String> heldInFull = new HashSet<>();
+  private final Set<String> servedRequests = new HashSet<>(); // by every D, dead ones included
   // How each lease ended on P, over every incarnation; filled by P's connectors as leases end.
   private final Map<String, EndReason> leaseEnds = new ConcurrentHashMap<>();
   private final List<String> leasesEndedTwice = new CopyOnWriteArrayList<>();
@@ -265,11 +266,26 @@ final class Simulation implements AutoCloseable {
 
   /**
    * Every lease ended once; P ended one RELEASED only if D gave it back (it cancelled the load or
-   * held every token), and never READ one whose every token D held (nothing was read for it).
+   * held every token), and never READ one whose every token D held (nothing was read for it). A
+   * request D served had its lease end as P acknowledged it: READ, or RELEASED where D held every
+   * token; D serves what it read only once P has said its lease held until the read was complete.
    */
   private void checkLeaseEnds() {
     if (!leasesEndedTwice.isEmpty()) {
       throw new AssertionError("leases ended twice on P: " + leasesEndedTwice);
+    }
+    for (String id : servedRequests) {
+      EndReason expected = heldInFull.contains(id) ? EndReason.RELEASED : EndReason.READ;
+      EndReason ended = leaseEnds.get(id);
+      if (ended != expected) {
+        throw new AssertionError(
+            "D served "
+                + id
+                + ", but P "
+                + (ended == null ? "has not ended its lease" : "ended its lease " + ended)
+                + "; an acknowledged lease ends "
+                + expected);
+      }
     }
     for (Map.Entry<String, EndReason> end : leaseEnds.entrySet()) {
       String id = end.getKey();
@@ -1124,6 +1140,7 @@ final class Simulation implements AutoCloseable {
         List<Integer> blocks = end(id);
         checkHoldsThePrompt(id, blocks);
         servedIds.add(id);
+        servedRequests.add(id);
         served++;
       }
       for (LoadFailure failure : finished.failedLoads()) {
