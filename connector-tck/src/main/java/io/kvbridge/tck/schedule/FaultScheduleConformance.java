@@ -37,10 +37,11 @@ import net.jqwik.api.statistics.Statistics;
  * production: no block leaked or freed twice, none held past its maximum lifetime plus one sweep,
  * every lease ended once, no read ever reported received unless every byte of every head and token
  * D decodes from is the KV P computed (nor a read of a forged block list, nor KV computed for
- * another prompt, nor a lease that ended with its producer's process), nothing read when D holds
- * every token, every request ends, a lease released only when D gave it back, and after a restart
- * of either engine the pair serves the next forwarded request within one handshake. A failing
- * schedule shrinks to a short list of {@link Op}s that reproduces it.
+ * another prompt, nor a lease that ended with its producer's process), nothing served that P did
+ * not acknowledge (its lease ended READ, or RELEASED when D held every token), nothing read when D
+ * holds every token, every request ends, a lease released only when D gave it back, and after a
+ * restart of either engine the pair serves the next forwarded request within one handshake. A
+ * failing schedule shrinks to a short list of {@link Op}s that reproduces it.
  *
  * <p>Engines of any {@link Shape}: P and D may each split the model's KV heads over several
  * tensor-parallel ranks (each rank's memory registered through its own worker side and its own
