@@ -76,6 +76,41 @@ class ReadFaultsTest {
   }
 
   @Test
+  void readRuleAimedAtOneLinkSparesReadsOnOthersAndFiresOnItsOwn() {
+    faults.failNextReadsBetween("prefill", "decode", 1, "rank 1's link down");
+
+    TransferHandle other = agents.read(1);
+    TransferHandle aimed = agents.readByPrefill(1);
+
+    assertThat(agents.decode.status(other)).isEqualTo(TransferStatus.DONE);
+    assertThat(agents.prefill.status(aimed))
+        .isEqualTo(new TransferStatus.Failed("rank 1's link down"));
+  }
+
+  @Test
+  void ruleAimedAtAnotherLinkDoesNotShadowALaterRuleThatMatches() {
+    faults.stallNextReadsBetween("prefill", "decode", 1);
+    faults.failNextReads(1, "link down");
+
+    TransferHandle read = agents.read(1);
+
+    assertThat(agents.decode.status(read)).isEqualTo(new TransferStatus.Failed("link down"));
+    assertThat(faults.stalledReads()).isZero();
+  }
+
+  @Test
+  void stallAimedAtOneLinkHoldsOnlyTheReadOnThatLink() {
+    faults.stallNextReadsBetween("decode", "prefill", 1);
+
+    TransferHandle aimed = agents.read(1);
+    TransferHandle other = agents.readByPrefill(1);
+
+    assertThat(agents.decode.status(aimed)).isEqualTo(TransferStatus.IN_PROGRESS);
+    assertThat(agents.prefill.status(other)).isEqualTo(TransferStatus.DONE);
+    assertThat(faults.stalledReads()).isEqualTo(1);
+  }
+
+  @Test
   void stalledReadStaysInProgressAndMovesNoByte() {
     faults.stallNextReads(1);
 

@@ -77,6 +77,16 @@ final class TwoAgents implements AutoCloseable {
         notification);
   }
 
+  /** Prefill reads decode's blocks {@code 0..count-1} into its own blocks {@code 0..count-1}. */
+  TransferHandle readByPrefill(int count) {
+    return prefill.post(
+        TransferOp.READ,
+        blocks(prefillMemory, count),
+        "decode",
+        blocks(decodeMemory, count),
+        Optional.empty());
+  }
+
   /** Decode writes its blocks {@code 0..count-1} into prefill's. */
   TransferHandle write(int count) {
     return decode.post(

@@ -458,23 +458,6 @@ public abstract class ShapeTranslationConformanceTest {
     return ConnectorRegistry.of(List.of(provider())).create(settings, decorator);
   }
 
-  /**
-   * The value of element {@code element} of the KV vector of {@code head} at {@code token}, layer
-   * {@code layer}, plane {@code plane} of the request with {@code seed}.
-   */
-  static byte value(long seed, int layer, int plane, int head, int token, int element) {
-    long h = seed;
-    h = h * 31 + layer;
-    h = h * 31 + plane;
-    h = h * 31 + head;
-    h = h * 1_000_003 + token;
-    h = h * 31 + element;
-    h ^= h >>> 29;
-    h *= 0xbf58476d1ce4e5b9L;
-    h ^= h >>> 32;
-    return (byte) h;
-  }
-
   private static void fill(KvMemory memory, long bytes, byte value) {
     byte[] chunk = new byte[(int) Math.min(bytes, 1 << 16)];
     Arrays.fill(chunk, value);
@@ -538,14 +521,7 @@ public abstract class ShapeTranslationConformanceTest {
           new Random(seed + b).nextBytes(block);
           int first = b * layout.tokensPerBlock();
           int used = Math.min(layout.tokensPerBlock(), tokens - first);
-          forEachVector(
-              layout,
-              used,
-              (layer, plane, head, t, offset) -> {
-                for (int e = 0; e < vectorBytes(); e++) {
-                  block[(int) offset + e] = value(seed, layer, plane, head, first + t, e);
-                }
-              });
+          KvContent.write(layout, block, seed, first, used);
           memory.write((long) blocks.get(b) * layout.blockBytes(), ByteBuffer.wrap(block));
         }
       }
@@ -599,7 +575,7 @@ public abstract class ShapeTranslationConformanceTest {
         for (int b = 0; b < t.consumerBlocks().size(); b++) {
           long base = (long) t.consumerBlocks().get(b) * layout.blockBytes();
           int used = Math.min(layout.tokensPerBlock(), t.tokens() - b * layout.tokensPerBlock());
-          forEachVector(
+          KvContent.forEachVector(
               layout,
               used,
               (layer, plane, head, token, offset) ->
@@ -631,7 +607,8 @@ public abstract class ShapeTranslationConformanceTest {
                     base
                         + layout.offsetInBlock(layer, plane, head, token % layout.tokensPerBlock());
                 for (int e = 0; e < vectorBytes(); e++) {
-                  byte expected = holds ? value(t.seed(), layer, plane, head, token, e) : UNTOUCHED;
+                  byte expected =
+                      holds ? KvContent.value(t.seed(), layer, plane, head, token, e) : UNTOUCHED;
                   if (all[(int) at + e] != expected) {
                     throw new AssertionError(
                         String.format(
@@ -669,26 +646,5 @@ public abstract class ShapeTranslationConformanceTest {
 
   private static int vectorBytes() {
     return HEAD_DIM * DTYPE_BYTES;
-  }
-
-  /** Visits the KV vectors of a block's first {@code used} tokens: where each lies in the block. */
-  @FunctionalInterface
-  private interface VectorVisitor {
-    void visit(int layer, int plane, int head, int token, long offsetInBlock);
-  }
-
-  private static void forEachVector(KvLayout layout, int used, VectorVisitor visitor) {
-    for (int layer = 0; layer < layout.layers(); layer++) {
-      for (int plane = 0; plane < layout.planes(); plane++) {
-        for (int head = layout.headStart();
-            head < layout.headStart() + layout.headCount();
-            head++) {
-          for (int token = 0; token < used; token++) {
-            visitor.visit(
-                layer, plane, head, token, layout.offsetInBlock(layer, plane, head, token));
-          }
-        }
-      }
-    }
   }
 }

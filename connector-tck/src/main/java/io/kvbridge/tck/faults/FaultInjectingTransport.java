@@ -121,7 +121,8 @@ public final class FaultInjectingTransport implements Transport {
     long bytes = local.totalBytes();
     synchronized (lock) {
       checkAlive("post a " + op);
-      Faults.ReadAction action = op == TransferOp.READ ? faults.decideRead() : null;
+      Faults.ReadAction action =
+          op == TransferOp.READ ? faults.decideRead(name, remoteAgent) : null;
       if (faults.isDead(remoteAgent)) {
         return add(bytes, Transfer.failed(posting, "peer " + remoteAgent + " is dead"));
       } else if (action instanceof Faults.Fail fail) {

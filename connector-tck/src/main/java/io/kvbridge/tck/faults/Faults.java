@@ -22,7 +22,9 @@ import java.util.TreeSet;
  * Notification rules apply where a decorated transport drains notifications, to every notification
  * its underlying transport delivered (sent with {@code notify} or attached to a transfer), in
  * arrival order; so they reach only receivers in the group. Read rules apply when a decorated
- * transport posts a READ, before the underlying transport sees it.
+ * transport posts a READ, before the underlying transport sees it; a read rule may be aimed at the
+ * READs one agent posts to another (one rank's link of a tensor-parallel engine), and then reads
+ * between other agents neither match it nor use it up.
  *
  * <p>Everything is deterministic: rules fire on the next events in the order they happen, chance
  * draws come from a seeded {@link Random}, and held or stalled things move only when a test
@@ -156,11 +158,31 @@ public final class Faults {
   }
 
   /**
+   * The next {@code count} READs that {@code poster} posts to {@code remoteAgent} fail, as by
+   * {@link #failNextReads}; READs between other agents pass this rule by.
+   */
+  public void failNextReadsBetween(String poster, String remoteAgent, int count, String reason) {
+    addRule(
+        readRules,
+        count,
+        new Fail(Objects.requireNonNull(reason, "reason")),
+        new Between(poster, remoteAgent));
+  }
+
+  /**
    * The next {@code count} READs posted in the group stay IN_PROGRESS without reaching the
    * underlying transport until {@link #unstallReads()}; releasing one meanwhile cancels it.
    */
   public void stallNextReads(int count) {
     addRule(readRules, count, new Stall());
+  }
+
+  /**
+   * The next {@code count} READs that {@code poster} posts to {@code remoteAgent} stall, as by
+   * {@link #stallNextReads}; READs between other agents pass this rule by.
+   */
+  public void stallNextReadsBetween(String poster, String remoteAgent, int count) {
+    addRule(readRules, count, new Stall(), new Between(poster, remoteAgent));
   }
 
   /** How many READs are stalled now: neither unstalled, released nor ended with their agent. */
@@ -294,7 +316,7 @@ public final class Faults {
   }
 
   NotificationAction decideNotification() {
-    Object action = rulesSuspended ? null : pick(notificationRules);
+    Object action = rulesSuspended ? null : pick(notificationRules, null, null);
     if (action instanceof Drop drop
         && !(drop.share() >= 1.0 || random.nextDouble() < drop.share())) {
       return null;
@@ -309,8 +331,9 @@ public final class Faults {
     held.add(new Held(receiver, notification));
   }
 
-  ReadAction decideRead() {
-    return rulesSuspended ? null : (ReadAction) pick(readRules);
+  /** What happens to a READ {@code poster} posts to {@code remoteAgent}. */
+  ReadAction decideRead(String poster, String remoteAgent) {
+    return rulesSuspended ? null : (ReadAction) pick(readRules, poster, remoteAgent);
   }
 
   /**
@@ -334,26 +357,38 @@ public final class Faults {
     inFlight.values().remove(0);
   }
 
-  private static Object pick(List<Rule> rules) {
-    if (rules.isEmpty()) {
-      return null;
+  /**
+   * The action of the earliest-armed rule that matches an event between {@code from} and {@code to}
+   * (a notification's are not told apart: every notification rule matches), using up one of its
+   * count; or null.
+   */
+  private static Object pick(List<Rule> rules, String from, String to) {
+    for (int i = 0; i < rules.size(); i++) {
+      Rule rule = rules.get(i);
+      if (rule.between != null && !rule.between.matches(from, to)) {
+        continue;
+      }
+      if (rule.remaining < Integer.MAX_VALUE) {
+        rule.remaining--;
+      }
+      if (rule.remaining == 0) {
+        rules.remove(i);
+      }
+      return rule.action;
     }
-    Rule first = rules.get(0); // every rule matches every event: the earliest-armed one decides
-    if (first.remaining < Integer.MAX_VALUE) {
-      first.remaining--;
-    }
-    if (first.remaining == 0) {
-      rules.remove(0);
-    }
-    return first.action;
+    return null;
   }
 
   private void addRule(List<Rule> rules, int count, Object action) {
+    addRule(rules, count, action, null);
+  }
+
+  private void addRule(List<Rule> rules, int count, Object action, Between between) {
     if (count < 1) {
       throw new IllegalArgumentException("count must be at least 1, got " + count);
     }
     synchronized (lock) {
-      rules.add(new Rule(count, action));
+      rules.add(new Rule(count, action, between));
     }
   }
 
@@ -381,15 +416,29 @@ public final class Faults {
 
   private record Held(FaultInjectingTransport receiver, Notification notification) {}
 
+  /** The READs one agent posts to another: what an aimed read rule matches. */
+  private record Between(String poster, String remoteAgent) {
+    Between {
+      Objects.requireNonNull(poster, "poster");
+      Objects.requireNonNull(remoteAgent, "remoteAgent");
+    }
+
+    boolean matches(String from, String to) {
+      return poster.equals(from) && remoteAgent.equals(to);
+    }
+  }
+
   private record InFlight(String from, String to, ByteBuffer payload) {}
 
   private static final class Rule {
     private int remaining;
     private final Object action;
+    private final Between between; // null: every event matches
 
-    Rule(int remaining, Object action) {
+    Rule(int remaining, Object action, Between between) {
       this.remaining = remaining;
       this.action = action;
+      this.between = between;
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.kvbridge.tck.schedule;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.tck.schedule.Op.AbortOnDecoder;
 import io.kvbridge.tck.schedule.Op.Advance;
 import io.kvbridge.tck.schedule.Op.CorruptHeldBlock;
@@ -28,19 +29,28 @@ import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import net.jqwik.api.statistics.Statistics;
 
 /**
  * Random P/D request mixes under random faults, checked against the invariants that matter in
  * production: no block leaked or freed twice, none held past its maximum lifetime plus one sweep,
- * no corrupted read ever reported received (nor a read of a forged block list, nor KV computed for
- * another prompt, nor a lease that ended with its producer's process), every request ends, and
- * after a restart of either engine the pair serves the next forwarded request within one handshake.
- * A failing schedule shrinks to a short list of {@link Op}s that reproduces it.
+ * every lease ended once, no read ever reported received unless every byte of every head and token
+ * D decodes from is the KV P computed (nor a read of a forged block list, nor KV computed for
+ * another prompt, nor a lease that ended with its producer's process), nothing served that P did
+ * not acknowledge (its lease ended READ, or RELEASED when D held every token), nothing read when D
+ * holds every token, every request ends, a lease released only when D gave it back, and after a
+ * restart of either engine the pair serves the next forwarded request within one handshake. A
+ * failing schedule shrinks to a short list of {@link Op}s that reproduces it.
  *
- * <p>A connector module runs it by extending this class with a transport factory and declaring a
- * jqwik property, with its own tries and seed, that passes its arguments to {@link #checkSchedule};
- * with {@link ScheduleSeed}, the seed can be changed at run time ({@code
+ * <p>Engines of any {@link Shape}: P and D may each split the model's KV heads over several
+ * tensor-parallel ranks (each rank's memory registered through its own worker side and its own
+ * agent, every agent in the fault group), with blocks of different sizes; prompts mostly end in a
+ * partly filled block, and D may hold a prefix of a prompt already.
+ *
+ * <p>A connector module runs it by extending this class with a transport factory and declaring
+ * jqwik properties, with their own tries and seed, that pass their arguments to {@link
+ * #checkSchedule}; with {@link ScheduleSeed}, the seed can be changed at run time ({@code
  * -Dkvbridge.schedules.seed=random} or {@code =<seed>}):
  *
  * <pre>{@code
@@ -50,6 +60,15 @@ import net.jqwik.api.statistics.Statistics;
  *     @ForAll("schedules") List<Op> schedule,
  *     @ForAll @IntRange(min = -8000, max = 8000) int clockSkewMillis) {
  *   checkSchedule(schedule, clockSkewMillis);
+ * }
+ *
+ * @Property(tries = 300, seed = "20261130")
+ * @AddLifecycleHook(ScheduleSeed.class)
+ * void noScheduleBetweenEnginesOfAnyShapeLeaksCorruptsOrStrandsAnything(
+ *     @ForAll("shapes") Shape shape,
+ *     @ForAll("schedules") List<Op> schedule,
+ *     @ForAll @IntRange(min = -8000, max = 8000) int clockSkewMillis) {
+ *   checkSchedule(shape, schedule, clockSkewMillis);
  * }
  * }</pre>
  *
@@ -69,9 +88,20 @@ public abstract class FaultScheduleConformance {
     return Duration.ofSeconds(10);
   }
 
-  /** Runs {@code schedule} with D's clock skewed by {@code clockSkewMillis} and checks it. */
+  /**
+   * Runs {@code schedule} between engines of one rank each ({@link Shape#SINGLE_RANK}) with D's
+   * clock skewed by {@code clockSkewMillis} and checks it.
+   */
   protected final void checkSchedule(List<Op> schedule, int clockSkewMillis) {
-    Simulation simulation = new Simulation(clockSkewMillis, this::newTransport, patience());
+    checkSchedule(Shape.SINGLE_RANK, schedule, clockSkewMillis);
+  }
+
+  /**
+   * Runs {@code schedule} between engines of {@code shape} with D's clock skewed by {@code
+   * clockSkewMillis} and checks it.
+   */
+  protected final void checkSchedule(Shape shape, List<Op> schedule, int clockSkewMillis) {
+    Simulation simulation = new Simulation(shape, clockSkewMillis, this::newTransport, patience());
     try {
       simulation.run(schedule);
       simulation.quiesce();
@@ -85,20 +115,53 @@ public abstract class FaultScheduleConformance {
     int proven = simulation.restartsProven();
     Statistics.label("restarts proven").collect(proven == 0 ? "none" : proven == 1 ? "1" : "2+");
     Statistics.label("aborted on D").collect(simulation.aborted() > 0 ? "some" : "none");
+    Statistics.label("held on D already")
+        .collect(
+            simulation.heldInFull() > 0
+                ? "some in full"
+                : simulation.partlyLocal() > 0 ? "some in part" : "none");
+  }
+
+  /**
+   * P's and D's ranks in {1, 2, 4}, D's blocks half, equal to and twice P's four tokens, either
+   * memory order; shrinks towards one rank each and equal blocks.
+   */
+  @Provide
+  protected Arbitrary<Shape> shapes() {
+    return Combinators.combine(
+            Arbitraries.of(1, 2, 4),
+            Arbitraries.of(1, 2, 4),
+            Arbitraries.of(4, 2, 8),
+            Arbitraries.of(KvLayout.MemoryOrder.class))
+        .as((p, d, dBlock, order) -> new Shape(p, 4, d, dBlock, order));
   }
 
   /**
    * Schedules of 1 to 60 ops: requests, simulated time and faults, 5 : 3 : 3; one fault in five
-   * ends or stalls a process (a restart, a slow handshake, a silent producer).
+   * ends or stalls a process (a restart, a slow handshake, a silent producer). Prompts are 1 to 16
+   * tokens (one to four of P's blocks, mostly the last partly filled); D holds none of a prompt in
+   * six requests of nine, a prefix in two, all of it in one. Read faults name the link they hit: a
+   * rank of D reading from a rank of P.
    */
   @Provide
   protected Arbitrary<List<Op>> schedules() {
     Arbitrary<Op> newRequest =
-        Combinators.combine(
-                Arbitraries.integers().between(1, 4),
-                Arbitraries.of(false, false, false, true),
-                Arbitraries.of(false, false, false, false, false, false, false, true))
-            .as(NewRequest::new);
+        Arbitraries.integers()
+            .between(1, 16)
+            .flatMap(
+                tokens ->
+                    Combinators.combine(
+                            Arbitraries.frequencyOf(
+                                Tuple.of(6, Arbitraries.just(0)),
+                                Tuple.of(
+                                    2, Arbitraries.integers().between(1, Math.max(1, tokens - 1))),
+                                Tuple.of(1, Arbitraries.just(tokens))),
+                            Arbitraries.of(false, false, false, true),
+                            Arbitraries.of(false, false, false, false, false, false, false, true))
+                        .as(
+                            (local, drops, aborted) ->
+                                new NewRequest(tokens, local, drops, aborted)));
+    Arbitrary<Integer> rank = Arbitraries.integers().between(0, 3);
     Arbitrary<Op> advance = Arbitraries.integers().between(1, 12_000).map(Advance::new);
     Arbitrary<Op> messagesAndReads =
         Arbitraries.oneOf(
@@ -109,8 +172,8 @@ public abstract class FaultScheduleConformance {
                     Arbitraries.integers().between(1, 3), Arbitraries.integers().between(1, 4))
                 .as(DelayNotifications::new),
             Arbitraries.integers().between(1, 3).map(DuplicateNotifications::new),
-            Arbitraries.just(new FailNextRead()),
-            Arbitraries.just(new StallNextRead()),
+            Combinators.combine(rank, rank).as(FailNextRead::new),
+            Combinators.combine(rank, rank).as(StallNextRead::new),
             Arbitraries.just(new Unstall()),
             Arbitraries.just(new ForgeCompletion()),
             Arbitraries.just(new ReplayCompletion()),
@@ -126,12 +189,9 @@ public abstract class FaultScheduleConformance {
             Arbitraries.integers().between(1_000, 20_000).map(SlowHandshake::new),
             Arbitraries.integers().between(1_000, 20_000).map(SilentProducer::new));
     Arbitrary<Op> faults =
-        Arbitraries.frequencyOf(
-            net.jqwik.api.Tuple.of(4, messagesAndReads), net.jqwik.api.Tuple.of(1, processes));
+        Arbitraries.frequencyOf(Tuple.of(4, messagesAndReads), Tuple.of(1, processes));
     return Arbitraries.frequencyOf(
-            net.jqwik.api.Tuple.of(5, newRequest),
-            net.jqwik.api.Tuple.of(3, advance),
-            net.jqwik.api.Tuple.of(3, faults))
+            Tuple.of(5, newRequest), Tuple.of(3, advance), Tuple.of(3, faults))
         .list()
         .ofMinSize(1)
         .ofMaxSize(60);

@@ -3,8 +3,13 @@ package io.kvbridge.tck.schedule;
 /** One step of a generated fault schedule; its {@code toString} is the reproduction. */
 public sealed interface Op {
 
-  /** P prefills a request of {@code blocks} blocks; the router then drops or forwards it. */
-  record NewRequest(int blocks, boolean routerDrops, boolean abortedOnP) implements Op {}
+  /**
+   * P prefills a prompt of {@code tokens} tokens (its last block partly filled unless the tokens
+   * fill it); the router then drops or forwards it. D already holds the KV of the prompt's first
+   * {@code localTokens} (a local prefix hit; all of them: it reads nothing).
+   */
+  record NewRequest(int tokens, int localTokens, boolean routerDrops, boolean abortedOnP)
+      implements Op {}
 
   /** Simulated time passes; the scheduled sweeps and heartbeats run on their intervals. */
   record Advance(int millis) implements Op {}
@@ -24,11 +29,15 @@ public sealed interface Op {
   /** The next {@code count} notifications are delivered twice. */
   record DuplicateNotifications(int count) implements Op {}
 
-  /** The next read fails. */
-  record FailNextRead() implements Op {}
+  /**
+   * The next READ on one link fails: D's rank {@code decoderRank} reading from the {@code
+   * source}-th of the P ranks that hold its heads (in rank order). Both are taken modulo what the
+   * {@link Shape} has, so the fault hits a link that carries reads in every shape.
+   */
+  record FailNextRead(int decoderRank, int source) implements Op {}
 
-  /** The next read stalls until {@link Unstall}. */
-  record StallNextRead() implements Op {}
+  /** The next READ on one link (as in {@link FailNextRead}) stalls until {@link Unstall}. */
+  record StallNextRead(int decoderRank, int source) implements Op {}
 
   /** Stalled reads go on. */
   record Unstall() implements Op {}
@@ -72,9 +81,10 @@ public sealed interface Op {
   record ReplayCompletion() implements Op {}
 
   /**
-   * P prefills a request of three blocks; the router hands D its genuine token with a forged block
-   * list (variant 0: another held request's blocks, 1: blocks P does not hold, 2: its own reversed,
-   * 3: shifted by one, 4: its first block three times) and checksums that match those blocks.
+   * P prefills a request of three blocks, the last partly filled; the router hands D its genuine
+   * token with a forged block list (variant 0: another held request's blocks, 1: blocks P does not
+   * hold, 2: its own reversed, 3: shifted by one, 4: its first block three times) and checksums
+   * that match those blocks.
    */
   record ForgeBlockList(int variant) implements Op {}
 
@@ -84,6 +94,9 @@ public sealed interface Op {
    */
   record RouteToAnotherPrompt(boolean digestRewritten) implements Op {}
 
-  /** A block of a held request is overwritten on P while its lease lives (a bug P must survive). */
+  /**
+   * A block of a held request is overwritten on one of P's ranks while its lease lives (a bug P
+   * must survive).
+   */
   record CorruptHeldBlock() implements Op {}
 }

@@ -2,11 +2,13 @@ package io.kvbridge.tck.schedule;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.layout.KvLayout.MemoryOrder;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.tck.schedule.Op.AbortOnDecoder;
 import io.kvbridge.tck.schedule.Op.Advance;
 import io.kvbridge.tck.schedule.Op.DropNotifications;
 import io.kvbridge.tck.schedule.Op.DuplicateNotifications;
+import io.kvbridge.tck.schedule.Op.FailNextRead;
 import io.kvbridge.tck.schedule.Op.HoldNotifications;
 import io.kvbridge.tck.schedule.Op.KillDecoder;
 import io.kvbridge.tck.schedule.Op.NewRequest;
@@ -19,18 +21,24 @@ import io.kvbridge.tck.schedule.Op.Unstall;
 import io.kvbridge.transfer.Transport;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Hand-written schedules for the faults that matter most, each with its expected ending. A
+ * Hand-written schedules for the faults that matter most, each with its expected ending; most
+ * between engines of one rank each, a few between engines of several ranks and block sizes. A
  * connector module runs them by extending this class with a transport factory.
  */
 public abstract class ScheduleExamplesConformanceTest {
 
-  private static final NewRequest ROUTED = new NewRequest(2, false, false);
+  /** A prompt of seven tokens, its second block of four partly filled, forwarded to D. */
+  private static final NewRequest ROUTED = new NewRequest(7, 0, false, false);
+
+  /** The first READ D posts, in a shape of one rank each. */
+  private static final StallNextRead STALL = new StallNextRead(0, 0);
 
   /** A new agent of the connector under test, named {@code agentName}; the caller closes it. */
   protected abstract Transport newTransport(String agentName);
@@ -46,24 +54,36 @@ public abstract class ScheduleExamplesConformanceTest {
   // Heartbeats renew the lease while the read stalls, but never past its maximum lifetime.
   void readThatStallsPastTheMaximumLifetimeIsNeverServedFromTheFreedBlocks() {
     Simulation simulation =
-        run(
-            List.of(
-                new StallNextRead(),
-                ROUTED,
-                new Advance(35_000),
-                new Unstall(),
-                new Advance(3_000)));
+        run(List.of(STALL, ROUTED, new Advance(35_000), new Unstall(), new Advance(3_000)));
 
     assertThat(simulation.served()).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
   }
 
   @Test
-  void lostCompletionFailsTheLoadAndTheLeaseStillEnds() {
+  void lostConfirmationFailsTheLoadAndTheLeaseStillEnds() {
     Simulation simulation = run(List.of(new DropNotifications(1), ROUTED, new Advance(3_000)));
 
     assertThat(simulation.served()).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
+    assertThat(simulation.failureReasons().get(0)).contains("did not confirm the lease");
+  }
+
+  @Test
+  // The read is complete and every byte checks out, but P never hears of it: only P's ACK says the
+  // lease held until the read ended, so the read is not used.
+  void lostCompletionFailsTheLoadAndTheLeaseStillEnds() {
+    Simulation simulation =
+        run(
+            List.of(STALL, ROUTED, new DropNotifications(1), new Unstall(), new Advance(3_000)),
+            rightAfter -> {
+              assertThat(rightAfter.served()).isZero();
+              assertThat(rightAfter.failed()).isEqualTo(1);
+              assertThat(rightAfter.failureReasons().get(0)).contains("no ACK");
+            });
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.leaseEnds()).isEqualTo(Map.of("r0", EndReason.EXPIRED));
   }
 
   @Test
@@ -75,15 +95,14 @@ public abstract class ScheduleExamplesConformanceTest {
 
   @Test
   void decoderKilledMidReadLeavesNothingHeldOnTheProducer() {
-    Simulation simulation =
-        run(List.of(new StallNextRead(), ROUTED, new KillDecoder(), new Advance(1_000)));
+    Simulation simulation = run(List.of(STALL, ROUTED, new KillDecoder(), new Advance(1_000)));
 
     assertThat(simulation.served()).isZero();
   }
 
   @Test
   void requestTheRouterDropsIsFreedByExpiry() {
-    Simulation simulation = run(List.of(new NewRequest(3, true, false)));
+    Simulation simulation = run(List.of(new NewRequest(11, 0, true, false)));
 
     assertThat(simulation.routed()).isZero();
   }
@@ -91,13 +110,7 @@ public abstract class ScheduleExamplesConformanceTest {
   @Test
   void heartbeatsKeepALoadAliveWhileItWaitsPastTheFirstDeadline() {
     Simulation simulation =
-        run(
-            List.of(
-                new StallNextRead(),
-                ROUTED,
-                new Advance(14_000),
-                new Unstall(),
-                new Advance(1_000)));
+        run(List.of(STALL, ROUTED, new Advance(14_000), new Unstall(), new Advance(1_000)));
 
     assertThat(simulation.served()).isEqualTo(1);
   }
@@ -125,13 +138,7 @@ public abstract class ScheduleExamplesConformanceTest {
   @Test
   void blockOverwrittenOnTheProducerWhileLeasedIsNeverServed() {
     Simulation simulation =
-        run(
-            List.of(
-                new StallNextRead(),
-                ROUTED,
-                new Op.CorruptHeldBlock(),
-                new Unstall(),
-                new Advance(1_000)));
+        run(List.of(STALL, ROUTED, new Op.CorruptHeldBlock(), new Unstall(), new Advance(1_000)));
 
     assertThat(simulation.served()).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
@@ -152,11 +159,11 @@ public abstract class ScheduleExamplesConformanceTest {
   void killedProducersLoadInFlightFailsAndItsBlocksComeBackOnTheDecoderOnceItMeetsTheNewOne() {
     Simulation simulation =
         run(
-            List.of(new StallNextRead(), ROUTED, new RestartProducer(false), ROUTED),
+            List.of(STALL, ROUTED, new RestartProducer(false), ROUTED),
             rightAfter -> {
               assertThat(rightAfter.failed()).isEqualTo(1);
               assertThat(rightAfter.failureReasons().get(0)).contains("restarted");
-              assertThat(rightAfter.decoderFreeBlocks()).isEqualTo(Simulation.LAYOUT.blockCount());
+              assertThat(rightAfter.decoderFreeBlocks()).isEqualTo(rightAfter.decoderBlocks());
             });
 
     assertThat(simulation.served()).isEqualTo(1);
@@ -176,12 +183,12 @@ public abstract class ScheduleExamplesConformanceTest {
   void loadAbortedOnTheDecoderWhileReadingReleasesTheLeaseBeforeItWouldExpire() {
     Simulation simulation =
         run(
-            List.of(new StallNextRead(), ROUTED, new AbortOnDecoder()),
+            List.of(STALL, ROUTED, new AbortOnDecoder()),
             rightAfter -> {
               assertThat(rightAfter.producerStatus().leasesEnded())
                   .containsEntry(EndReason.RELEASED, 1L);
               assertThat(rightAfter.producerStatus().liveLeases()).isZero();
-              assertThat(rightAfter.decoderFreeBlocks()).isEqualTo(Simulation.LAYOUT.blockCount());
+              assertThat(rightAfter.decoderFreeBlocks()).isEqualTo(rightAfter.decoderBlocks());
             });
 
     assertThat(simulation.served()).isZero();
@@ -219,7 +226,7 @@ public abstract class ScheduleExamplesConformanceTest {
     Simulation simulation =
         run(
             List.of(
-                new StallNextRead(),
+                STALL,
                 ROUTED,
                 new SilentProducer(12_000),
                 new Unstall(),
@@ -231,17 +238,114 @@ public abstract class ScheduleExamplesConformanceTest {
     assertThat(simulation.served()).isEqualTo(1);
   }
 
+  // ---------------------------------------------------------------- engines of several ranks
+
+  @Test
+  void oneDecoderRanksReadFailingFailsTheWholeLoadAndItsLeaseStillEndsOnce() {
+    // D's rank 1 holds heads 2 and 3: it reads them from P's ranks 2 and 3; the second read fails.
+    Shape shape = new Shape(4, 4, 2, 8, MemoryOrder.HEAD_MAJOR);
+    Simulation simulation =
+        run(
+            shape,
+            List.of(new FailNextRead(1, 1), new NewRequest(13, 0, false, false)),
+            rightAfter -> {
+              assertThat(rightAfter.failed()).isEqualTo(1);
+              assertThat(rightAfter.failureReasons().get(0)).contains("D rank 1 from P rank 3");
+              assertThat(rightAfter.decoderFreeBlocks()).isEqualTo(rightAfter.decoderBlocks());
+              assertThat(rightAfter.producerStatus().liveLeases()).isEqualTo(1);
+            });
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.leaseEnds()).isEqualTo(Map.of("r0", EndReason.EXPIRED));
+  }
+
+  @Test
+  void readStalledOnOneDecoderRankPastTheMaximumLifetimeIsNeverServed() {
+    Shape shape = new Shape(2, 4, 4, 2, MemoryOrder.BLOCK_MAJOR);
+    Simulation simulation =
+        run(
+            shape,
+            List.of(
+                new StallNextRead(3, 0),
+                new NewRequest(14, 0, false, false),
+                new Advance(35_000),
+                new Unstall(),
+                new Advance(3_000)));
+
+    assertThat(simulation.served()).isZero();
+    assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  @Test
+  void decoderHoldingEveryTokenReadsNothingAndTheLeaseEndsReleased() {
+    Shape shape = new Shape(2, 4, 4, 8, MemoryOrder.BLOCK_MAJOR);
+    Simulation simulation =
+        run(
+            shape,
+            List.of(new NewRequest(10, 10, false, false)),
+            rightAfter -> {
+              assertThat(rightAfter.leaseEnds()).isEqualTo(Map.of("r0", EndReason.RELEASED));
+              assertThat(rightAfter.producerStatus().liveLeases()).isZero();
+              assertThat(rightAfter.decoderBytesRead()).isZero();
+            });
+
+    assertThat(simulation.heldInFull()).isEqualTo(1);
+    assertThat(simulation.served()).isEqualTo(1);
+  }
+
+  @Test
+  void decoderHoldingAPrefixReadsTheRestFromWholeBlocksOfBothEngines() {
+    // Ten tokens held, blocks of 4 on P and 8 on D: the load writes from token 8 to 15.
+    Shape shape = new Shape(2, 4, 1, 8, MemoryOrder.HEAD_MAJOR);
+    Simulation simulation =
+        run(
+            shape,
+            List.of(new NewRequest(15, 10, false, false)),
+            rightAfter ->
+                assertThat(rightAfter.decoderBytesRead()).isEqualTo(7L * shape.tokenBytes()));
+
+    assertThat(simulation.partlyLocal()).isEqualTo(1);
+    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.leaseEnds()).isEqualTo(Map.of("r0", EndReason.READ));
+  }
+
+  @ParameterizedTest(name = "graceful: {0}")
+  @ValueSource(booleans = {true, false})
+  void producerOfTwoRanksRestartedServesADecoderOfFourWithinOneHandshake(boolean graceful) {
+    Shape shape = new Shape(2, 4, 4, 2, MemoryOrder.HEAD_MAJOR);
+    Simulation simulation =
+        run(
+            shape,
+            List.of(
+                new NewRequest(9, 0, false, false),
+                new RestartProducer(graceful),
+                new NewRequest(9, 0, false, false),
+                new Advance(1_000)));
+
+    assertThat(simulation.restartsProven()).isEqualTo(1);
+    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.failed()).isZero();
+  }
+
   /** Runs the schedule, lets every lease end, and checks nothing leaked; returns the outcome. */
   private Simulation run(List<Op> schedule) {
-    return run(schedule, rightAfter -> {});
+    return run(Shape.SINGLE_RANK, schedule, rightAfter -> {});
+  }
+
+  private Simulation run(Shape shape, List<Op> schedule) {
+    return run(shape, schedule, rightAfter -> {});
+  }
+
+  private Simulation run(List<Op> schedule, Consumer<Simulation> rightAfter) {
+    return run(Shape.SINGLE_RANK, schedule, rightAfter);
   }
 
   /**
-   * Runs the schedule and hands the simulation to {@code rightAfter} before simulated time runs on;
-   * then lets every lease end and checks nothing leaked.
+   * Runs the schedule between engines of {@code shape} and hands the simulation to {@code
+   * rightAfter} before simulated time runs on; then lets every lease end and checks nothing leaked.
    */
-  private Simulation run(List<Op> schedule, Consumer<Simulation> rightAfter) {
-    Simulation simulation = new Simulation(0, this::newTransport, patience());
+  private Simulation run(Shape shape, List<Op> schedule, Consumer<Simulation> rightAfter) {
+    Simulation simulation = new Simulation(shape, 0, this::newTransport, patience());
     try {
       simulation.run(schedule);
       rightAfter.accept(simulation);

@@ -2,23 +2,31 @@ package io.kvbridge.tck.schedule;
 
 import static org.awaitility.Awaitility.await;
 
+import io.kvbridge.integrity.ChecksumInput;
 import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.EndReason;
+import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
-import io.kvbridge.runtime.PullConnector;
+import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.runtime.ConnectorRegistry;
+import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.InvalidTransferParamsException;
+import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
+import io.kvbridge.spi.TransportProvider;
+import io.kvbridge.tck.KvContent;
 import io.kvbridge.tck.Messages;
 import io.kvbridge.tck.Prompts;
 import io.kvbridge.tck.faults.FaultInjectingTransport;
@@ -32,27 +40,34 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * A producer engine and a decode engine over transports of the connector under test, each wrapped
- * in a {@link FaultInjectingTransport} of one {@link Faults} group, driven by a schedule of {@link
- * Op}s under an injected clock. After every op and every simulated sweep the engines step until the
- * group is {@linkplain Faults#quiet() quiet} (at once on a synchronous transport; waiting, bounded
- * by the patience, on an asynchronous one). The engines behave as a real engine would: P frees a
- * request's blocks when {@code doneSending} names it and immediately overwrites them (as reuse
- * would); D decodes only what {@code doneReceiving} names, after checking every byte against what P
- * wrote.
+ * A producer engine and a decode engine of a {@link Shape} (each with one or more tensor-parallel
+ * ranks, each rank's KV memory registered through its own worker side and its own transport agent
+ * of the connector under test, every agent wrapped in a {@link FaultInjectingTransport} of one
+ * {@link Faults} group), driven by a schedule of {@link Op}s under an injected clock. After every
+ * op and every simulated sweep the engines step until the group is {@linkplain Faults#quiet()
+ * quiet} (at once on a synchronous transport; waiting, bounded by the patience, on an asynchronous
+ * one). The engines behave as a real engine would: P frees a request's blocks when {@code
+ * doneSending} names it and immediately overwrites them on every rank (as reuse would); D decodes
+ * only what {@code doneReceiving} names, after checking, on every rank, every byte of every head
+ * and token of the prompt against the KV P computed for it ({@link KvContent}), through each side's
+ * layouts. D may hold a prefix of a prompt already: it holds that KV in the blocks before the first
+ * token the load writes, and asks for nothing when it holds every token.
  *
  * <p>Either engine may restart under its engine id. After a restart the pair must serve again
  * within one handshake: the next request the router forwards is followed, with the group's rules
@@ -64,27 +79,36 @@ import java.util.function.Supplier;
  */
 final class Simulation implements AutoCloseable {
 
-  static final KvLayout LAYOUT = KvLayout.opaque("schedule/fp8", 4, 64, 48);
   static final Duration LEASE = Duration.ofSeconds(10);
   static final Duration MAX_LIFETIME = Duration.ofSeconds(30);
   static final Duration HEARTBEAT = Duration.ofSeconds(3);
   static final Duration SWEEP = Duration.ofMillis(500);
   static final Duration SAFETY_MARGIN = Duration.ofSeconds(1);
   static final Duration REPLY_TIMEOUT = Duration.ofSeconds(2);
+  private static final String PRODUCER_ID = "prefill";
   private static final int IMMEDIATE_STEPS = 4;
 
   /** How many settles the request that proves a restart may take to end. */
   private static final int PROOF_SETTLES = 10;
 
+  private final Shape shape;
+  private final List<KvLayout> producerLayouts;
+  private final List<KvLayout> decoderLayouts;
   private final ManualClock clock = new ManualClock();
   private final MonotonicClock producerClock = this::readProducerClock;
   private final MonotonicClock decoderClock;
-  private final Function<String, Transport> transports;
+  private final ConnectorRegistry registry;
   private final Duration patience;
   private final Faults faults;
   private final Random random;
-  private final Map<String, byte[][]> written = new HashMap<>();
+  private final Map<String, Prompt> written = new HashMap<>();
   private final Set<String> mustNotBeServed = new HashSet<>();
+  private final Set<String> cancelledOnDecoder = new HashSet<>();
+  private final Set<String> heldInFull = new HashSet<>();
+  private final Set<String> servedRequests = new HashSet<>(); // by every D, dead ones included
+  // How each lease ended on P, over every incarnation; filled by P's connectors as leases end.
+  private final Map<String, EndReason> leaseEnds = new ConcurrentHashMap<>();
+  private final List<String> leasesEndedTwice = new CopyOnWriteArrayList<>();
   private final List<String> failureReasons = new ArrayList<>();
   private final List<DecoderEngine> deadDecoders = new ArrayList<>();
   private ProducerEngine producer;
@@ -101,22 +125,28 @@ final class Simulation implements AutoCloseable {
   private int served;
   private int failed;
   private int aborted;
+  private int partlyLocal;
 
-  // Loads a decoder still held when it shut down gracefully: it releases their leases as it closes.
-  private int releasedByClosedDecoders;
-  private long releasedByFormerProducers;
+  // Requests a decoder still held when it shut down gracefully: it releases their leases as it
+  // closes, so P may end them RELEASED.
+  private final Set<String> closedWithDecoder = new HashSet<>();
   private int restartsProven;
 
   /**
+   * @param shape the engines' ranks, block sizes and memory order
    * @param transports creates an agent's raw transport from its name
    * @param patience how long the engines may take to settle after one op on an asynchronous
    *     transport
    */
-  Simulation(int clockSkewMillis, Function<String, Transport> transports, Duration patience) {
+  Simulation(
+      Shape shape, int clockSkewMillis, Function<String, Transport> transports, Duration patience) {
+    this.shape = shape;
+    this.producerLayouts = shape.producerLayouts();
+    this.decoderLayouts = shape.decoderLayouts();
     long skewNanos = Duration.ofMillis(clockSkewMillis).toNanos();
     this.decoderClock = () -> clock.nanoTime() + skewNanos;
     long seed = 31L * clockSkewMillis + 7;
-    this.transports = transports;
+    this.registry = ConnectorRegistry.of(List.of(new AgentsByName(transports)));
     this.patience = patience;
     this.faults = new Faults(seed);
     this.random = new Random(seed);
@@ -132,6 +162,7 @@ final class Simulation implements AutoCloseable {
     return routed;
   }
 
+  /** Requests D decoded: loaded and checked, or held in full already. */
   int served() {
     return served;
   }
@@ -145,6 +176,16 @@ final class Simulation implements AutoCloseable {
     return aborted;
   }
 
+  /** Requests D held every token of, and so read nothing for. */
+  int heldInFull() {
+    return heldInFull.size();
+  }
+
+  /** Requests D held a prefix of, and loaded the rest of. */
+  int partlyLocal() {
+    return partlyLocal;
+  }
+
   /** Restarts after which the pair served the next forwarded request within one handshake. */
   int restartsProven() {
     return restartsProven;
@@ -155,14 +196,29 @@ final class Simulation implements AutoCloseable {
     return List.copyOf(failureReasons);
   }
 
+  /** How each lease that ended on P did, by request, over every incarnation of P. */
+  Map<String, EndReason> leaseEnds() {
+    return Map.copyOf(leaseEnds);
+  }
+
   /** The producer's part of its connector's status, of its current incarnation. */
   ProducerStatus producerStatus() {
     return producer.connector.status().producer().orElseThrow();
   }
 
+  /** The bytes D's current incarnation read. */
+  long decoderBytesRead() {
+    return decoder.connector.status().consumer().orElseThrow().bytesRead();
+  }
+
   /** How many blocks of D's pool are free now. */
   int decoderFreeBlocks() {
     return decoder.free.size();
+  }
+
+  /** How many blocks D's pool has. */
+  int decoderBlocks() {
+    return shape.decoderBlocks();
   }
 
   void run(List<Op> schedule) {
@@ -185,7 +241,7 @@ final class Simulation implements AutoCloseable {
     slowHandshake = null;
     advance(MAX_LIFETIME.plus(LEASE).plusSeconds(5).toMillis());
     if (restartToProve != null) {
-      proveServedAfterRestart(1);
+      proveServedAfterRestart(1, 0);
     }
   }
 
@@ -193,9 +249,9 @@ final class Simulation implements AutoCloseable {
     if (!producer.held.isEmpty()) {
       throw new AssertionError("P still holds blocks of " + producer.held.keySet());
     }
-    if (producer.free.size() != LAYOUT.blockCount()) {
+    if (producer.free.size() != Shape.PRODUCER_BLOCKS) {
       throw new AssertionError(
-          "P leaked " + (LAYOUT.blockCount() - producer.free.size()) + " blocks");
+          "P leaked " + (Shape.PRODUCER_BLOCKS - producer.free.size()) + " blocks");
     }
     int liveLeases = producer.connector.status().producer().orElseThrow().liveLeases();
     if (liveLeases != 0) {
@@ -205,31 +261,53 @@ final class Simulation implements AutoCloseable {
       throw new AssertionError(
           "requests never ended on D: " + decoder.pending.keySet() + decoder.asking.keySet());
     }
-    if (decoder.free.size() != LAYOUT.blockCount()) {
+    if (decoder.free.size() != shape.decoderBlocks()) {
       throw new AssertionError(
-          "D leaked " + (LAYOUT.blockCount() - decoder.free.size()) + " blocks");
+          "D leaked " + (shape.decoderBlocks() - decoder.free.size()) + " blocks");
     }
-    long released = releasedByFormerProducers + released(producer);
-    if (released > aborted + releasedByClosedDecoders) {
-      throw new AssertionError(
-          "P ended "
-              + released
-              + " leases RELEASED, but D cancelled only "
-              + aborted
-              + " loads and gave back "
-              + releasedByClosedDecoders
-              + " as it shut down");
-    }
+    checkLeaseEnds();
   }
 
-  private static long released(ProducerEngine engine) {
-    return engine
-        .connector
-        .status()
-        .producer()
-        .orElseThrow()
-        .leasesEnded()
-        .getOrDefault(EndReason.RELEASED, 0L);
+  /**
+   * Every lease ended once; P ended one RELEASED only if D gave it back (it cancelled the load,
+   * held every token, or shut down gracefully while it waited for the load), and never READ one
+   * whose every token D held (nothing was read for it). A request D served had its lease end as P
+   * acknowledged it: READ, or RELEASED where D held every token; D serves what it read only once P
+   * has said its lease held until the read was complete.
+   */
+  private void checkLeaseEnds() {
+    if (!leasesEndedTwice.isEmpty()) {
+      throw new AssertionError("leases ended twice on P: " + leasesEndedTwice);
+    }
+    for (String id : servedRequests) {
+      EndReason expected = heldInFull.contains(id) ? EndReason.RELEASED : EndReason.READ;
+      EndReason ended = leaseEnds.get(id);
+      if (ended != expected) {
+        throw new AssertionError(
+            "D served "
+                + id
+                + ", but P "
+                + (ended == null ? "has not ended its lease" : "ended its lease " + ended)
+                + "; an acknowledged lease ends "
+                + expected);
+      }
+    }
+    for (Map.Entry<String, EndReason> end : leaseEnds.entrySet()) {
+      String id = end.getKey();
+      if (end.getValue() == EndReason.RELEASED
+          && !cancelledOnDecoder.contains(id)
+          && !closedWithDecoder.contains(id)
+          && !heldInFull.contains(id)) {
+        throw new AssertionError(
+            "P ended the lease of "
+                + id
+                + " RELEASED, but D neither cancelled it, held it, nor closed with it");
+      }
+      if (end.getValue() == EndReason.READ && heldInFull.contains(id)) {
+        throw new AssertionError(
+            "P ended the lease of " + id + " READ, but D held every token and read nothing");
+      }
+    }
   }
 
   @Override
@@ -267,10 +345,19 @@ final class Simulation implements AutoCloseable {
       faults.delayNextNotifications(d.count(), d.drains());
     } else if (op instanceof Op.DuplicateNotifications d) {
       faults.duplicateNextNotifications(d.count());
-    } else if (op instanceof Op.FailNextRead) {
-      faults.failNextReads(1, "injected read failure");
-    } else if (op instanceof Op.StallNextRead) {
-      faults.stallNextReads(1);
+    } else if (op instanceof Op.FailNextRead f) {
+      Link link = link(f.decoderRank(), f.source());
+      faults.failNextReadsBetween(
+          link.decoderAgent(),
+          link.producerAgent(),
+          1,
+          "injected read failure on D rank "
+              + link.decoderRank()
+              + " from P rank "
+              + link.producerRank());
+    } else if (op instanceof Op.StallNextRead s) {
+      Link link = link(s.decoderRank(), s.source());
+      faults.stallNextReadsBetween(link.decoderAgent(), link.producerAgent(), 1);
     } else if (op instanceof Op.Unstall) {
       faults.unstallReads();
     } else if (op instanceof Op.KillDecoder) {
@@ -312,11 +399,30 @@ final class Simulation implements AutoCloseable {
     }
   }
 
+  /**
+   * D's rank {@code decoderRank} reading from the {@code source}-th of the P ranks holding its
+   * heads, each modulo what there is, under D's current engine id.
+   */
+  private Link link(int decoderRank, int source) {
+    int d = decoderRank % shape.decoderTp();
+    KvLayout mine = decoderLayouts.get(d);
+    List<Integer> sources = new ArrayList<>();
+    for (int q = 0; q < shape.producerTp(); q++) {
+      KvLayout theirs = producerLayouts.get(q);
+      if (theirs.headStart() < mine.headStart() + mine.headCount()
+          && mine.headStart() < theirs.headStart() + theirs.headCount()) {
+        sources.add(q);
+      }
+    }
+    return new Link(decoderId(), d, sources.get(source % sources.size()));
+  }
+
   private void forgeBlockList(int variant) {
     String id = "r" + nextRequest++;
     requests++;
+    int tokens = 3 * shape.producerBlockTokens() - 1;
     producer
-        .prefill(id, 3, false)
+        .prefill(id, tokens, false)
         .ifPresent(
             params -> {
               routed++;
@@ -333,7 +439,7 @@ final class Simulation implements AutoCloseable {
                     case 1 ->
                         List.copyOf(producer.free).subList(0, Math.min(3, producer.free.size()));
                     case 2 -> List.of(own.get(2), own.get(1), own.get(0));
-                    case 3 -> own.stream().map(b -> (b + 1) % LAYOUT.blockCount()).toList();
+                    case 3 -> own.stream().map(b -> (b + 1) % Shape.PRODUCER_BLOCKS).toList();
                     default -> List.of(own.get(0), own.get(0), own.get(0));
                   };
               if (forged.size() != own.size()) {
@@ -346,8 +452,8 @@ final class Simulation implements AutoCloseable {
                       "block_ids",
                       forged,
                       "block_checksums",
-                      producer.checksumsHex(forged)),
-                  Prompts.of(id, params.tokens() + 1));
+                      producer.checksumsHex(forged, tokens, params.checksumScheme())),
+                  Prompts.of(id, tokens));
             });
   }
 
@@ -355,7 +461,7 @@ final class Simulation implements AutoCloseable {
     String id = "r" + nextRequest++;
     requests++;
     producer
-        .prefill(id, 1 + random.nextInt(3), false)
+        .prefill(id, 1 + random.nextInt(3 * shape.producerBlockTokens()), false)
         .ifPresent(
             params -> {
               routed++;
@@ -374,9 +480,14 @@ final class Simulation implements AutoCloseable {
       return;
     }
     List<Integer> blocks = held.get(random.nextInt(held.size())).blocks;
-    byte[] junk = new byte[LAYOUT.blockBytes()];
+    int rank = random.nextInt(shape.producerTp());
+    byte[] junk = new byte[producerLayouts.get(rank).blockBytes()];
     random.nextBytes(junk);
-    writeBlock(producer.memory, blocks.get(random.nextInt(blocks.size())), junk);
+    writeBlock(
+        producer.memories.get(rank),
+        producerLayouts.get(rank),
+        blocks.get(random.nextInt(blocks.size())),
+        junk);
   }
 
   private static TransferParams altered(TransferParams params, Object... keysAndValues) {
@@ -392,30 +503,32 @@ final class Simulation implements AutoCloseable {
         && slowHandshake == null
         && !r.routerDrops()
         && !r.abortedOnP()
-        && producer.free.size() >= r.blocks()) {
-      proveServedAfterRestart(r.blocks());
+        && r.localTokens() < r.tokens()
+        && producer.free.size() >= producer.blocksFor(r.tokens())) {
+      proveServedAfterRestart(r.tokens(), r.localTokens());
       return;
     }
     String id = "r" + nextRequest++;
     requests++;
     producer
-        .prefill(id, r.blocks(), r.abortedOnP())
+        .prefill(id, r.tokens(), r.abortedOnP())
         .ifPresent(
             params -> {
               if (!r.routerDrops()) {
                 routed++;
-                decoder.accept(id, params);
+                decoder.accept(id, params, r.localTokens());
               }
             });
   }
 
   /**
    * After a restart the pair must serve again within one handshake: follows a request of {@code
-   * blocks} blocks, forwarded by the router, with the group's rules set aside (faults already in
-   * effect, held notifications and stalled reads, stay), until it ends; it must have been served,
-   * and P must have answered at most one handshake meanwhile.
+   * tokens} tokens, {@code localTokens} of them held on D, forwarded by the router, with the
+   * group's rules set aside (faults already in effect, held notifications and stalled reads, stay),
+   * until it ends; it must have been served, and P must have answered at most one handshake
+   * meanwhile.
    */
-  private void proveServedAfterRestart(int blocks) {
+  private void proveServedAfterRestart(int tokens, int localTokens) {
     String restart = restartToProve;
     restartToProve = null;
     String id = "r" + nextRequest++;
@@ -425,10 +538,10 @@ final class Simulation implements AutoCloseable {
     try {
       TransferParams params =
           producer
-              .prefill(id, blocks, false)
+              .prefill(id, tokens, false)
               .orElseThrow(() -> new IllegalStateException("P has no room for " + id));
       routed++;
-      decoder.accept(id, params);
+      decoder.accept(id, params, localTokens);
       for (int i = 0; i < PROOF_SETTLES && decoder.waitsFor(id); i++) {
         settle();
       }
@@ -463,9 +576,8 @@ final class Simulation implements AutoCloseable {
   private void restartProducer(boolean graceful) {
     ProducerEngine old = producer;
     mustNotBeServed.addAll(old.held.keySet());
-    releasedByFormerProducers += released(old);
     if (!graceful) {
-      faults.kill(old.transport.agentName());
+      old.agents.forEach(agent -> faults.kill(agent.agentName()));
     }
     old.close(); // its held blocks vanish with its memory: neither leaked nor freed
     producer = new ProducerEngine();
@@ -476,10 +588,11 @@ final class Simulation implements AutoCloseable {
     DecoderEngine old = decoder;
     failed += old.pending.size() + old.asking.size();
     if (graceful) {
-      releasedByClosedDecoders += old.pending.size() + old.asking.size();
+      closedWithDecoder.addAll(old.pending.keySet());
+      closedWithDecoder.addAll(old.asking.keySet());
       old.close();
     } else {
-      faults.kill(old.transport.agentName());
+      old.agents.forEach(agent -> faults.kill(agent.agentName()));
       deadDecoders.add(old);
     }
   }
@@ -514,6 +627,7 @@ final class Simulation implements AutoCloseable {
       if (!producerSilent) {
         producer.checkNothingHeldTooLong();
       }
+      checkLeaseEnds();
     }
   }
 
@@ -550,11 +664,12 @@ final class Simulation implements AutoCloseable {
             });
   }
 
-  /** Whether nothing moves; what waits for a silent P to drain it does not count. */
+  /**
+   * Whether nothing moves; what waits for a silent P to drain it does not count (D's messages go to
+   * P's lead rank, the only one that drains any).
+   */
   private boolean quiet() {
-    return producerSilent
-        ? faults.quietExceptTowards(producer.transport.agentName())
-        : faults.quiet();
+    return producerSilent ? faults.quietExceptTowards(PRODUCER_ID) : faults.quiet();
   }
 
   private void step() {
@@ -583,81 +698,159 @@ final class Simulation implements AutoCloseable {
   }
 
   /** An engine's settings; every start draws a new incarnation, from the seeded source. */
-  private ConnectorSettings settings(String engineId, Role role, MonotonicClock engineClock) {
-    return ConnectorSettings.builder("schedule", engineId)
+  private ConnectorSettings settings(
+      String engineId,
+      Role role,
+      int tpDegree,
+      MonotonicClock engineClock,
+      ConnectorObserver observer) {
+    return ConnectorSettings.builder(AgentsByName.TYPE, engineId)
         .role(role)
+        .tpDegree(tpDegree)
         .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
         .heartbeatInterval(HEARTBEAT)
         .safetyMargin(SAFETY_MARGIN)
         .replyTimeout(REPLY_TIMEOUT)
         .incarnation(random.nextLong())
         .clock(engineClock)
+        .observer(observer)
         .build();
   }
 
-  private static byte[] readBlock(KvMemory memory, int block) {
-    byte[] bytes = new byte[LAYOUT.blockBytes()];
-    memory.read((long) block * LAYOUT.blockBytes(), ByteBuffer.wrap(bytes));
+  /**
+   * Builds an engine's connector, one agent per rank from {@link #registry}, each wrapped into the
+   * fault group and added to {@code agents}, by rank.
+   */
+  private KvConnector connector(ConnectorSettings settings, List<FaultInjectingTransport> agents) {
+    return registry.create(
+        settings,
+        raw -> {
+          FaultInjectingTransport member = faults.decorate(raw);
+          agents.add(member);
+          return member;
+        });
+  }
+
+  /** Allocates and registers every rank's KV cache of {@code connector}; its memories, by rank. */
+  private static List<KvMemory> registerKvCaches(KvConnector connector, List<KvLayout> layouts) {
+    List<KvMemory> memories = new ArrayList<>(layouts.size());
+    for (int r = 0; r < layouts.size(); r++) {
+      KvMemory memory = connector.worker(r).allocateKvCache(layouts.get(r));
+      memories.add(memory);
+      connector.worker(r).registerKvCache(memory, layouts.get(r));
+    }
+    return List.copyOf(memories);
+  }
+
+  private static byte[] readBlock(KvMemory memory, KvLayout layout, int block) {
+    byte[] bytes = new byte[layout.blockBytes()];
+    memory.read((long) block * layout.blockBytes(), ByteBuffer.wrap(bytes));
     return bytes;
   }
 
-  private static void writeBlock(KvMemory memory, int block, byte[] bytes) {
-    memory.write((long) block * LAYOUT.blockBytes(), ByteBuffer.wrap(bytes));
+  private static void writeBlock(KvMemory memory, KvLayout layout, int block, byte[] bytes) {
+    memory.write((long) block * layout.blockBytes(), ByteBuffer.wrap(bytes));
+  }
+
+  /** The tokens of block {@code index} of a prompt of {@code tokens} in blocks of {@code size}. */
+  private static int usedTokens(int index, int size, int tokens) {
+    return Math.max(0, Math.min(size, tokens - index * size));
   }
 
   /**
-   * The prefill engine, always engine id {@code prefill}: a block pool, the KV it wrote, and when
-   * each held request was granted.
+   * The prefill engine, always engine id {@code prefill}: a block pool shared by its ranks, each
+   * rank's KV memory, and when each held request was granted. Every lease end its connector reports
+   * is recorded, once per request.
    */
   private final class ProducerEngine {
-    final FaultInjectingTransport transport = faults.decorate(transports.apply("prefill"));
-    final PullConnector connector =
-        new PullConnector(settings("prefill", Role.PRODUCER, producerClock), transport);
-    final KvMemory memory = connector.worker().allocateKvCache(LAYOUT);
+    final List<FaultInjectingTransport> agents = new ArrayList<>();
+    final KvConnector connector =
+        connector(
+            settings(
+                PRODUCER_ID,
+                Role.PRODUCER,
+                shape.producerTp(),
+                producerClock,
+                new ConnectorObserver() {
+                  @Override
+                  public void ended(LeaseEnd end) {
+                    String id = end.lease().requestId();
+                    EndReason before = leaseEnds.putIfAbsent(id, end.reason());
+                    if (before != null) {
+                      leasesEndedTwice.add(id + " (" + before + ", then " + end.reason() + ")");
+                    }
+                  }
+                }),
+            agents);
+    final List<KvMemory> memories = registerKvCaches(connector, producerLayouts);
     final Deque<Integer> free = new ArrayDeque<>();
     final Map<String, Held> held = new LinkedHashMap<>();
 
     ProducerEngine() {
-      connector.worker().registerKvCache(memory, LAYOUT);
-      for (int b = 0; b < LAYOUT.blockCount(); b++) {
+      for (int b = 0; b < Shape.PRODUCER_BLOCKS; b++) {
         free.add(b);
       }
     }
 
-    java.util.Optional<TransferParams> prefill(String id, int blocks, boolean aborted) {
-      if (free.size() < blocks) {
+    int blocksFor(int tokens) {
+      return (tokens + shape.producerBlockTokens() - 1) / shape.producerBlockTokens();
+    }
+
+    /**
+     * Computes a prompt of {@code tokens} into fresh blocks of every rank (the rest of a partly
+     * filled last block is whatever its last user left) and finishes it for D.
+     */
+    Optional<TransferParams> prefill(String id, int tokens, boolean aborted) {
+      int count = blocksFor(tokens);
+      if (free.size() < count) {
         failed++; // P refuses the request: it ends at once with an error.
-        return java.util.Optional.empty();
+        return Optional.empty();
       }
       List<Integer> ids = new ArrayList<>();
-      byte[][] kv = new byte[blocks][LAYOUT.blockBytes()];
-      for (int i = 0; i < blocks; i++) {
-        int block = free.poll();
-        ids.add(block);
-        random.nextBytes(kv[i]);
-        writeBlock(memory, block, kv[i]);
+      for (int i = 0; i < count; i++) {
+        ids.add(free.poll());
       }
-      written.put(id, kv);
+      long seed = random.nextLong();
+      for (int r = 0; r < shape.producerTp(); r++) {
+        KvLayout layout = producerLayouts.get(r);
+        for (int i = 0; i < count; i++) {
+          byte[] block = new byte[layout.blockBytes()];
+          random.nextBytes(block);
+          int first = i * layout.tokensPerBlock();
+          KvContent.write(
+              layout, block, seed, first, usedTokens(i, layout.tokensPerBlock(), tokens));
+          writeBlock(memories.get(r), layout, ids.get(i), block);
+        }
+      }
+      written.put(id, new Prompt(seed, tokens));
       FinishDecision decision =
           connector
               .scheduler()
               .requestFinished(
-                  new FinishedRequest(
-                      id,
-                      ids,
-                      Prompts.of(id, blocks * LAYOUT.tokensPerBlock() + 1),
-                      blocks * LAYOUT.tokensPerBlock() + 1,
-                      false,
-                      true));
+                  new FinishedRequest(id, ids, Prompts.of(id, tokens), tokens, false, true));
       if (!decision.delayFree()) {
         throw new AssertionError(
             "a finished request with computed tokens must be held for D: " + id);
+      }
+      TransferParams params = decision.params().orElseThrow();
+      if (params.tokens() != tokens || !params.blockIds().equals(ids)) {
+        throw new AssertionError(
+            "P must lease every computed token of "
+                + id
+                + ", the partly filled last block included: "
+                + tokens
+                + " tokens in blocks "
+                + ids
+                + ", not "
+                + params.tokens()
+                + " in "
+                + params.blockIds());
       }
       held.put(id, new Held(ids, clock.nanoTime()));
       if (aborted) {
         connector.scheduler().revoke(id, "client aborted");
       }
-      return decision.params();
+      return Optional.of(params);
     }
 
     void step() {
@@ -673,23 +866,37 @@ final class Simulation implements AutoCloseable {
             throw new AssertionError("block " + block + " of " + id + " freed twice");
           }
           free.add(block);
-          byte[] junk = new byte[LAYOUT.blockBytes()];
-          random.nextBytes(junk);
-          writeBlock(memory, block, junk); // as the next request reusing the block would
+          for (int r = 0; r < shape.producerTp(); r++) {
+            byte[] junk = new byte[producerLayouts.get(r).blockBytes()];
+            random.nextBytes(junk);
+            // as the next request reusing the block would
+            writeBlock(memories.get(r), producerLayouts.get(r), block, junk);
+          }
         }
       }
     }
 
-    /** The checksums P's memory gives {@code blocks} now, in transfer-parameter form. */
-    List<String> checksumsHex(List<Integer> blocks) {
-      StringBuilder hex = new StringBuilder();
-      for (int block : blocks) {
-        int crc =
-            ChecksumScheme.CRC32C.checksum(
-                memory, (long) block * LAYOUT.blockBytes(), LAYOUT.blockBytes());
-        hex.append(java.util.HexFormat.of().toHexDigits(crc));
+    /**
+     * The checksums P's memory gives {@code blocks}, as blocks of a prompt of {@code tokens}, now:
+     * per rank, each over the block's used bytes in memory order, in transfer-parameter form.
+     */
+    List<String> checksumsHex(List<Integer> blocks, int tokens, ChecksumScheme scheme) {
+      List<String> perRank = new ArrayList<>();
+      for (int r = 0; r < shape.producerTp(); r++) {
+        KvLayout layout = producerLayouts.get(r);
+        StringBuilder hex = new StringBuilder();
+        for (int i = 0; i < blocks.size(); i++) {
+          long base = (long) blocks.get(i) * layout.blockBytes();
+          int used = usedTokens(i, layout.tokensPerBlock(), tokens);
+          List<ChecksumInput.Range> ranges = new ArrayList<>();
+          for (long[] range : usedRanges(layout, used)) {
+            ranges.add(new ChecksumInput.Range(memories.get(r), base + range[0], range[1]));
+          }
+          hex.append(HexFormat.of().toHexDigits(scheme.checksum(ChecksumInput.of(ranges))));
+        }
+        perRank.add(hex.toString());
       }
-      return List.of(hex.toString());
+      return perRank;
     }
 
     void checkNothingHeldTooLong() {
@@ -703,57 +910,89 @@ final class Simulation implements AutoCloseable {
 
     /**
      * Closes the connector: gracefully, its leases are revoked. A killed engine's connector only
-     * unbinds its handshake address, as the end of its process would: its transport is dead, so
+     * unbinds its handshake address, as the end of its process would: its agents are dead, so
      * nothing it does reaches anyone.
      */
     void close() {
       try {
         connector.close();
       } catch (RuntimeException deadAgent) {
-        // A killed engine's transport is already gone.
+        // A killed engine's agents are already gone.
       }
-      memory.close();
+      memories.forEach(KvMemory::close);
     }
   }
 
   /**
-   * The decode engine: a block pool and the loads it waits for. Its calls into its connector are
-   * marked, so that P's clock read meanwhile counts as a handshake answered.
+   * The used bytes of a block of {@code layout} holding {@code usedTokens} tokens, as (offset,
+   * length) ranges in memory order: what a producer's checksum of the block covers.
+   */
+  private static List<long[]> usedRanges(KvLayout layout, int usedTokens) {
+    if (usedTokens == layout.tokensPerBlock()) {
+      return List.of(new long[] {0, layout.blockBytes()});
+    }
+    List<long[]> ranges = new ArrayList<>();
+    for (int layer = 0; layer < layout.layers(); layer++) {
+      for (int plane = 0; plane < layout.planes(); plane++) {
+        if (layout.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
+          for (int h = layout.headStart(); h < layout.headStart() + layout.headCount(); h++) {
+            ranges.add(
+                new long[] {
+                  layout.offsetInBlock(layer, plane, h, 0), (long) usedTokens * layout.vectorBytes()
+                });
+          }
+        } else {
+          ranges.add(
+              new long[] {
+                layout.offsetInBlock(layer, plane, layout.headStart(), 0),
+                (long) usedTokens * layout.headCount() * layout.vectorBytes()
+              });
+        }
+      }
+    }
+    return ranges;
+  }
+
+  /**
+   * The decode engine: a block pool shared by its ranks, each rank's KV memory, and the loads it
+   * waits for. Its calls into its connector are marked, so that P's clock read meanwhile counts as
+   * a handshake answered.
    */
   private final class DecoderEngine {
-    final FaultInjectingTransport transport;
-    final PullConnector connector;
-    final KvMemory memory;
+    final List<FaultInjectingTransport> agents = new ArrayList<>();
+    final KvConnector connector;
+    final List<KvMemory> memories;
     final Deque<Integer> free = new ArrayDeque<>();
-    final Map<String, List<Integer>> pending = new LinkedHashMap<>();
+    final Map<String, Loading> pending = new LinkedHashMap<>();
     final Map<String, Asking> asking = new LinkedHashMap<>();
-    final Map<String, TransferParams> paramsOf = new HashMap<>();
     final List<TransferParams> finishedParams = new ArrayList<>();
     final Set<String> servedIds = new HashSet<>();
     final Set<String> cancelled = new HashSet<>();
 
     DecoderEngine(String engineId) {
-      transport = faults.decorate(transports.apply(engineId));
-      connector = new PullConnector(settings(engineId, Role.CONSUMER, decoderClock), transport);
-      memory = connector.worker().allocateKvCache(LAYOUT);
-      connector.worker().registerKvCache(memory, LAYOUT);
-      for (int b = 0; b < LAYOUT.blockCount(); b++) {
+      connector =
+          connector(
+              settings(
+                  engineId, Role.CONSUMER, shape.decoderTp(), decoderClock, ConnectorObserver.NONE),
+              agents);
+      memories = registerKvCaches(connector, decoderLayouts);
+      for (int b = 0; b < shape.decoderBlocks(); b++) {
         free.add(b);
       }
     }
 
-    void accept(String id, TransferParams params) {
-      accept(id, params, Prompts.of(id, params.tokens() + 1));
+    void accept(String id, TransferParams params, int localTokens) {
+      accept(id, params, Prompts.of(id, params.tokens()), localTokens);
     }
 
     /** Accepts parameters that do not belong to this request's prompt or blocks: never served. */
     void acceptNeverToBeServed(String id, TransferParams params, TokenIds prompt) {
       mustNotBeServed.add(id);
-      accept(id, params, prompt);
+      accept(id, params, prompt, 0);
     }
 
-    private void accept(String id, TransferParams params, TokenIds prompt) {
-      asking.put(id, new Asking(params, prompt));
+    private void accept(String id, TransferParams params, TokenIds prompt, int localTokens) {
+      asking.put(id, new Asking(params, prompt, localTokens));
       ask(id);
     }
 
@@ -762,7 +1001,10 @@ final class Simulation implements AutoCloseable {
       Asking a = asking.get(id);
       LoadMatch match;
       try {
-        match = inConnector(() -> connector.scheduler().matchRemote(id, a.prompt(), 0, a.params()));
+        match =
+            inConnector(
+                () ->
+                    connector.scheduler().matchRemote(id, a.prompt(), a.localTokens(), a.params()));
       } catch (InvalidTransferParamsException e) {
         asking.remove(id);
         failureReasons.add(e.getMessage());
@@ -774,19 +1016,68 @@ final class Simulation implements AutoCloseable {
         finishedParams.add(a.params());
         failureReasons.add(unavailable.reason());
         failed++;
-      } else if (match instanceof LoadMatch.Ready) {
+      } else if (match instanceof LoadMatch.Ready ready) {
         asking.remove(id);
+        int tokens = a.params().tokens();
+        int first = shape.firstTokenRead(tokens, a.localTokens());
+        if (ready.firstToken() != first || ready.externalTokens() != tokens - first) {
+          throw new AssertionError(
+              "D holding "
+                  + a.localTokens()
+                  + " of the "
+                  + tokens
+                  + " tokens of "
+                  + id
+                  + " was told to load "
+                  + ready
+                  + "; it must load tokens from "
+                  + first
+                  + " (whole blocks of both engines) to the end");
+        }
+        if (ready.externalTokens() == 0) {
+          // Every token's KV is here already: D decodes from it and reads nothing.
+          heldInFull.add(id);
+          finishedParams.add(a.params());
+          served++;
+          return;
+        }
+        if (first > 0) {
+          partlyLocal++;
+        }
+        int needed = (tokens + shape.decoderBlockTokens() - 1) / shape.decoderBlockTokens();
         List<Integer> blocks = new ArrayList<>();
-        while (blocks.size() < a.params().blockIds().size() && !free.isEmpty()) {
+        while (blocks.size() < needed && !free.isEmpty()) {
           blocks.add(free.poll());
         }
-        pending.put(id, blocks);
-        paramsOf.put(id, a.params());
+        holdPrefix(id, blocks, first);
+        pending.put(id, new Loading(blocks, a.params()));
         inConnector(
             () -> {
               connector.scheduler().afterAllocate(id, blocks);
               return null;
             });
+      }
+    }
+
+    /**
+     * Puts into the request's blocks what D holds before the load: in the blocks before token
+     * {@code first} (whole blocks: shared prefix blocks in a real engine) the prompt's own KV,
+     * which D computed; in the others, on which the load writes, whatever their last user left.
+     */
+    private void holdPrefix(String id, List<Integer> blocks, int first) {
+      long seed = written.get(id).seed();
+      for (int r = 0; r < shape.decoderTp(); r++) {
+        KvLayout layout = decoderLayouts.get(r);
+        for (int i = 0; i < blocks.size(); i++) {
+          byte[] block = new byte[layout.blockBytes()];
+          int from = i * layout.tokensPerBlock();
+          if (from < first) {
+            KvContent.write(layout, block, seed, from, layout.tokensPerBlock());
+          } else {
+            random.nextBytes(block);
+          }
+          writeBlock(memories.get(r), layout, blocks.get(i), block);
+        }
       }
     }
 
@@ -811,12 +1102,12 @@ final class Simulation implements AutoCloseable {
         throw new AssertionError("D's connector did not know the load of " + id + " D waits for");
       }
       cancelled.add(id);
+      cancelledOnDecoder.add(id);
       aborted++;
       asking.remove(id);
-      paramsOf.remove(id);
-      List<Integer> blocks = pending.remove(id);
-      if (blocks != null) {
-        free.addAll(blocks);
+      Loading loading = pending.remove(id);
+      if (loading != null) {
+        free.addAll(loading.blocks());
         if (new HashSet<>(free).size() != free.size()) {
           throw new AssertionError("D freed a block twice cancelling " + id);
         }
@@ -857,14 +1148,9 @@ final class Simulation implements AutoCloseable {
                   + " ended with its producer's process");
         }
         List<Integer> blocks = end(id);
-        byte[][] expected = written.get(id);
-        for (int i = 0; i < blocks.size(); i++) {
-          if (!Arrays.equals(readBlock(memory, blocks.get(i)), expected[i])) {
-            throw new AssertionError(
-                "request " + id + " was reported received with corrupted block " + i);
-          }
-        }
+        checkHoldsThePrompt(id, blocks);
         servedIds.add(id);
+        servedRequests.add(id);
         served++;
       }
       for (LoadFailure failure : finished.failedLoads()) {
@@ -878,25 +1164,59 @@ final class Simulation implements AutoCloseable {
       }
     }
 
+    /**
+     * What D decodes {@code id} from: on every rank, every byte of every head it holds of every
+     * token of the prompt must be the KV P computed for it.
+     */
+    private void checkHoldsThePrompt(String id, List<Integer> blocks) {
+      Prompt prompt = written.get(id);
+      for (int r = 0; r < shape.decoderTp(); r++) {
+        KvLayout layout = decoderLayouts.get(r);
+        for (int i = 0; i < blocks.size(); i++) {
+          int used = usedTokens(i, layout.tokensPerBlock(), prompt.tokens());
+          if (used == 0) {
+            break;
+          }
+          Optional<String> wrong =
+              KvContent.firstDifference(
+                  layout,
+                  readBlock(memories.get(r), layout, blocks.get(i)),
+                  prompt.seed(),
+                  i * layout.tokensPerBlock(),
+                  used);
+          if (wrong.isPresent()) {
+            throw new AssertionError(
+                "request "
+                    + id
+                    + " was reported received with KV that differs from what P computed, on D"
+                    + " rank "
+                    + r
+                    + ": "
+                    + wrong.get());
+          }
+        }
+      }
+    }
+
     private List<Integer> end(String id) {
-      List<Integer> blocks = pending.remove(id);
-      if (blocks == null) {
+      Loading loading = pending.remove(id);
+      if (loading == null) {
         throw new AssertionError("D was told twice that " + id + " ended");
       }
-      free.addAll(blocks);
-      finishedParams.add(paramsOf.remove(id));
+      free.addAll(loading.blocks());
+      finishedParams.add(loading.params());
       Set<Integer> distinct = new HashSet<>(free);
       if (distinct.size() != free.size()) {
         throw new AssertionError("D freed a block twice ending " + id);
       }
-      return blocks;
+      return loading.blocks();
     }
 
     void sendCompletion(LeaseRef lease) {
       try {
-        transport.notify(
-            producer.transport.agentName(),
-            Messages.completion(lease, connector.settings().engineId()));
+        agents
+            .get(0)
+            .notify(PRODUCER_ID, Messages.completion(lease, connector.settings().engineId()));
       } catch (RuntimeException unreachable) {
         // D never handshook with P yet: the forged message cannot even be addressed.
       }
@@ -906,9 +1226,9 @@ final class Simulation implements AutoCloseable {
       try {
         connector.close();
       } catch (RuntimeException deadAgent) {
-        // A killed engine's transport is already gone.
+        // A killed engine's agents are already gone.
       }
-      memory.close();
+      memories.forEach(KvMemory::close);
     }
   }
 
@@ -923,8 +1243,48 @@ final class Simulation implements AutoCloseable {
     }
   }
 
+  /**
+   * The agents of the connector module under test, by name, as a connector type of their own: the
+   * registry builds each engine's connector around one per rank, named as every type names them.
+   */
+  private record AgentsByName(Function<String, Transport> byName) implements TransportProvider {
+    static final String TYPE = "schedule";
+
+    @Override
+    public String type() {
+      return TYPE;
+    }
+
+    @Override
+    public Availability availability(ConnectorProperties properties) {
+      return Availability.available();
+    }
+
+    @Override
+    public Transport create(ConnectorSettings settings, int rank) {
+      return byName.apply(TransportProvider.agentName(settings.engineId(), rank));
+    }
+  }
+
+  /** A rank of D, named by its engine id, reading from a rank of P. */
+  private record Link(String decoderId, int decoderRank, int producerRank) {
+    String decoderAgent() {
+      return TransportProvider.agentName(decoderId, decoderRank);
+    }
+
+    String producerAgent() {
+      return TransportProvider.agentName(PRODUCER_ID, producerRank);
+    }
+  }
+
+  /** What P computed for a prompt: the seed of its KV and how many tokens it holds. */
+  private record Prompt(long seed, int tokens) {}
+
   private record Held(List<Integer> blocks, long since) {}
 
+  /** A request D lent blocks to for its load. */
+  private record Loading(List<Integer> blocks, TransferParams params) {}
+
   /** A request the decoder keeps asking the connector about until its lease is confirmed. */
-  private record Asking(TransferParams params, TokenIds prompt) {}
+  private record Asking(TransferParams params, TokenIds prompt, int localTokens) {}
 }
