@@ -60,6 +60,8 @@ NIXL_OVERHEAD_SHAPE = "16KiBx1"
 CONTENT_CHECK_GOAL = 0.05  # checksum time ÷ READ time
 CONTENT_CHECK_BLOCK = "1MiB"
 PLAN_GOAL = 0.05  # plan time ÷ the fake transport's READ time of the same request
+TRACING_OFF_GOAL = 0.01  # a request's span calls with tracing off ÷ the fake READ below
+TRACING_OFF_SHAPE = "16KiBx1"
 GOAL_CONSTANTS = (
     "IDLE_SWEEP_SIZE",
     "IDLE_SWEEP_GOAL",
@@ -71,6 +73,8 @@ GOAL_CONSTANTS = (
     "CONTENT_CHECK_GOAL",
     "CONTENT_CHECK_BLOCK",
     "PLAN_GOAL",
+    "TRACING_OFF_GOAL",
+    "TRACING_OFF_SHAPE",
 )
 
 
@@ -566,9 +570,45 @@ def plan_goals(res):
     ]
 
 
+# ---- tracing off -------------------------------------------------------------------------------
+
+TRACING_OFF = "observe.TracingOffBenchmark.spansOfOneRequest"
+
+
+def tracing_off_goal_text():
+    return (
+        f"tracing off: one request's span calls ≤ {fmt_limit_pct(TRACING_OFF_GOAL)} of the fake"
+        f" transport's {shape_label(TRACING_OFF_SHAPE)} READ"
+    )
+
+
+def tracing_off_goals(res):
+    spans = res.find(TRACING_OFF)
+    read = res.get("transfer.FakeReadBenchmark.transportRead", shape=TRACING_OFF_SHAPE)
+    if not spans or not read:
+        return []
+    share = share_of(spans, read)
+    return [
+        Goal(
+            "tracing-off",
+            tracing_off_goal_text(),
+            f"{fmt_pct(share)} ({fmt_ns(spans.median)} vs {fmt_ns(read.median)})",
+            share <= TRACING_OFF_GOAL,
+            TRACING_OFF,
+            {},
+            share / TRACING_OFF_GOAL,
+        )
+    ]
+
+
 def all_goals(res):
     goals = (
-        lease_goals(res) + fake_goals(res) + nixl_goals(res) + content_check_goals(res) + plan_goals(res)
+        lease_goals(res)
+        + fake_goals(res)
+        + nixl_goals(res)
+        + content_check_goals(res)
+        + plan_goals(res)
+        + tracing_off_goals(res)
     )
     families = {g.family for g in goals}
     expected = [
@@ -577,6 +617,7 @@ def all_goals(res):
         ("nixl-read", nixl_goal_text()),
     ] + [(family, content_check_goal_text(transport)) for family, _, transport in CONTENT_CHECKS]
     expected.append(("read-plan", plan_goal_text()))
+    expected.append(("tracing-off", tracing_off_goal_text()))
     for family, text in expected:
         if family not in families:
             goals.append(Goal(family, text, "not measured in this run", None))

@@ -34,7 +34,7 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 # Planning is timed per request, and the READs of the largest requests take seconds each.
 plan_opts="-f 1 -wi 1 -w 500ms -i 3 -r 500ms"
-include=${JMH_INCLUDE:-'^io.kvbridge.benchmarks.(lease|transfer.Fake).'}
+include=${JMH_INCLUDE:-'^io.kvbridge.benchmarks.(lease|transfer.Fake|observe).'}
 start=$(date +%s)
 
 log() { echo "[run.sh] $*" >&2; }
