@@ -41,6 +41,10 @@ abstract class NodeRestartScenario {
 
   private static final int MAX_TOKENS = 5;
   private static final int CLIENTS = 2;
+  // How long the pair may take to serve again once the router sees both nodes UP: a handshake
+  // (handshake.timeout: 5s) and a request, with room for a machine shared with other work.
+  private static final Duration RECOVERED = Duration.ofSeconds(20);
+  private static final Duration SETTLED = Duration.ofSeconds(60);
 
   /** Which node is restarted. */
   enum Node {
@@ -129,8 +133,9 @@ abstract class NodeRestartScenario {
     ChildNode restarted = restart.node() == Node.PREFILL ? prefill : decode;
     Load load = new Load();
     try {
+      long loadStarted = System.nanoTime();
       load.start();
-      load.awaitServed(3, 0);
+      load.awaitServed(3, loadStarted, SETTLED);
 
       long stoppedAt = System.nanoTime();
       restarted.stop(restart.stop() == Stop.KILL);
@@ -139,8 +144,8 @@ abstract class NodeRestartScenario {
       restarted.awaitHealthy();
       router.awaitSeesEveryNodeHealthy();
       // One handshake later: the first request sent from here that is served went through it.
-      long recoveredAt = load.awaitServed(1, System.nanoTime()).ended();
-      load.awaitServed(5, recoveredAt);
+      long recoveredAt = load.awaitServed(1, System.nanoTime(), RECOVERED).ended();
+      load.awaitServed(5, recoveredAt, SETTLED);
       load.stop();
 
       ToyModel reference = ToyModel.standard();
@@ -162,12 +167,12 @@ abstract class NodeRestartScenario {
         }
       }
       assertThat(answers)
-          .filteredOn(a -> a.ended() < stoppedAt)
+          .filteredOn(a -> a.ended() - stoppedAt < 0)
           .as("requests that ended before the stop")
           .isNotEmpty()
           .allSatisfy(a -> assertThat(a.status()).as("%s", a.body()).isEqualTo(200));
       assertThat(answers)
-          .filteredOn(a -> a.sent() > recoveredAt)
+          .filteredOn(a -> a.sent() - recoveredAt > 0)
           .as("requests sent once the pair served again")
           .hasSizeGreaterThanOrEqualTo(5)
           .allSatisfy(a -> assertThat(a.status()).as("%s", a.body()).isEqualTo(200));
@@ -248,16 +253,19 @@ abstract class NodeRestartScenario {
       }
     }
 
-    /** Waits until {@code count} requests sent after {@code since} were served; the latest. */
-    Answer awaitServed(int count, long since) {
+    /**
+     * Waits up to {@code within} until {@code count} requests sent after {@code since} were served;
+     * the last of them to end.
+     */
+    Answer awaitServed(int count, long since, Duration within) {
       return await()
-          .atMost(Duration.ofSeconds(60))
+          .atMost(within)
           .pollInterval(Duration.ofMillis(50))
           .until(
               () -> {
                 List<Answer> served =
                     answers.stream()
-                        .filter(a -> a.sent() > since && a.status() == 200)
+                        .filter(a -> a.sent() - since > 0 && a.status() == 200)
                         .sorted((a, b) -> Long.compare(a.ended(), b.ended()))
                         .toList();
                 return served.size() >= count
