@@ -89,12 +89,18 @@ public final class NodeClient {
 
   /**
    * Asks a prefill node to revoke a lease; completes with whether it did, or fails with the reason
-   * the call failed.
+   * the call failed (a node that could not be reached or did not answer says so in words: the JDK's
+   * own exception often has no message).
    */
   CompletableFuture<Boolean> revoke(URI url, RevokeRequest body) {
     return http.sendAsync(post(url, body, readTimeout), HttpResponse.BodyHandlers.ofByteArray())
-        .thenApply(
-            response -> {
+        .handle(
+            (response, failure) -> {
+              if (failure != null) {
+                Throwable cause = unwrapped(failure);
+                throw new IllegalStateException(
+                    "revoke at " + url + " " + withoutAnswer(cause, readTimeout), cause);
+              }
               if (response.statusCode() != 200) {
                 throw new IllegalStateException(
                     "answered HTTP " + response.statusCode() + " " + errorOf(response));

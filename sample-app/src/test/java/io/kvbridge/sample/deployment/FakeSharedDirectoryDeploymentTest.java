@@ -10,6 +10,11 @@ class FakeSharedDirectoryDeploymentTest extends MultiProcessDeployment {
 
   @Override
   List<String> connectorArguments(Path work) throws IOException {
+    return sharedDirectoryArguments(work);
+  }
+
+  /** The fake connector over a directory {@code fabric} under {@code work}. */
+  static List<String> sharedDirectoryArguments(Path work) throws IOException {
     Path sharedDir = Files.createDirectories(work.resolve("fabric"));
     return List.of("--kvbridge.fake.shared-dir=" + sharedDir);
   }

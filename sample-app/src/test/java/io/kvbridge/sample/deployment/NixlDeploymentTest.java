@@ -20,6 +20,11 @@ class NixlDeploymentTest extends MultiProcessDeployment {
 
   @Override
   List<String> connectorArguments(Path work) {
+    return nixlArguments();
+  }
+
+  /** NIXL in host memory, from the fetched library; fails or skips when it is missing. */
+  static List<String> nixlArguments() {
     Path lib = REPOSITORY.resolve("connector-nixl/target/nixl/lib");
     String missing =
         "NIXL is not fetched into " + lib + "; run ./mvnw -pl connector-nixl generate-resources";

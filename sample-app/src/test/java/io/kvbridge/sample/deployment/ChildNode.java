@@ -1,0 +1,153 @@
+package io.kvbridge.sample.deployment;
+
+import static org.awaitility.Awaitility.await;
+
+import io.kvbridge.sample.SampleApplication;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.web.client.RestClient;
+
+/**
+ * One node of a multi-process deployment: a child JVM running the sample app with one profile
+ * ({@code prefill} or {@code decode}) on a fixed HTTP port, with short leases, which can be stopped
+ * (gracefully or by kill -9) and started again on the same port. Each start writes its own log
+ * under the work directory, named for the profile and the start.
+ *
+ * <p>Used from the test's thread only.
+ */
+final class ChildNode {
+
+  static final ParameterizedTypeReference<Map<String, Object>> JSON =
+      new ParameterizedTypeReference<>() {};
+
+  /** The lease duration every child JVM runs with. */
+  static final Duration LEASE_DURATION = Duration.ofSeconds(2);
+
+  private final String profile;
+  private final int port;
+  private final Path work;
+  private Process process;
+  private int starts;
+
+  ChildNode(String profile, int port, Path work) {
+    this.profile = profile;
+    this.port = port;
+    this.work = work;
+  }
+
+  /** Starts the node's JVM with the common settings and {@code arguments}. */
+  void start(List<String> arguments) throws IOException {
+    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+    starts++;
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                java.toString(),
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                System.getProperty("java.class.path"),
+                SampleApplication.class.getName(),
+                "--spring.profiles.active=" + profile,
+                "--server.port=" + port,
+                "--kvbridge.lease.duration=" + LEASE_DURATION.toMillis() + "ms",
+                "--kvbridge.lease.sweep-interval=100ms",
+                "--kvbridge.lease.heartbeat-interval=500ms",
+                "--kvbridge.lease.safety-margin=300ms",
+                "--management.endpoint.health.show-details=never"));
+    command.addAll(arguments);
+    process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(log().toFile())
+            .start();
+  }
+
+  /**
+   * Stops the node's JVM and waits until it exited: {@code forcibly} is kill -9 ({@link
+   * Process#destroyForcibly}), otherwise SIGTERM ({@link Process#destroy}), which lets it shut
+   * down.
+   */
+  void stop(boolean forcibly) throws InterruptedException {
+    if (forcibly) {
+      process.destroyForcibly();
+    } else {
+      process.destroy();
+    }
+    if (!process.waitFor(30, TimeUnit.SECONDS)) {
+      process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Stops the node if it runs, gracefully first. */
+  void close() throws InterruptedException {
+    if (process != null && process.isAlive()) {
+      stop(false);
+    }
+  }
+
+  /** Waits until the node answers UP on {@code /actuator/health}; fails if its JVM exits. */
+  void awaitHealthy() {
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .pollInterval(Duration.ofMillis(250))
+        .ignoreExceptions()
+        .until(
+            () -> {
+              if (!process.isAlive()) {
+                throw new AssertionError(
+                    profile + " node on port " + port + " exited: " + Files.readString(log()));
+              }
+              return "UP"
+                  .equals(
+                      RestClient.create(url())
+                          .get()
+                          .uri("/actuator/health")
+                          .retrieve()
+                          .body(JSON)
+                          .get("status"));
+            });
+  }
+
+  /** The node's one connector, as {@code /actuator/kvbridge} shows it. */
+  @SuppressWarnings("unchecked")
+  Map<String, Object> connectorStatus() {
+    Map<String, Object> body =
+        RestClient.create(url()).get().uri("/actuator/kvbridge").retrieve().body(JSON);
+    return ((List<Map<String, Object>>) body.get("connectors")).get(0);
+  }
+
+  /** The producer part of the node's connector status. */
+  @SuppressWarnings("unchecked")
+  Map<String, Object> producerStatus() {
+    return (Map<String, Object>) connectorStatus().get("producer");
+  }
+
+  /** The consumer part of the node's connector status. */
+  @SuppressWarnings("unchecked")
+  Map<String, Object> consumerStatus() {
+    return (Map<String, Object>) connectorStatus().get("consumer");
+  }
+
+  String url() {
+    return "http://127.0.0.1:" + port;
+  }
+
+  /** The log of the node's latest start. */
+  Path log() {
+    return work.resolve(profile + "-" + starts + ".log");
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}
