@@ -120,6 +120,15 @@ class OpenAiBadInputTest {
   }
 
   @Test
+  void aChatTooLongForTheContextIsABadRequestNamingMessages() {
+    assertRefused(
+        CHATS,
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"" + "a".repeat(9000) + "\"}]}",
+        "messages",
+        "messages are too long: their prompt in the chat template has 9024 tokens");
+  }
+
+  @Test
   void streamThatIsNotABooleanIsABadRequestInAChatToo() {
     assertRefused(
         CHATS,
