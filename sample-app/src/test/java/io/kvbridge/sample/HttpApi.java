@@ -8,8 +8,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
@@ -33,6 +35,44 @@ public final class HttpApi {
   /** POSTs {@code json}, sent as it is, with {@code Content-Type: application/json}. */
   public Answer post(String path, String json) {
     return send("POST", path, "application/json", null, json);
+  }
+
+  /**
+   * POSTs {@code json} and reads the answer as a stream of server-sent events, line by line as they
+   * arrive, as a streaming client does.
+   */
+  public EventStream stream(String path, String json) {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(base + path))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json))
+            .build();
+    try {
+      HttpResponse<Stream<String>> response =
+          client.send(request, HttpResponse.BodyHandlers.ofLines());
+      List<String> data = new ArrayList<>();
+      List<String> lines;
+      try (Stream<String> body = response.body()) {
+        lines = body.toList();
+      }
+      for (String line : lines) {
+        if (line.startsWith("data: ")) {
+          data.add(line.substring("data: ".length()));
+        } else {
+          assertThat(line).as("a line between events").isEmpty();
+        }
+      }
+      return new EventStream(
+          response.statusCode(),
+          response.headers().firstValue("Content-Type").orElse(""),
+          String.join("\n", lines),
+          data);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while reading POST " + path, e);
+    }
   }
 
   /** GETs {@code path}. */
@@ -117,6 +157,30 @@ public final class HttpApi {
     public String text() {
       assertThat(status).as(body).isEqualTo(200);
       return (String) ((Map<String, Object>) ((List<?>) json().get("choices")).get(0)).get("text");
+    }
+  }
+
+  /**
+   * A streamed answer.
+   *
+   * @param status its status
+   * @param contentType its {@code Content-Type}
+   * @param body its body, as sent
+   * @param data the data of each event, in order
+   */
+  public record EventStream(int status, String contentType, String body, List<String> data) {
+
+    /**
+     * The chunks, once checked: the answer is a 200 {@code text/event-stream} whose last event is
+     * {@code [DONE]} and whose other events are JSON objects.
+     */
+    public List<Map<String, Object>> chunks() {
+      assertThat(status).as(body).isEqualTo(200);
+      assertThat(contentType).startsWith("text/event-stream");
+      assertThat(data).as(body).isNotEmpty().last().isEqualTo("[DONE]");
+      return data.subList(0, data.size() - 1).stream()
+          .map(chunk -> JsonMapper.shared().readValue(chunk, OBJECT))
+          .toList();
     }
   }
 }

@@ -15,10 +15,10 @@ import tools.jackson.databind.type.LogicalType;
  * How completion requests are read: strictly. Jackson's defaults coerce scalars ({@code "8"},
  * {@code 8.5} and {@code 1e8} become an integer, {@code true} a string, {@code "true"} or {@code 1}
  * a boolean); a {@link CompletionRequest} is read with a copy of the application's mapper that
- * coerces nothing (a {@link RevokeRequest} too), so a field of another JSON type is refused and
- * {@link CompletionErrors} answers 400 naming the field and the type it must have. Every other
- * type, in either direction, keeps the application's mapper and its {@code spring.jackson.*}
- * settings.
+ * coerces nothing (a {@link ChatCompletionRequest} and a {@link RevokeRequest} too), so a field of
+ * another JSON type is refused and {@link CompletionErrors} answers 400 naming the field and the
+ * type it must have. Every other type, in either direction, keeps the application's mapper and its
+ * {@code spring.jackson.*} settings.
  */
 @Configuration(proxyBeanMethods = false)
 public class CompletionJsonConfiguration {
@@ -33,7 +33,8 @@ public class CompletionJsonConfiguration {
     JsonMapper strict = strict(mapper);
     // Every media type the converter reads: a type registered here but read as another would
     // fall through to a lenient converter.
-    for (Class<?> body : List.of(CompletionRequest.class, RevokeRequest.class)) {
+    for (Class<?> body :
+        List.of(CompletionRequest.class, ChatCompletionRequest.class, RevokeRequest.class)) {
       converter.registerMappersForType(
           body,
           mappers -> converter.getSupportedMediaTypes().forEach(type -> mappers.put(type, strict)));

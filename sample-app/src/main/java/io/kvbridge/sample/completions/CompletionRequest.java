@@ -16,7 +16,11 @@ import org.jspecify.annotations.Nullable;
  * @param model the model name; echoed back, any value is accepted
  * @param prompt the prompt text
  * @param maxTokens how many tokens to generate; {@value #DEFAULT_MAX_TOKENS} when absent
- * @param stream must be absent or {@code false}: streaming is not supported
+ * @param stream {@code true}: answer with server-sent events, one chunk per generated word and
+ *     {@code data: [DONE]} at the end (see {@link OpenAiAnswers}); absent or {@code false}: one
+ *     JSON answer
+ * @param streamOptions only with {@code stream: true}: {@code include_usage} adds a last chunk with
+ *     the token counts
  * @param kvTransferParams {@code {"do_remote_decode": true}} on a prefill node; a prefill node's
  *     returned parameters on a decode node
  */
@@ -26,6 +30,7 @@ public record CompletionRequest(
     @Nullable String prompt,
     @JsonProperty("max_tokens") @Nullable Integer maxTokens,
     @Nullable Boolean stream,
+    @JsonProperty("stream_options") @Nullable StreamOptions streamOptions,
     @JsonProperty("kv_transfer_params") @Nullable Map<String, Object> kvTransferParams) {
 
   /** OpenAI's default for {@code max_tokens}. */
@@ -33,7 +38,25 @@ public record CompletionRequest(
 
   /** A request for {@code prompt} with no transfer parameters. */
   public static CompletionRequest of(String model, String prompt, int maxTokens) {
-    return new CompletionRequest(model, prompt, maxTokens, null, null);
+    return new CompletionRequest(model, prompt, maxTokens, null, null, null);
+  }
+
+  /** Whether the answer is a stream of server-sent events. */
+  public boolean streamed() {
+    return Boolean.TRUE.equals(stream);
+  }
+
+  /** Whether a streamed answer ends with a chunk of token counts. */
+  public boolean includeUsage() {
+    return streamed() && streamOptions != null && Boolean.TRUE.equals(streamOptions.includeUsage());
+  }
+
+  /**
+   * A copy that asks for one JSON answer: what the router sends the nodes, whose answers it reads
+   * whole, whether or not its own client asked for a stream.
+   */
+  public CompletionRequest unstreamed() {
+    return new CompletionRequest(model, prompt, maxTokens, null, null, kvTransferParams);
   }
 
   /** {@link #maxTokens()} or its default. */
@@ -43,17 +66,18 @@ public record CompletionRequest(
 
   /** A copy with another {@code max_tokens}. */
   public CompletionRequest withMaxTokens(int value) {
-    return new CompletionRequest(model, prompt, value, stream, kvTransferParams);
+    return new CompletionRequest(model, prompt, value, stream, streamOptions, kvTransferParams);
   }
 
   /** A copy with other {@code kv_transfer_params} ({@code null}: none). */
   public CompletionRequest withKvTransferParams(@Nullable Map<String, Object> value) {
-    return new CompletionRequest(model, prompt, maxTokens, stream, value);
+    return new CompletionRequest(model, prompt, maxTokens, stream, streamOptions, value);
   }
 
   /**
-   * Checks what every node and the router need: a non-empty prompt, {@code max_tokens >= 1}, no
-   * streaming, and a prompt and {@code max_tokens} that fit the model's context together.
+   * Checks what every node and the router need: a non-empty prompt, {@code max_tokens >= 1}, {@code
+   * stream_options} only with {@code stream: true}, and a prompt and {@code max_tokens} that fit
+   * the model's context together.
    *
    * @throws InvalidCompletionRequestException naming the field
    * @throws io.kvbridge.sample.engine.InvalidPromptException naming {@code prompt} or {@code
@@ -67,10 +91,20 @@ public record CompletionRequest(
       throw new InvalidCompletionRequestException(
           "max_tokens", "max_tokens must be at least 1, got " + maxTokens);
     }
-    if (Boolean.TRUE.equals(stream)) {
-      throw new InvalidCompletionRequestException(
-          "stream", "stream=true is not supported; send stream=false or leave it out");
-    }
+    checkStreamOptions(stream, streamOptions);
     context.check(ToyModel.tokenCount(prompt), maxTokensOrDefault());
+  }
+
+  /**
+   * Checks that {@code stream_options} comes only with {@code stream: true}, as OpenAI's API wants.
+   *
+   * @throws InvalidCompletionRequestException naming {@code stream_options}
+   */
+  static void checkStreamOptions(@Nullable Boolean stream, @Nullable StreamOptions options) {
+    if (options != null && !Boolean.TRUE.equals(stream)) {
+      throw new InvalidCompletionRequestException(
+          "stream_options",
+          "stream_options is only allowed with stream=true; leave it out or set stream to true");
+    }
   }
 }

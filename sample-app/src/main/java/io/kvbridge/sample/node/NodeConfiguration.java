@@ -2,6 +2,7 @@ package io.kvbridge.sample.node;
 
 import io.kvbridge.sample.SampleProperties;
 import io.kvbridge.sample.completions.ClientDisconnects;
+import io.kvbridge.sample.completions.OpenAiAnswers;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineHealthIndicator;
 import io.kvbridge.spring.KvConnectors;
@@ -14,6 +15,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Runs each kind of node in this JVM unless {@code kvbridge.sample.<kind>.enabled=false}: the node,
@@ -25,18 +27,20 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @Import(NodeConfiguration.Nodes.class)
 public class NodeConfiguration {
 
-  /** Maps the completions API of every node this JVM runs. */
+  /** Maps the API of every node this JVM runs. */
   @Autowired
   void serve(
       ObjectProvider<Node> nodes,
       SampleProperties properties,
       ClientDisconnects clients,
+      JsonMapper json,
       @Qualifier("requestMappingHandlerMapping") RequestMappingHandlerMapping mappings) {
     nodes
         .orderedStream()
         .forEach(
             node ->
-                new NodeController(node, clients).mapAt(node.kind().path(properties), mappings));
+                new NodeController(node, clients, new OpenAiAnswers(json))
+                    .mapAt(node.kind().path(properties), mappings));
   }
 
   /** Registers the node and its engine's health for each kind that is enabled. */

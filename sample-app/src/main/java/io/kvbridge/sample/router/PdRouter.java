@@ -112,7 +112,8 @@ public final class PdRouter {
     CompletableFuture<CompletionResponse> answer;
     try {
       request.validate(context);
-      answer = new Route(request, client).start();
+      // The nodes' answers are read whole; a stream is cut from the decode node's completion.
+      answer = new Route(request.unstreamed(), client).start();
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
     }

@@ -11,6 +11,7 @@ import io.kvbridge.sample.node.Node;
 import io.kvbridge.tck.faults.Faults;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -32,7 +33,8 @@ import tools.jackson.databind.json.JsonMapper;
  * HoldingProxy}. Gone while the prefill node works: as soon as the prefill node answers, the router
  * revokes the lease, and the decode node is never called. Gone while the decode node loads: the
  * router closes its connection to the decode node, which cancels the load; the lease ends RELEASED.
- * Either way every block comes back at once, long before any lease could expire.
+ * Either way every block comes back at once, long before any lease could expire. A client that
+ * asked for a stream, of a completion or a chat, is cancelled the same way.
  */
 @SpringBootTest(
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -97,6 +99,7 @@ class RouterDisconnectTest {
     long cancelled = router.stats().cancelled();
     long decoded = decode.engine().stats().completed() + decode.engine().stats().failed();
     long gone = disconnects.disconnects();
+    long decodeCalls = decodeCalls();
     PREFILL.hold();
     AbandoningClient client = AbandoningClient.post(port, "/v1/completions", request());
     // The prefill node has answered and holds the prompt's blocks under a lease.
@@ -112,10 +115,7 @@ class RouterDisconnectTest {
     await().until(() -> router.stats().cancelled() == cancelled + 1);
     assertThat(decode.engine().stats().completed() + decode.engine().stats().failed())
         .isEqualTo(decoded);
-    assertThat(router.stats().decode())
-        .singleElement()
-        .extracting(NodeStats::served, NodeStats::failed, NodeStats::cancelled)
-        .containsExactly(0L, 0L, 0L);
+    assertThat(decodeCalls()).isEqualTo(decodeCalls);
   }
 
   @Test
@@ -137,6 +137,52 @@ class RouterDisconnectTest {
   }
 
   @Test
+  void aStreamingClientGoneWhileTheDecodeNodeLoadsHasTheLoadCancelledAndTheLeaseReleased() {
+    long released = leasesEnded(EndReason.RELEASED);
+    long cancelled = router.stats().cancelled();
+    faults.stallNextReads(1);
+    AbandoningClient client = AbandoningClient.post(port, "/v1/completions", streamed());
+    await().until(() -> decode.engine().stats().loading() == 1);
+
+    client.close();
+
+    await().until(() -> leasesEnded(EndReason.RELEASED) == released + 1);
+    await().until(() -> decode.engine().stats().loading() == 0);
+    await().until(() -> decode.engine().stats().heldBlocks() == 0);
+    await().until(() -> prefill.engine().stats().heldBlocks() == 0);
+    await().until(() -> router.stats().cancelled() == cancelled + 1);
+  }
+
+  @Test
+  void aStreamingChatClientGoneWhileThePrefillNodeWorksHasTheLeaseRevoked() {
+    long revoked = leasesEnded(EndReason.REVOKED);
+    long gone = disconnects.disconnects();
+    PREFILL.hold();
+    AbandoningClient client =
+        AbandoningClient.post(
+            port,
+            "/v1/chat/completions",
+            JsonMapper.shared()
+                .writeValueAsString(
+                    Map.of(
+                        "messages",
+                        List.of(Map.of("role", "user", "content", PROMPT)),
+                        "max_tokens",
+                        4,
+                        "stream",
+                        true)));
+    await().until(() -> PREFILL.held() == 1);
+
+    client.close();
+    await().until(() -> disconnects.disconnects() == gone + 1);
+    PREFILL.release();
+
+    await().until(() -> leasesEnded(EndReason.REVOKED) == revoked + 1);
+    await().until(() -> prefill.engine().stats().heldBlocks() == 0);
+    assertThat(decode.engine().stats().heldBlocks()).isZero();
+  }
+
+  @Test
   void aClientThatStaysWhileThePrefillNodesAnswerIsHeldIsAnswered() {
     long gone = disconnects.disconnects();
     PREFILL.hold();
@@ -153,6 +199,12 @@ class RouterDisconnectTest {
     assertThat(disconnects.disconnects()).isEqualTo(gone);
   }
 
+  /** The router's calls to the decode node so far, however they ended. */
+  private long decodeCalls() {
+    NodeStats stats = router.stats().decode().get(0);
+    return stats.served() + stats.failed() + stats.cancelled();
+  }
+
   private long leasesEnded(EndReason reason) {
     return prefill
         .engine()
@@ -162,6 +214,11 @@ class RouterDisconnectTest {
         .orElseThrow()
         .leasesEnded()
         .getOrDefault(reason, 0L);
+  }
+
+  private static String streamed() {
+    return JsonMapper.shared()
+        .writeValueAsString(Map.of("prompt", PROMPT, "max_tokens", 4, "stream", true));
   }
 
   private static String request() {
