@@ -22,7 +22,6 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * its own under {@code kvbridge.sample.<node>.engine.*}: so a prefill node and a decode node may
  * differ in tensor parallelism and block size (one block size a multiple of the other).
  *
- * @param model the model name reported in answers
  * @param requestTimeout how long a node waits for its engine to finish one request; then it answers
  *     504 and cancels the request
  * @param disconnectCheckInterval how often the nodes and the router check whether the client of a
@@ -35,7 +34,6 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  */
 @ConfigurationProperties("kvbridge.sample")
 public record SampleProperties(
-    @DefaultValue("kvbridge-toy") String model,
     @DefaultValue("30s") Duration requestTimeout,
     @DefaultValue("100ms") Duration disconnectCheckInterval,
     @DefaultValue Engine engine,
