@@ -140,6 +140,16 @@ public final class PdRouter {
     return CompletableFuture.allOf(probes.toArray(new CompletableFuture<?>[0]));
   }
 
+  /** The prefill nodes the router chooses from. */
+  NodePool prefillPool() {
+    return prefill;
+  }
+
+  /** The decode nodes the router chooses from. */
+  NodePool decodePool() {
+    return decode;
+  }
+
   /** The router's fault injection, which the demo arms while it runs. */
   public DropAfterPrefill faults() {
     return drops;
