@@ -140,6 +140,11 @@ public final class PdRouter {
     return CompletableFuture.allOf(probes.toArray(new CompletableFuture<?>[0]));
   }
 
+  /** Whether each pool holds a healthy node. */
+  public boolean hasNodes() {
+    return prefill.anyHealthy() && decode.anyHealthy();
+  }
+
   /** The prefill nodes the router chooses from. */
   NodePool prefillPool() {
     return prefill;
