@@ -5,6 +5,7 @@ import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.engine.ToyModel;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -31,6 +32,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param decode the decode node
  * @param router the router
  * @param demo the demo workload run at start-up
+ * @param advertisedHost the host or address other machines reach this server at; the nodes publish
+ *     their URLs with it in etcd (when {@code kvbridge.discovery.etcd.endpoints} is set), so set it
+ *     on each host of a deployment that spans machines
  */
 @ConfigurationProperties("kvbridge.sample")
 public record SampleProperties(
@@ -40,12 +44,14 @@ public record SampleProperties(
     @DefaultValue Node prefill,
     @DefaultValue Node decode,
     @DefaultValue Router router,
-    @DefaultValue Demo demo) {
+    @DefaultValue Demo demo,
+    @DefaultValue("127.0.0.1") String advertisedHost) {
 
   /** Checks the values that are not checked in a group, and each node's engine. */
   public SampleProperties {
     requirePositive("kvbridge.sample.request-timeout", requestTimeout);
     requirePositive("kvbridge.sample.disconnect-check-interval", disconnectCheckInterval);
+    requireHost("kvbridge.sample.advertised-host", advertisedHost);
     EngineShape p = shape("prefill", engine, prefill.engine());
     EngineShape d = shape("decode", engine, decode.engine());
     if (prefill.enabled() && decode.enabled()) {
@@ -357,6 +363,21 @@ public record SampleProperties(
   private static void requirePositive(String name, Duration value) {
     if (value == null || value.isNegative() || value.isZero()) {
       throw new IllegalArgumentException(name + " must be a positive duration, got " + value);
+    }
+  }
+
+  private static void requireHost(String property, String host) {
+    boolean valid;
+    try {
+      String bracketed = host.contains(":") ? "[" + host + "]" : host;
+      URI uri = new URI("http://" + bracketed + ":1/");
+      valid = !host.isBlank() && host.equals(uri.getHost().replaceAll("^\\[|\\]$", ""));
+    } catch (URISyntaxException | RuntimeException e) {
+      valid = false;
+    }
+    if (!valid) {
+      throw new IllegalArgumentException(
+          property + " must be a host name or an IP address, got '" + host + "'");
     }
   }
 }

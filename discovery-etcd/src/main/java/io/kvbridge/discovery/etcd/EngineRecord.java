@@ -10,7 +10,10 @@ import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -22,12 +25,15 @@ import java.util.OptionalInt;
  * <pre>{@code
  * {"version":1,"engine_id":"prefill-0","role":"producer","incarnation":"5f3a9c0e12b4d7a1",
  *  "handshake_address":"tcp://10.0.0.5:7100","agent_name":"prefill-0-5f3a9c0e",
- *  "layout_fingerprint":"0c1d...","tp_degree":1,"free_blocks":812,"live_leases":3}
+ *  "layout_fingerprint":"0c1d...","tp_degree":1,"free_blocks":812,"live_leases":3,
+ *  "attributes":{"base_url":"http://10.0.0.5:8100"}}
  * }</pre>
  *
  * Fields a reader does not know are ignored, so later versions may add some; {@code
  * handshake_address} and {@code agent_name} are {@code null} when the engine has none (a consumer
- * answers no handshakes), {@code free_blocks} when the engine does not say.
+ * answers no handshakes), {@code free_blocks} when the engine does not say. {@code attributes} are
+ * what the application adds about the engine ({@link EngineAttributes}), such as where its HTTP API
+ * is; written only when there are some.
  *
  * @param engineId the engine's id, the last segment of its key
  * @param role what the engine does
@@ -38,6 +44,9 @@ import java.util.OptionalInt;
  * @param tensorParallelDegree how many ranks the engine's KV cache is split over (1 for now)
  * @param freeBlocks how many KV blocks the engine has free, if it says
  * @param liveLeases leases the engine holds for consumers
+ * @param attributes what the application says about the engine, at most {@value #MAX_ATTRIBUTES}
+ *     names of at most {@value #MAX_ATTRIBUTE_NAME} characters with values of at most {@value
+ *     #MAX_ATTRIBUTE_VALUE}
  */
 public record EngineRecord(
     String engineId,
@@ -48,10 +57,20 @@ public record EngineRecord(
     String layoutFingerprint,
     int tensorParallelDegree,
     OptionalInt freeBlocks,
-    int liveLeases) {
+    int liveLeases,
+    Map<String, String> attributes) {
 
   /** The version of the JSON form written. */
   public static final int VERSION = 1;
+
+  /** The most attributes a record carries. */
+  public static final int MAX_ATTRIBUTES = 16;
+
+  /** The longest attribute name, in characters. */
+  public static final int MAX_ATTRIBUTE_NAME = 64;
+
+  /** The longest attribute value, in characters. */
+  public static final int MAX_ATTRIBUTE_VALUE = 1024;
 
   private static final JsonFactory JSON = new JsonFactory();
 
@@ -67,6 +86,70 @@ public record EngineRecord(
       throw new IllegalArgumentException(
           "tp_degree must be at least 1, got " + tensorParallelDegree);
     }
+    checkAttributes(attributes);
+    attributes = Collections.unmodifiableMap(new LinkedHashMap<>(attributes));
+  }
+
+  /** A record without attributes. */
+  public EngineRecord(
+      String engineId,
+      Role role,
+      long incarnation,
+      Optional<String> handshakeAddress,
+      Optional<String> agentName,
+      String layoutFingerprint,
+      int tensorParallelDegree,
+      OptionalInt freeBlocks,
+      int liveLeases) {
+    this(
+        engineId,
+        role,
+        incarnation,
+        handshakeAddress,
+        agentName,
+        layoutFingerprint,
+        tensorParallelDegree,
+        freeBlocks,
+        liveLeases,
+        Map.of());
+  }
+
+  /** Attribute {@code name}, if the record carries it. */
+  public Optional<String> attribute(String name) {
+    return Optional.ofNullable(attributes.get(name));
+  }
+
+  /**
+   * Checks {@code attributes} against the limits.
+   *
+   * @throws IllegalArgumentException saying what is wrong
+   */
+  static void checkAttributes(Map<String, String> attributes) {
+    String problem = attributesProblem(attributes);
+    if (problem != null) {
+      throw new IllegalArgumentException(problem);
+    }
+  }
+
+  /** What is wrong with {@code attributes}, or {@code null} if nothing. */
+  private static String attributesProblem(Map<String, String> attributes) {
+    Objects.requireNonNull(attributes, "attributes");
+    if (attributes.size() > MAX_ATTRIBUTES) {
+      return "attributes may hold at most " + MAX_ATTRIBUTES + " names, got " + attributes.size();
+    }
+    for (Map.Entry<String, String> a : attributes.entrySet()) {
+      if (a.getKey() == null || a.getKey().isEmpty() || a.getKey().length() > MAX_ATTRIBUTE_NAME) {
+        return "attribute names must have 1 to " + MAX_ATTRIBUTE_NAME + " characters";
+      }
+      if (a.getValue() == null || a.getValue().length() > MAX_ATTRIBUTE_VALUE) {
+        return "attribute "
+            + a.getKey()
+            + " must be a string of at most "
+            + MAX_ATTRIBUTE_VALUE
+            + " characters";
+      }
+    }
+    return null;
   }
 
   /** The JSON form, in UTF-8. */
@@ -89,6 +172,13 @@ public record EngineRecord(
         g.writeNull();
       }
       g.writeNumberField("live_leases", liveLeases);
+      if (!attributes.isEmpty()) {
+        g.writeObjectFieldStart("attributes");
+        for (Map.Entry<String, String> a : attributes.entrySet()) {
+          g.writeStringField(a.getKey(), a.getValue());
+        }
+        g.writeEndObject();
+      }
       g.writeEndObject();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write an engine record to memory", e);
@@ -122,6 +212,7 @@ public record EngineRecord(
           case "tp_degree" -> f.tpDegree = whole(name, value, p);
           case "free_blocks" -> f.freeBlocks = whole(name, value, p);
           case "live_leases" -> f.liveLeases = whole(name, value, p);
+          case "attributes" -> f.attributes = attributes(value, p);
           default -> p.skipChildren();
         }
       }
@@ -144,6 +235,28 @@ public record EngineRecord(
       throw new MalformedEngineRecordException(name + " must be a string");
     }
     return p.getText();
+  }
+
+  private static Map<String, String> attributes(JsonToken token, JsonParser p) throws IOException {
+    if (token == JsonToken.VALUE_NULL) {
+      return Map.of();
+    }
+    if (token != JsonToken.START_OBJECT) {
+      throw new MalformedEngineRecordException("attributes must be an object of strings");
+    }
+    Map<String, String> attributes = new LinkedHashMap<>();
+    while (p.nextToken() == JsonToken.FIELD_NAME) {
+      String name = p.currentName();
+      if (p.nextToken() != JsonToken.VALUE_STRING) {
+        throw new MalformedEngineRecordException("attribute " + name + " must be a string");
+      }
+      attributes.put(name, p.getText());
+    }
+    String problem = attributesProblem(attributes);
+    if (problem != null) {
+      throw new MalformedEngineRecordException(problem);
+    }
+    return attributes;
   }
 
   private static Integer whole(String name, JsonToken token, JsonParser p) throws IOException {
@@ -169,6 +282,7 @@ public record EngineRecord(
     Integer tpDegree;
     Integer freeBlocks;
     Integer liveLeases;
+    Map<String, String> attributes = Map.of();
 
     EngineRecord toRecord(String keyEngineId) {
       if (!keyEngineId.equals(engineId)) {
@@ -203,7 +317,8 @@ public record EngineRecord(
           required("layout_fingerprint", layoutFingerprint),
           tpDegree,
           freeBlocks == null ? OptionalInt.empty() : OptionalInt.of(freeBlocks),
-          required("live_leases", liveLeases));
+          required("live_leases", liveLeases),
+          attributes);
     }
 
     private static <T> T required(String name, T value) {

@@ -32,6 +32,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -39,6 +40,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -97,6 +99,7 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
   private final ScheduledExecutorService loop;
   private final EngineView view = new EngineView();
   private final Map<String, Registration> registrations = new ConcurrentHashMap<>();
+  private final List<Consumer<Map<String, EngineRecord>>> listeners = new CopyOnWriteArrayList<>();
   private volatile Thread loopThread;
   private volatile DiscoveryStatus status;
   private volatile boolean closed;
@@ -148,6 +151,14 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
    *     already answers handshakes, or this discovery is closed
    */
   public KvConnector register(KvConnector connector, EngineLoad load) {
+    return register(connector, load, EngineAttributes.NONE);
+  }
+
+  /**
+   * Registers {@code connector}'s engine as {@link #register(KvConnector, EngineLoad)} does, its
+   * registration carrying what {@code attributes} says about it.
+   */
+  public KvConnector register(KvConnector connector, EngineLoad load, EngineAttributes attributes) {
     if (closed) {
       throw new IllegalStateException("etcd discovery is closed");
     }
@@ -159,7 +170,8 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
               + " registered its KV cache already; register its connector with discovery first,"
               + " so its registration can name the cache's layout");
     }
-    Registration registration = new Registration(connector, settings.engineKey(engineId), load);
+    Registration registration =
+        new Registration(connector, settings.engineKey(engineId), load, attributes);
     if (registrations.putIfAbsent(engineId, registration) != null) {
       throw new IllegalStateException(
           "engine id '"
@@ -182,6 +194,21 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
   /** Every engine registered in etcd, as last seen, by engine id. */
   public Map<String, EngineRecord> engines() {
     return view.records();
+  }
+
+  /**
+   * Calls {@code listener} with every engine registered in etcd ({@link #engines()}) now, and again
+   * after every change this process learns of: a key put or deleted, or a fresh listing after a gap
+   * in the watch. While etcd is unreachable the last view stands and nothing is called. Closing the
+   * returned handle stops the calls.
+   *
+   * <p>The listener is called on the discovery thread, one call at a time, and must return at once;
+   * an exception it throws is logged.
+   */
+  public AutoCloseable onEnginesChanged(Consumer<Map<String, EngineRecord>> listener) {
+    listeners.add(listener);
+    post(() -> tell(listener));
+    return () -> listeners.remove(listener);
   }
 
   /** Where discovery stands now. */
@@ -358,6 +385,7 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
           deleted,
           "its etcd registration was deleted while this engine could not follow etcd (its lease"
               + " expired or it shut down)");
+      listeners.forEach(this::tell);
     } catch (EtcdUnavailableException e) {
       client.close();
       lost(e.getCause());
@@ -487,7 +515,20 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
       }
     }
     gone(deleted, roles, "its etcd registration was deleted (its lease expired or it shut down)");
+    listeners.forEach(this::tell);
     publishStatus();
+  }
+
+  /** Gives {@code listener} the view as it is now; on the discovery thread. */
+  private void tell(Consumer<Map<String, EngineRecord>> listener) {
+    if (!listeners.contains(listener)) {
+      return;
+    }
+    try {
+      listener.accept(Map.copyOf(view.records()));
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "a listener to the engines in etcd failed", e);
+    }
   }
 
   /**

@@ -7,6 +7,7 @@ import io.kvbridge.spi.ConnectorStatus;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.ProducerStatus;
 import java.lang.System.Logger.Level;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 
@@ -24,6 +25,7 @@ final class Registration {
   final String engineId;
   final String key;
   private final EngineLoad load;
+  private final EngineAttributes attributes;
   private final Optional<String> agentName;
   private volatile KvLayout layout;
   private int ranksRegistered;
@@ -46,12 +48,14 @@ final class Registration {
   long otherWriter;
 
   private boolean loadFailed;
+  private boolean attributesFailed;
 
-  Registration(KvConnector connector, String key, EngineLoad load) {
+  Registration(KvConnector connector, String key, EngineLoad load, EngineAttributes attributes) {
     this.connector = connector;
     this.engineId = connector.settings().engineId();
     this.key = key;
     this.load = load;
+    this.attributes = attributes;
     // The transport agent's name is not part of the SPI; the pull protocol's connector knows it.
     this.agentName =
         connector instanceof PullConnector pull
@@ -87,7 +91,27 @@ final class Registration {
         layout.fingerprint(),
         settings.tpDegree(),
         freeBlocks(),
-        status.producer().map(ProducerStatus::liveLeases).orElse(0));
+        status.producer().map(ProducerStatus::liveLeases).orElse(0),
+        attributes());
+  }
+
+  /** What the application says about the engine; none if it fails to say (logged once). */
+  private Map<String, String> attributes() {
+    try {
+      Map<String, String> said = attributes.attributes(engineId);
+      // Checked here rather than when the record is built: a bad answer costs only the attributes.
+      EngineRecord.checkAttributes(said);
+      return said;
+    } catch (RuntimeException e) {
+      if (!attributesFailed) {
+        attributesFailed = true;
+        LOG.log(
+            Level.WARNING,
+            "engine " + engineId + " could not say what to publish about it; published none",
+            e);
+      }
+      return Map.of();
+    }
   }
 
   /** What the engine says of its free blocks; unknown if it fails to say (logged once). */

@@ -60,6 +60,17 @@ final class Engine implements AutoCloseable {
   /** Starts engine {@code engineId} on {@code fabric}, registered through {@code discovery}. */
   static Engine start(
       String engineId, Role role, String fabric, EtcdDiscovery discovery, EngineLoad load) {
+    return start(engineId, role, fabric, discovery, load, EngineAttributes.NONE);
+  }
+
+  /** Starts engine {@code engineId} as above, its registration carrying {@code attributes}. */
+  static Engine start(
+      String engineId,
+      Role role,
+      String fabric,
+      EtcdDiscovery discovery,
+      EngineLoad load,
+      EngineAttributes attributes) {
     ConnectorSettings settings =
         ConnectorSettings.builder(FakeTransportProvider.TYPE, engineId)
             .role(role)
@@ -71,7 +82,7 @@ final class Engine implements AutoCloseable {
             .properties(Map.of(FakeTransportProvider.FABRIC, fabric))
             .build();
     KvConnector raw = ConnectorRegistry.of(List.of(new FakeTransportProvider())).create(settings);
-    return new Engine(discovery.register(raw, load), raw);
+    return new Engine(discovery.register(raw, load, attributes), raw);
   }
 
   String id() {

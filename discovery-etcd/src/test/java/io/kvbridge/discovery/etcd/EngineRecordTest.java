@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.spi.Role;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
@@ -62,6 +63,57 @@ class EngineRecordTest {
   }
 
   @Test
+  void attributesAreWrittenAsAnObjectOfStringsAndReadBack() {
+    EngineRecord withUrl =
+        new EngineRecord(
+            "prefill-0",
+            Role.PRODUCER,
+            7,
+            Optional.empty(),
+            Optional.empty(),
+            "0c1d2e3f",
+            1,
+            OptionalInt.empty(),
+            0,
+            Map.of("base_url", "http://10.0.0.5:8100"));
+
+    assertThat(new String(withUrl.toJson(), StandardCharsets.UTF_8))
+        .endsWith(",\"live_leases\":0,\"attributes\":{\"base_url\":\"http://10.0.0.5:8100\"}}");
+    assertThat(EngineRecord.fromJson("prefill-0", withUrl.toJson())).isEqualTo(withUrl);
+    assertThat(EngineRecord.fromJson("prefill-0", withUrl.toJson()).attribute("base_url"))
+        .contains("http://10.0.0.5:8100");
+  }
+
+  @Test
+  void recordWithoutAttributesReadsAsHavingNone() {
+    assertThat(EngineRecord.fromJson("prefill-0", PRODUCER.toJson()).attributes()).isEmpty();
+  }
+
+  @Test
+  void attributesBeyondTheLimitsAreRefused() {
+    Map<String, String> tooMany = new java.util.HashMap<>();
+    for (int i = 0; i <= EngineRecord.MAX_ATTRIBUTES; i++) {
+      tooMany.put("a" + i, "v");
+    }
+
+    assertThatThrownBy(
+            () ->
+                new EngineRecord(
+                    "prefill-0",
+                    Role.PRODUCER,
+                    7,
+                    Optional.empty(),
+                    Optional.empty(),
+                    "0c1d2e3f",
+                    1,
+                    OptionalInt.empty(),
+                    0,
+                    tooMany))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("attributes may hold at most 16 names");
+  }
+
+  @Test
   void fieldsALaterVersionAddsAreIgnored() {
     String json =
         new String(PRODUCER.toJson(), StandardCharsets.UTF_8)
@@ -89,6 +141,10 @@ class EngineRecordTest {
             + " live_leases must be a whole number from 0",
         "fractional free blocks | {\"engine_id\":\"prefill-0\",\"free_blocks\":1.5} |"
             + " free_blocks must be a whole number from 0",
+        "attributes not an object | {\"engine_id\":\"prefill-0\",\"attributes\":[1]} |"
+            + " attributes must be an object of strings",
+        "numeric attribute | {\"engine_id\":\"prefill-0\",\"attributes\":{\"port\":8100}} |"
+            + " attribute port must be a string",
       })
   void malformedValueIsRefusedNamingWhatIsWrong(String name, String json, String problem) {
     assertThatThrownBy(

@@ -157,6 +157,62 @@ class EtcdDiscoveryTest {
   }
 
   @Test
+  void registrationCarriesTheApplicationsAttributesAndTheirChanges() {
+    EtcdDiscovery discovery = discovery(TTL);
+    Map<String, String> said = new java.util.concurrent.ConcurrentHashMap<>();
+    Engine producer =
+        Engine.start(
+            "prefill-0", Role.PRODUCER, fabric, discovery, EngineLoad.UNKNOWN, engineId -> said);
+    open.add(producer);
+    awaitKey("/kvbridge/engines/prefill-0");
+
+    said.put("base_url", "http://10.0.0.5:8100");
+
+    patiently()
+        .untilAsserted(
+            () ->
+                assertThat(read("/kvbridge/engines/prefill-0"))
+                    .hasValueSatisfying(
+                        r -> assertThat(r.attribute("base_url")).contains("http://10.0.0.5:8100")));
+  }
+
+  @Test
+  void attributesBeyondTheLimitsArePublishedAsNone() {
+    EtcdDiscovery discovery = discovery(TTL);
+    Engine producer =
+        Engine.start(
+            "prefill-0",
+            Role.PRODUCER,
+            fabric,
+            discovery,
+            EngineLoad.UNKNOWN,
+            engineId -> Map.of("base_url", "x".repeat(EngineRecord.MAX_ATTRIBUTE_VALUE + 1)));
+    open.add(producer);
+
+    KeyValue kv = awaitKey("/kvbridge/engines/prefill-0");
+
+    assertThat(EngineRecord.fromJson("prefill-0", kv.getValue().getBytes()).attributes()).isEmpty();
+  }
+
+  @Test
+  void listenerSeesEnginesAppearAndTheKeyOfADeadProcessVanish() throws Exception {
+    EtcdDiscovery router = discovery(TTL);
+    List<java.util.Set<String>> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    AutoCloseable listening = router.onEnginesChanged(engines -> seen.add(engines.keySet()));
+    open.add(listening);
+    EtcdDiscovery prefillSide = discovery(TTL);
+    engine("prefill-0", Role.PRODUCER, prefillSide, EngineLoad.UNKNOWN);
+    engine("decode-0", Role.CONSUMER, discovery(TTL), EngineLoad.UNKNOWN);
+
+    patiently().until(() -> !seen.isEmpty() && seen.get(seen.size() - 1).size() == 2);
+    prefillSide.halt(); // nobody renews prefill-0's lease any more
+
+    patiently()
+        .untilAsserted(() -> assertThat(seen.get(seen.size() - 1)).containsExactly("decode-0"));
+    assertThat(seen.get(0)).as("the view when the listener was added").isEmpty();
+  }
+
+  @Test
   void twoProcessesRunningOneEngineIdAreWarnedOf() {
     try (LogLines log = new LogLines()) {
       engine("prefill-0", Role.PRODUCER, discovery(TTL), EngineLoad.UNKNOWN);

@@ -6,6 +6,7 @@ import io.kvbridge.sample.node.NodeKind;
 import io.kvbridge.sample.router.PdRouter;
 import io.kvbridge.spring.KvBridgeProperties;
 import java.net.URI;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -26,6 +27,9 @@ import org.springframework.web.client.RestClient;
 public final class DemoRunner implements ApplicationListener<ApplicationReadyEvent> {
 
   private static final Logger LOG = LoggerFactory.getLogger(DemoRunner.class);
+
+  /** How long the demo waits for the router's pools to hold nodes. */
+  private static final Duration NODES_PATIENCE = Duration.ofSeconds(30);
 
   private final SampleProperties properties;
   private final KvBridgeProperties kvbridge;
@@ -82,6 +86,7 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
               double routerShare = r.faults().share();
               r.faults().arm(properties.demo().dropAfterPrefill());
               try {
+                awaitNodes(r);
                 DemoSummary summary = workload.run();
                 LOG.info("demo finished{}{}", System.lineSeparator(), summary.format());
                 report.complete(summary);
@@ -109,5 +114,19 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
             "kvbridge-demo");
     thread.setDaemon(true);
     thread.start();
+  }
+
+  /**
+   * Waits, at most {@link #NODES_PATIENCE}, until the router has a prefill and a decode node: with
+   * pools from etcd, the nodes of this server join them only once they registered their URLs.
+   */
+  private static void awaitNodes(PdRouter router) throws InterruptedException {
+    long deadline = System.nanoTime() + NODES_PATIENCE.toNanos();
+    if (!router.hasNodes()) {
+      LOG.info("demo waits for the router's pools to hold a prefill and a decode node");
+    }
+    while (!router.hasNodes() && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
   }
 }

@@ -11,6 +11,7 @@ import org.springframework.beans.factory.BeanRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
@@ -43,6 +44,17 @@ public class NodeConfiguration {
                     .mapAt(node.kind().path(properties), mappings));
   }
 
+  /**
+   * What this JVM's nodes publish in etcd, when discovery on etcd is on: the starter gives it to
+   * every registration. Static: the connectors the nodes are built on need it before this
+   * configuration, which maps the nodes, can be created.
+   */
+  @Bean
+  public static NodeRegistrations nodeRegistrations(
+      SampleProperties properties, Environment environment) {
+    return new NodeRegistrations(properties, environment);
+  }
+
   /** Registers the node and its engine's health for each kind that is enabled. */
   static final class Nodes implements BeanRegistrar {
     @Override
@@ -57,12 +69,16 @@ public class NodeConfiguration {
             Node.class,
             node ->
                 node.supplier(
-                    context ->
-                        Node.start(
-                            kind,
-                            context.bean(KvConnectors.class),
-                            context.bean(EngineFactory.class),
-                            context.bean(SampleProperties.class))));
+                    context -> {
+                      Node started =
+                          Node.start(
+                              kind,
+                              context.bean(KvConnectors.class),
+                              context.bean(EngineFactory.class),
+                              context.bean(SampleProperties.class));
+                      context.bean(NodeRegistrations.class).started(started);
+                      return started;
+                    }));
         registry.registerBean(
             kind.id() + "EngineHealthIndicator",
             EngineHealthIndicator.class,

@@ -2,15 +2,22 @@ package io.kvbridge.sample.router;
 
 import io.kvbridge.sample.node.NodeKind;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * The prefill or the decode nodes the router chooses from. The choice: among the healthy nodes, the
- * one with the fewest of this router's calls in flight; ties go round-robin, in the order the nodes
- * were configured.
+ * The prefill or the decode nodes the router chooses from: a fixed list (nodes configured by URL),
+ * or the nodes registered in etcd, which {@link #replace} keeps current. The choice, among the
+ * healthy nodes: the one with the most free KV blocks, counted in eighths of the most any candidate
+ * has (so a few blocks' difference, stale by up to a refresh interval, does not send every request
+ * to one node); then the fewest live leases; then the fewest of this router's calls in flight; ties
+ * go round-robin, in the pool's order. Nodes configured by URL publish no load: they are chosen by
+ * calls in flight alone.
  *
  * <p>A node is healthy until a call to it fails for its own sake, or {@value
  * #FAILED_PROBES_TO_MARK_DOWN} probes in a row find it not UP (a single slow answer, say while its
@@ -30,18 +37,56 @@ public final class NodePool {
   /** How many probes in a row must find a node not UP to mark it down. */
   static final int FAILED_PROBES_TO_MARK_DOWN = 2;
 
+  /** Free blocks are compared in this many levels of the most any candidate has. */
+  static final int FREE_BLOCK_LEVELS = 8;
+
   private final NodeKind kind;
-  private final List<PooledNode> nodes;
+  private final String whenEmpty;
+  // Replaced whole under this; read without the lock by the probes and the stats.
+  private volatile List<PooledNode> nodes;
   // Guarded by this: advances on every choice, so equally loaded nodes take turns.
   private long turn;
 
-  /** A pool of {@code kind} nodes; at least one. */
+  /** A fixed pool of {@code kind} nodes; at least one. */
   public NodePool(NodeKind kind, List<PooledNode> nodes) {
     if (nodes.isEmpty()) {
       throw new IllegalArgumentException("a pool of " + kind.id() + " nodes needs a node");
     }
     this.kind = kind;
     this.nodes = List.copyOf(nodes);
+    this.whenEmpty = "";
+  }
+
+  private NodePool(NodeKind kind, String whenEmpty) {
+    this.kind = kind;
+    this.nodes = List.of();
+    this.whenEmpty = whenEmpty;
+  }
+
+  /**
+   * A pool of {@code kind} nodes that {@link #replace} fills, empty until then; {@code whenEmpty}
+   * says why there is no node while it is empty (e.g. none is registered in etcd at ...).
+   */
+  public static NodePool followed(NodeKind kind, String whenEmpty) {
+    return new NodePool(kind, whenEmpty);
+  }
+
+  /**
+   * Makes {@code current} the pool's nodes, in that order, each with its load. A node already in
+   * the pool (by name) stays the same node, with its health and counters; a node no longer listed
+   * leaves the pool at once: it is chosen no more, while calls already made to it finish.
+   */
+  public synchronized void replace(Map<PooledNode, NodeLoad> current) {
+    Map<String, PooledNode> known = new LinkedHashMap<>();
+    nodes.forEach(node -> known.put(node.name(), node));
+    List<PooledNode> next = new ArrayList<>();
+    current.forEach(
+        (node, load) -> {
+          PooledNode kept = known.getOrDefault(node.name(), node);
+          kept.load(load);
+          next.add(kept);
+        });
+    nodes = List.copyOf(next);
   }
 
   /** Which kind of node the pool holds. */
@@ -49,7 +94,7 @@ public final class NodePool {
     return kind;
   }
 
-  /** The nodes, in configured order. */
+  /** The nodes, in the pool's order. */
   public List<PooledNode> nodes() {
     return nodes;
   }
@@ -59,17 +104,24 @@ public final class NodePool {
    * must {@link #release} it. Empty if there is none.
    */
   synchronized Optional<PooledNode> acquire(Collection<PooledNode> excluded) {
-    List<PooledNode> least = new ArrayList<>();
-    int fewest = Integer.MAX_VALUE;
+    List<PooledNode> candidates = new ArrayList<>();
+    int mostFree = 0;
     for (PooledNode node : nodes) {
-      if (!node.health().up() || excluded.contains(node)) {
-        continue;
+      if (node.health().up() && !excluded.contains(node)) {
+        candidates.add(node);
+        mostFree = Math.max(mostFree, node.load().freeBlocks().orElse(0));
       }
-      if (node.inFlight < fewest) {
-        fewest = node.inFlight;
+    }
+    List<PooledNode> least = new ArrayList<>();
+    long[] best = null;
+    for (PooledNode node : candidates) {
+      long[] key = key(node, mostFree);
+      int order = best == null ? -1 : Arrays.compare(key, best);
+      if (order < 0) {
+        best = key;
         least.clear();
       }
-      if (node.inFlight == fewest) {
+      if (order <= 0) {
         least.add(node);
       }
     }
@@ -79,6 +131,23 @@ public final class NodePool {
     PooledNode chosen = least.get((int) Math.floorMod(turn++, (long) least.size()));
     chosen.inFlight++;
     return Optional.of(chosen);
+  }
+
+  /**
+   * The order of choice, smallest first: fewer free-block levels short of the most, fewer live
+   * leases, fewer calls in flight. A node that does not say counts as having the most free blocks
+   * and no lease.
+   */
+  private static long[] key(PooledNode node, int mostFree) {
+    NodeLoad load = node.load();
+    long levelsShort =
+        mostFree == 0 || load.freeBlocks().isEmpty()
+            ? 0
+            : FREE_BLOCK_LEVELS
+                // Rounded up: a node within an eighth of the most is not short at all.
+                - ((long) load.freeBlocks().getAsInt() * FREE_BLOCK_LEVELS + mostFree - 1)
+                    / mostFree;
+    return new long[] {levelsShort, load.liveLeases().orElse(0), node.inFlight};
   }
 
   /** Ends a call {@link #acquire} counted. */
@@ -118,12 +187,16 @@ public final class NodePool {
 
   /** Each node and why it is down, for an answer that says no node is healthy. */
   String whyDown() {
-    return nodes.stream()
+    List<PooledNode> now = nodes;
+    if (now.isEmpty()) {
+      return whenEmpty;
+    }
+    return now.stream()
         .map(node -> node.name() + ": " + node.health().why())
         .collect(Collectors.joining("; "));
   }
 
-  /** A snapshot of every node's health and counters, in configured order. */
+  /** A snapshot of every node's health and counters, in the pool's order. */
   public synchronized List<NodeStats> stats() {
     return nodes.stream()
         .map(

@@ -141,6 +141,21 @@ public final class PdRouter {
     return CompletableFuture.allOf(probes.toArray(new CompletableFuture<?>[0]));
   }
 
+  /** Whether each pool holds a healthy node. */
+  public boolean hasNodes() {
+    return prefill.anyHealthy() && decode.anyHealthy();
+  }
+
+  /** The prefill nodes the router chooses from. */
+  NodePool prefillPool() {
+    return prefill;
+  }
+
+  /** The decode nodes the router chooses from. */
+  NodePool decodePool() {
+    return decode;
+  }
+
   /** The router's fault injection, which the demo arms while it runs. */
   public DropAfterPrefill faults() {
     return drops;

@@ -15,6 +15,7 @@ public final class PooledNode {
   private final Supplier<URI> base;
   private final String healthPath;
   private volatile NodeHealth health = NodeHealth.unprobed();
+  private volatile NodeLoad load = NodeLoad.UNKNOWN;
 
   // Guarded by the pool.
   int inFlight;
@@ -54,6 +55,15 @@ public final class PooledNode {
     health = Objects.requireNonNull(value, "value");
   }
 
+  /** What the node last published of its load; {@link NodeLoad#UNKNOWN} if it publishes none. */
+  public NodeLoad load() {
+    return load;
+  }
+
+  void load(NodeLoad value) {
+    load = Objects.requireNonNull(value, "value");
+  }
+
   /** {@code <base>/v1/completions}. */
   URI completionsUrl() {
     return below("/v1/completions");
@@ -64,7 +74,10 @@ public final class PooledNode {
     return below("/v1/leases/revoke");
   }
 
-  /** The health path on the node's server, whatever path the node's base has. */
+  /**
+   * The health path on the node's server, whatever path the node's base has; a health path that is
+   * an absolute URL is taken as it is.
+   */
   URI healthUrl() {
     return base.get().resolve(healthPath);
   }

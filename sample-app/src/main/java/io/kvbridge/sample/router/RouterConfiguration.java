@@ -1,10 +1,13 @@
 package io.kvbridge.sample.router;
 
+import io.kvbridge.discovery.etcd.EtcdDiscovery;
 import io.kvbridge.sample.SampleProperties;
 import io.kvbridge.sample.node.NodeKind;
 import java.net.URI;
 import java.util.List;
 import java.util.Objects;
+import java.util.stream.Collectors;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -13,9 +16,12 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Runs the router in this JVM unless {@code kvbridge.sample.router.enabled=false}: the router, the
- * probing of its nodes' health, and its stats on the {@code info} endpoint. Without configured node
- * URLs the router calls the nodes on this server, over HTTP like any other client, so the
- * all-in-one deployment takes the same code path as separate processes.
+ * probing of its nodes' health, and its stats on the {@code info} endpoint. With discovery on etcd
+ * ({@code kvbridge.discovery.etcd.endpoints} set) its pools are the nodes registered there, kept
+ * current as they come and go ({@link PoolsFromEtcd}), and the configured URLs are not used.
+ * Otherwise the pools are the configured URLs; without any, the router calls the nodes on this
+ * server, over HTTP like any other client, so the all-in-one deployment takes the same code path as
+ * separate processes.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnBooleanProperty(name = "kvbridge.sample.router.enabled", matchIfMissing = true)
@@ -23,17 +29,57 @@ public class RouterConfiguration {
 
   /** The router. */
   @Bean
-  public PdRouter pdRouter(SampleProperties properties, Environment environment, JsonMapper json) {
+  public PdRouter pdRouter(
+      SampleProperties properties,
+      Environment environment,
+      JsonMapper json,
+      ObjectProvider<EtcdDiscovery> etcd) {
     SampleProperties.Router settings = properties.router();
     NodeClient nodes =
         new NodeClient(
             json, settings.connectTimeout(), settings.readTimeout(), settings.healthTimeout());
+    EtcdDiscovery discovery = etcd.getIfAvailable();
     return new PdRouter(
         nodes,
         properties.engine().context(),
-        pool(NodeKind.PREFILL, settings.prefillUrls(), properties, environment),
-        pool(NodeKind.DECODE, settings.decodeUrls(), properties, environment),
+        discovery == null
+            ? pool(NodeKind.PREFILL, settings.prefillUrls(), properties, environment)
+            : followed(NodeKind.PREFILL, discovery),
+        discovery == null
+            ? pool(NodeKind.DECODE, settings.decodeUrls(), properties, environment)
+            : followed(NodeKind.DECODE, discovery),
         new DropAfterPrefill(settings.dropAfterPrefill()));
+  }
+
+  /**
+   * Keeps the router's pools equal to the nodes registered in etcd, when discovery on etcd is on;
+   * otherwise does nothing.
+   */
+  @Bean
+  public AutoCloseable routerPoolsFromEtcd(
+      PdRouter router, SampleProperties properties, ObjectProvider<EtcdDiscovery> etcd) {
+    EtcdDiscovery discovery = etcd.getIfAvailable();
+    if (discovery == null) {
+      return () -> {};
+    }
+    return PoolsFromEtcd.follow(
+        discovery,
+        router.prefillPool(),
+        router.decodePool(),
+        Objects.requireNonNullElse(properties.router().healthPath(), "/actuator/health"));
+  }
+
+  private static NodePool followed(NodeKind kind, EtcdDiscovery discovery) {
+    return NodePool.followed(
+        kind,
+        "no "
+            + kind.id()
+            + " node is registered in etcd at "
+            + discovery.settings().endpoints().stream()
+                .map(URI::toString)
+                .collect(Collectors.joining(","))
+            + " under "
+            + discovery.settings().enginesPrefix());
   }
 
   /** Probes the router's nodes every {@code kvbridge.sample.router.health-interval}. */

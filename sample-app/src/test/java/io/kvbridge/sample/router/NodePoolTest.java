@@ -6,11 +6,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvbridge.sample.node.NodeKind;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** How a pool chooses a node: healthy ones only, the fewest calls in flight first, ties in turn. */
+/**
+ * How a pool chooses a node: healthy ones only; by published load (free blocks in eighths, live
+ * leases), then the fewest calls in flight; ties in turn. How a followed pool's nodes are replaced.
+ */
 class NodePoolTest {
 
   private final PooledNode a = node("a");
@@ -124,6 +130,56 @@ class NodePoolTest {
   }
 
   @Test
+  void theNodeWithMoreFreeBlocksIsChosenBeforeFewerCallsInFlight() {
+    NodePool followed = NodePool.followed(NodeKind.PREFILL, "none registered");
+    followed.replace(loads(a, load(4000, 0), b, load(1000, 0)));
+
+    assertThat(followed.acquire(Set.of())).contains(a);
+    assertThat(followed.acquire(Set.of()))
+        .as("a has a call in flight, b is far emptier")
+        .contains(a);
+  }
+
+  @Test
+  void freeBlocksWithinAnEighthOfTheMostCountAlikeAndFewerLiveLeasesDecide() {
+    NodePool followed = NodePool.followed(NodeKind.PREFILL, "none registered");
+    followed.replace(loads(a, load(4000, 3), b, load(3900, 1)));
+
+    assertThat(followed.acquire(Set.of())).contains(b);
+  }
+
+  @Test
+  void equalLoadsAreDecidedByCallsInFlight() {
+    NodePool followed = NodePool.followed(NodeKind.PREFILL, "none registered");
+    followed.replace(loads(a, load(4000, 0), b, load(4000, 0)));
+
+    PooledNode first = followed.acquire(Set.of()).orElseThrow();
+
+    assertThat(followed.acquire(Set.of())).isPresent().get().isNotEqualTo(first);
+  }
+
+  @Test
+  void aNodeLeftOutOfAReplacementLeavesThePoolAndOneKeptKeepsItsCounters() {
+    NodePool followed = NodePool.followed(NodeKind.DECODE, "none registered");
+    followed.replace(loads(a, NodeLoad.UNKNOWN, b, NodeLoad.UNKNOWN));
+    PooledNode inFlight = followed.acquire(Set.of()).orElseThrow();
+
+    followed.replace(loads(node(inFlight.name()), NodeLoad.UNKNOWN, c, NodeLoad.UNKNOWN));
+
+    assertThat(followed.nodes()).containsExactly(inFlight, c);
+    assertThat(followed.stats().get(0).inFlight()).isEqualTo(1);
+  }
+
+  @Test
+  void anEmptyFollowedPoolChoosesNothingAndSaysWhy() {
+    NodePool followed = NodePool.followed(NodeKind.DECODE, "no decode node is registered in etcd");
+
+    assertThat(followed.acquire(Set.of())).isEmpty();
+    assertThat(followed.anyHealthy()).isFalse();
+    assertThat(followed.whyDown()).isEqualTo("no decode node is registered in etcd");
+  }
+
+  @Test
   void aPoolNeedsANode() {
     assertThatThrownBy(() -> new NodePool(NodeKind.PREFILL, List.of()))
         .hasMessage("a pool of prefill nodes needs a node");
@@ -137,6 +193,18 @@ class NodePoolTest {
       pool.release(node, NodePool.Outcome.SERVED);
     }
     return chosen;
+  }
+
+  private static NodeLoad load(int freeBlocks, int liveLeases) {
+    return new NodeLoad(OptionalInt.of(freeBlocks), OptionalInt.of(liveLeases));
+  }
+
+  private static Map<PooledNode, NodeLoad> loads(
+      PooledNode first, NodeLoad firstLoad, PooledNode second, NodeLoad secondLoad) {
+    Map<PooledNode, NodeLoad> loads = new LinkedHashMap<>();
+    loads.put(first, firstLoad);
+    loads.put(second, secondLoad);
+    return loads;
   }
 
   private static PooledNode node(String name) {

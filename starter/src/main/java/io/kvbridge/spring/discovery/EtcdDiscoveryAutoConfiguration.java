@@ -1,5 +1,6 @@
 package io.kvbridge.spring.discovery;
 
+import io.kvbridge.discovery.etcd.EngineAttributes;
 import io.kvbridge.discovery.etcd.EngineLoad;
 import io.kvbridge.discovery.etcd.EtcdDiscovery;
 import io.kvbridge.spring.InvalidKvBridgePropertyException;
@@ -20,7 +21,8 @@ import org.springframework.context.annotation.Configuration;
  * starts an {@link EtcdDiscovery} (which keeps trying while etcd is unreachable, so an engine may
  * start before etcd does) and offers it as the {@link PeerDiscovery} every connector of {@link
  * io.kvbridge.spring.KvConnectors} registers with and finds producers through. An {@link
- * EngineLoad} bean tells each registration how many blocks its engine has free.
+ * EngineLoad} bean tells each registration how many blocks its engine has free, an {@link
+ * EngineAttributes} bean what else it publishes (e.g. where the engine's HTTP API is).
  *
  * <p>With the property set and the {@code discovery-etcd} module missing from the class path,
  * start-up fails saying so: a deployment that asks for etcd never runs without it unnoticed.
@@ -43,8 +45,14 @@ public final class EtcdDiscoveryAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    PeerDiscovery kvBridgePeerDiscovery(EtcdDiscovery discovery, ObjectProvider<EngineLoad> load) {
-      return new EtcdPeerDiscovery(discovery, load.getIfAvailable(() -> EngineLoad.UNKNOWN));
+    PeerDiscovery kvBridgePeerDiscovery(
+        EtcdDiscovery discovery,
+        ObjectProvider<EngineLoad> load,
+        ObjectProvider<EngineAttributes> attributes) {
+      return new EtcdPeerDiscovery(
+          discovery,
+          load.getIfAvailable(() -> EngineLoad.UNKNOWN),
+          attributes.getIfAvailable(() -> EngineAttributes.NONE));
     }
   }
 

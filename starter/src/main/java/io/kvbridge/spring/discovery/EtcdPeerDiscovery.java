@@ -1,5 +1,6 @@
 package io.kvbridge.spring.discovery;
 
+import io.kvbridge.discovery.etcd.EngineAttributes;
 import io.kvbridge.discovery.etcd.EngineLoad;
 import io.kvbridge.discovery.etcd.EtcdDiscovery;
 import io.kvbridge.spi.KvConnector;
@@ -11,10 +12,12 @@ final class EtcdPeerDiscovery implements PeerDiscovery {
 
   private final EtcdDiscovery discovery;
   private final EngineLoad load;
+  private final EngineAttributes attributes;
 
-  EtcdPeerDiscovery(EtcdDiscovery discovery, EngineLoad load) {
+  EtcdPeerDiscovery(EtcdDiscovery discovery, EngineLoad load, EngineAttributes attributes) {
     this.discovery = discovery;
     this.load = load;
+    this.attributes = attributes;
   }
 
   @Override
@@ -24,6 +27,6 @@ final class EtcdPeerDiscovery implements PeerDiscovery {
 
   @Override
   public KvConnector register(KvConnector connector) {
-    return discovery.register(connector, load);
+    return discovery.register(connector, load, attributes);
   }
 }

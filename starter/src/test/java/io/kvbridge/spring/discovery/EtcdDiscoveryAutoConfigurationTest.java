@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.kvbridge.discovery.etcd.EngineAttributes;
 import io.kvbridge.discovery.etcd.EngineLoad;
 import io.kvbridge.discovery.etcd.EngineRecord;
 import io.kvbridge.discovery.etcd.EtcdDiscovery;
@@ -22,6 +23,7 @@ import io.kvbridge.spring.PeerDiscovery;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
@@ -151,6 +153,7 @@ class EtcdDiscoveryAutoConfigurationTest {
               "kvbridge.discovery.etcd.ttl=1s",
               "kvbridge.fake.fabric=etcd-wiring")
           .withBean(EngineLoad.class, () -> engineId -> OptionalInt.of(engineId.length()))
+          .withBean(EngineAttributes.class, () -> engineId -> Map.of("base_url", "http://p:1"))
           .run(
               context -> {
                 KvConnectors connectors = context.getBean(KvConnectors.class);
@@ -163,6 +166,7 @@ class EtcdDiscoveryAutoConfigurationTest {
                 assertThat(record.handshakeAddress())
                     .isEqualTo(producer.status().producer().orElseThrow().handshakeAddress());
                 assertThat(record.freeBlocks()).hasValue("prefill-e".length());
+                assertThat(record.attribute("base_url")).contains("http://p:1");
                 assertThat(consumer.settings().peerDirectory()).isSameAs(discovery);
                 await()
                     .atMost(Duration.ofSeconds(20))
