@@ -208,15 +208,24 @@ final class TransferPlanner {
   private static int identicalConsumerRank(Load load, int q) {
     KvLayout p = load.producer().get(q);
     for (int r = 0; r < load.consumer().size(); r++) {
-      KvLayout d = load.consumer().get(r);
-      if (d.headStart() == p.headStart()
-          && d.headCount() == p.headCount()
-          && d.tokensPerBlock() == p.tokensPerBlock()
-          && d.order() == p.order()) {
+      if (sameShape(p, load.consumer().get(r))) {
         return r;
       }
     }
     return -1;
+  }
+
+  /**
+   * Whether a block of {@code producer} and a block of {@code consumer} hold the same heads and
+   * tokens in the same order, so that a whole block of one is a whole block of the other, byte for
+   * byte. Both describe one model (the handshake refused any other pair).
+   */
+  static boolean sameShape(KvLayout producer, KvLayout consumer) {
+    return consumer.headStart() == producer.headStart()
+        && consumer.headCount() == producer.headCount()
+        && consumer.tokensPerBlock() == producer.tokensPerBlock()
+        && consumer.order() == producer.order()
+        && consumer.blockBytes() == producer.blockBytes();
   }
 
   /**
