@@ -17,9 +17,10 @@ import java.util.Optional;
  * entries know their slot, keeps expiry order even when renewals reorder deadlines. {@link
  * #expire()} is O(k log n) for k expired leases and O(1) when none is due: it only looks at the
  * head of the heap, never at every live lease. {@link #soonestDeadline()} is O(1). The recently
- * ended ids are a bounded ring with a hash index. Apart from what they return (the outcome and its
- * {@link Lease} snapshot), renew and acknowledge allocate nothing: no index entry, no set of
- * acknowledging consumers, no message text.
+ * ended ids are a bounded ring with a hash index. Renew and acknowledge allocate nothing but their
+ * outcome (a record of numbers) and, for the listener, the renewed lease's snapshot or the end of
+ * the lease: no index entry, no set of acknowledging consumers, no message text. A caller that does
+ * not keep the outcome, with a listener that keeps nothing, lets the JIT elide those too.
  *
  * <p><b>Exactly once.</b> A lease leaves both indexes in the same critical section that produces
  * its {@link LeaseEnd}; any later message for it finds nothing to free. A bounded memory of
@@ -36,6 +37,16 @@ public final class LeaseTable {
   // Read-by details of the consumers seen lately, so that an acknowledgement does not build the
   // same string again; cleared when it holds more than this many.
   private static final int DETAIL_CACHE = 256;
+
+  // The outcomes that carry nothing but a rejection, made once.
+  private static final RenewOutcome.Ignored[] IGNORED =
+      Arrays.stream(Rejection.values())
+          .map(RenewOutcome.Ignored::new)
+          .toArray(RenewOutcome.Ignored[]::new);
+  private static final AckOutcome.Refused[] REFUSED =
+      Arrays.stream(Rejection.values())
+          .map(r -> new AckOutcome.Refused(r, Optional.empty()))
+          .toArray(AckOutcome.Refused[]::new);
 
   private final Object lock = new Object();
   private final MonotonicClock clock;
@@ -86,7 +97,7 @@ public final class LeaseTable {
           new LiveLease(
               requestId,
               tokens.next(),
-              List.copyOf(blockIds),
+              BlockList.copyOf(blockIds),
               now,
               now + durationNanos,
               now + maxLifetimeNanos,
@@ -112,12 +123,12 @@ public final class LeaseTable {
   public AckOutcome acknowledge(String requestId, String token, String consumerId, ReadCheck read) {
     synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
-      Optional<Rejection> refused = checkConsumer(live, requestId, token);
-      if (refused.isPresent()) {
-        return new AckOutcome.Refused(refused.get(), Optional.empty());
+      Rejection refused = refusal(live, requestId, token);
+      if (refused != null) {
+        return REFUSED[refused.ordinal()];
       }
       if (!read.matches(live.binding)) {
-        return new AckOutcome.Refused(Rejection.WRONG_BLOCKS, Optional.empty());
+        return REFUSED[Rejection.WRONG_BLOCKS.ordinal()];
       }
       long now = clock.nanoTime();
       if (now >= live.deadline) {
@@ -129,9 +140,10 @@ public final class LeaseTable {
       live.ackedBy(consumerId);
       int remaining = live.acksRequired - live.acks;
       if (remaining > 0) {
-        return new AckOutcome.Partial(live.snapshot(), remaining);
+        return new AckOutcome.Partial(remaining);
       }
-      return new AckOutcome.Read(endLocked(live, EndReason.READ, now, readBy(consumerId)));
+      endLocked(live, EndReason.READ, now, readBy(consumerId));
+      return new AckOutcome.Read(now);
     }
   }
 
@@ -169,9 +181,9 @@ public final class LeaseTable {
   public ReleaseOutcome release(String requestId, String token, String detail) {
     synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
-      Optional<Rejection> refused = checkConsumer(live, requestId, token);
-      if (refused.isPresent()) {
-        return new ReleaseOutcome.Refused(refused.get());
+      Rejection refused = refusal(live, requestId, token);
+      if (refused != null) {
+        return new ReleaseOutcome.Refused(refused);
       }
       return new ReleaseOutcome.Released(
           endLocked(live, EndReason.RELEASED, clock.nanoTime(), detail));
@@ -179,24 +191,22 @@ public final class LeaseTable {
   }
 
   private RenewOutcome renewLocked(LiveLease live, String requestId, String token) {
-    Optional<Rejection> refused = checkConsumer(live, requestId, token);
-    if (refused.isPresent()) {
-      return new RenewOutcome.Ignored(refused.get());
+    Rejection refused = refusal(live, requestId, token);
+    if (refused != null) {
+      return IGNORED[refused.ordinal()];
     }
     long now = clock.nanoTime();
     if (now >= live.deadline) {
       endLocked(live, EndReason.EXPIRED, now, "deadline passed before the renewal arrived");
-      return new RenewOutcome.Ignored(Rejection.EXPIRED);
+      return IGNORED[Rejection.EXPIRED.ordinal()];
     }
     long wanted = Math.min(now + durationNanos, live.maxDeadline);
     if (wanted > live.deadline) {
       live.deadline = wanted;
       byDeadline.postpone(live, wanted);
-      Lease renewed = live.snapshot();
-      listener.renewed(renewed);
-      return new RenewOutcome.Renewed(renewed);
+      listener.renewed(live.snapshot());
     }
-    return new RenewOutcome.Renewed(live.snapshot());
+    return new RenewOutcome.Renewed(live.deadline);
   }
 
   /** Ends the lease of {@code requestId} as REVOKED, if it is live. */
@@ -273,12 +283,12 @@ public final class LeaseTable {
     }
   }
 
-  private Optional<Rejection> checkConsumer(LiveLease live, String requestId, String token) {
+  /** Why a consumer presenting {@code token} for {@code requestId} is refused, or null if not. */
+  private Rejection refusal(LiveLease live, String requestId, String token) {
     if (live == null) {
-      return Optional.of(
-          recentlyEnded.contains(requestId) ? Rejection.ALREADY_ENDED : Rejection.UNKNOWN_LEASE);
+      return recentlyEnded.contains(requestId) ? Rejection.ALREADY_ENDED : Rejection.UNKNOWN_LEASE;
     }
-    return live.token.matches(token) ? Optional.empty() : Optional.of(Rejection.WRONG_TOKEN);
+    return live.token.matches(token) ? null : Rejection.WRONG_TOKEN;
   }
 
   /** The detail of a lease ended by {@code consumerId}'s acknowledgement. */
