@@ -45,6 +45,16 @@ TO_NS = {"ns/op": 1.0, "us/op": 1e3, "ms/op": 1e6, "s/op": 1e9}
 TOP_FRAMES = 12
 
 NO_RESULTS = "_No results in this run; see `benchmarks/target/results/jmh.log`._"
+NOT_MEASURED = "not measured in this run"
+# Goals no benchmark measures yet: what the report says instead of a figure.
+NO_MANY_PEERS_BENCHMARK = (
+    "not measured: no benchmark yet reads from several producers at once (or serves several"
+    " consumers) and compares the aggregate with one peer"
+)
+NO_GPU_CHECK = (
+    "not measured: this machine has no GPU, and no benchmark yet pairs a VRAM READ with"
+    " cudaMemcpy (the VRAM conformance suite, NixlVramTransportConformanceTest, runs only with one)"
+)
 
 # ---- goals: the only figures this file states itself ------------------------------------------
 
@@ -57,6 +67,14 @@ NIXL_BANDWIDTH_GOAL = 0.95  # kvbridge bandwidth ÷ Python binding bandwidth
 NIXL_OVERHEAD_SHAPE = "16KiBx1"
 CONTENT_CHECK_GOAL = 0.05  # checksum time ÷ READ time
 CONTENT_CHECK_BLOCK = "1MiB"
+CHURN_LIVE_LEASES = "1000000"  # live leases of the churn goal (a liveLeases parameter value)
+CHURN_ALLOC_GOAL = 0  # bytes allocated per renewal and per acknowledgement, at most
+PREPARED_OVERHEAD_GOAL = 0.7  # kvbridge per-request time ÷ Python binding's, prepared lists both
+PREPARED_BANDWIDTH_GOAL = 1.0  # kvbridge bandwidth ÷ Python binding's, prepared lists both
+MANY_PEERS_GOAL = 0.9  # aggregate bandwidth per byte at 8 peers ÷ single peer
+MANY_PEERS = "8"
+GPU_SMALLEST = "64KiB"  # smallest request of the GPU check
+GPU_LARGEST = "256MiB"  # largest request of the GPU check
 GOAL_CONSTANTS = (
     "IDLE_SWEEP_SIZE",
     "IDLE_SWEEP_GOAL",
@@ -67,6 +85,14 @@ GOAL_CONSTANTS = (
     "NIXL_OVERHEAD_SHAPE",
     "CONTENT_CHECK_GOAL",
     "CONTENT_CHECK_BLOCK",
+    "CHURN_LIVE_LEASES",
+    "CHURN_ALLOC_GOAL",
+    "PREPARED_OVERHEAD_GOAL",
+    "PREPARED_BANDWIDTH_GOAL",
+    "MANY_PEERS_GOAL",
+    "MANY_PEERS",
+    "GPU_SMALLEST",
+    "GPU_LARGEST",
 )
 
 
@@ -107,7 +133,7 @@ class Results:
         self.dir = directory
         self.by_key = {}
         self.entries = []
-        for file in ("jmh.json", "jmh-nixl.json", "jmh-e2e.json"):
+        for file in ("jmh.json", "jmh-churn.json", "jmh-nixl.json", "jmh-e2e.json"):
             path = os.path.join(directory, file)
             if not os.path.exists(path):
                 continue
@@ -122,6 +148,7 @@ class Results:
         self.run = read_json(os.path.join(directory, "run.json")) or {}
         self.settings = read_json(os.path.join(directory, "settings.json")) or {}
         self.nixl_python = read_json(os.path.join(directory, "nixl-python.json"))
+        self.python_rounds = read_json_lines(os.path.join(directory, "python-rounds.jsonl"))
 
     def get(self, name, **params):
         return self.by_key.get((name, tuple(sorted((k, str(v)) for k, v in params.items()))))
@@ -157,6 +184,33 @@ def read_json(path):
         return None
     with open(path) as f:
         return json.load(f)
+
+
+def read_json_lines(path):
+    """The JSON documents of a JSON-lines file, or none if there is no such file."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def secondary_sum(result, metric):
+    """The sum over the measurement iterations of a secondary metric (e.g. an aux counter)."""
+    if result is None:
+        return None
+    found = result.entry.get("secondaryMetrics", {}).get(metric)
+    if not found:
+        return None
+    return sum(v for fork in found["rawData"] for v in fork)
+
+
+def secondary_median(result, metric):
+    if result is None:
+        return None
+    found = result.entry.get("secondaryMetrics", {}).get(metric)
+    if not found:
+        return None
+    return statistics.median(v for fork in found["rawData"] for v in fork)
 
 
 SHAPE = re.compile(r"(\d+)(B|KiB|MiB)x(\d+)")
@@ -318,6 +372,42 @@ def nixl_goal_text():
     return f"kvbridge NIXL READ ≥ {fmt_factor(NIXL_BANDWIDTH_GOAL)} the bandwidth of NIXL's Python binding"
 
 
+def churn_goal_text():
+    return (
+        f"LeaseTable under churn at {fmt_size(CHURN_LIVE_LEASES)} live leases: ≤"
+        f" {CHURN_ALLOC_GOAL:g} bytes allocated per renew and per acknowledge"
+    )
+
+
+def prepared_overhead_goal_text():
+    return (
+        f"prepared lists: per-request time of a {shape_label(NIXL_OVERHEAD_SHAPE)} READ ≤"
+        f" {fmt_factor(PREPARED_OVERHEAD_GOAL)} NIXL's Python binding (prepared lists too, rounds"
+        " interleaved)"
+    )
+
+
+def prepared_bandwidth_goal_text():
+    return (
+        f"prepared lists: bandwidth ≥ {fmt_factor(PREPARED_BANDWIDTH_GOAL)} NIXL's Python binding at"
+        " every shape (rounds interleaved)"
+    )
+
+
+def many_peers_goal_text():
+    return (
+        f"many peers (fake and NIXL host memory): aggregate bandwidth per byte at {MANY_PEERS} peers"
+        f" ≥ {fmt_factor(MANY_PEERS_GOAL)} a single peer's"
+    )
+
+
+def gpu_goal_text():
+    return (
+        "GPU path: NIXL VRAM→VRAM READ against cudaMemcpy device-to-device,"
+        f" {block_label(GPU_SMALLEST)} to {block_label(GPU_LARGEST)}"
+    )
+
+
 def content_check_goal_text(transport):
     return (
         f"content check (CRC-32C) ≤ {fmt_limit_pct(CONTENT_CHECK_GOAL)} of the READ at"
@@ -450,6 +540,88 @@ def nixl_goals(res):
     return goals
 
 
+def churn_goals(res):
+    """Bytes allocated per call inside the timed renewals and acknowledgements of the churn
+    benchmark (its allocation counters), with JMH's GC profiler's figure beside it where the run
+    used it (for acknowledge that also counts the untimed grant of each batch)."""
+    cells, worst = [], 0.0
+    for op in ("renew", "acknowledge"):
+        r = res.get(f"lease.LeaseChurnBenchmark.{op}", liveLeases=CHURN_LIVE_LEASES)
+        allocated = secondary_sum(r, "allocatedBytes")
+        calls = secondary_sum(r, "calls")
+        if allocated is None or not calls:
+            continue
+        per_call = allocated / calls
+        worst = max(worst, per_call)
+        norm = secondary_median(r, "gc.alloc.rate.norm")
+        gc = f"; GC profiler {norm:,.0f} B/op" if norm is not None else ""
+        cells.append(f"{op}: {per_call:,.0f} B/call ({fmt_ns(r.median)}{gc})")
+    if not cells:
+        return []
+    return [
+        Goal(
+            "lease-churn-alloc",
+            churn_goal_text(),
+            ", ".join(cells),
+            worst <= CHURN_ALLOC_GOAL,
+            "lease.LeaseChurnBenchmark.renew",
+            {"liveLeases": CHURN_LIVE_LEASES},
+            worst,
+        )
+    ]
+
+
+def prepared_rows(res):
+    """(shape, Python per-request ns, kvbridge Result) per shape measured on both sides: the
+    Python side is the median of its rounds interleaved with the JMH iterations."""
+    rounds = collections.defaultdict(list)
+    for r in res.python_rounds:
+        if r.get("benchmark") == "NixlPreparedReadBenchmark" and "us_per_request" in r:
+            rounds[r["shape"]].append(r["us_per_request"] * 1e3)
+    rows = []
+    for shape in res.values("transfer.NixlPreparedReadBenchmark.", "shape"):
+        java = res.find("transfer.NixlPreparedReadBenchmark.transportReadPrepared", shape=shape)
+        if java is not None and rounds.get(shape):
+            rows.append((shape, statistics.median(rounds[shape]), java))
+    return rows
+
+
+def prepared_goals(res):
+    rows = prepared_rows(res)
+    if not rows:
+        return []
+    ratios = [(s, p / j.median) for s, p, j in rows]
+    worst = min(ratios, key=lambda r: r[1])
+    goals = [
+        Goal(
+            "nixl-prepared-bandwidth",
+            prepared_bandwidth_goal_text(),
+            ", ".join(f"{s}: {fmt_ratio(r)}" for s, r in ratios),
+            all(r >= PREPARED_BANDWIDTH_GOAL for _, r in ratios),
+            "transfer.NixlPreparedReadBenchmark.transportReadPrepared",
+            {"shape": worst[0]},
+            PREPARED_BANDWIDTH_GOAL / worst[1],
+        )
+    ]
+    small = [(s, p, j) for s, p, j in rows if s == NIXL_OVERHEAD_SHAPE]
+    if small:
+        s, p, j = small[0]
+        r = j.median / p
+        goals.insert(
+            0,
+            Goal(
+                "nixl-prepared-overhead",
+                prepared_overhead_goal_text(),
+                f"{fmt_ratio(r)} ({fmt_ns(j.median)} vs {fmt_ns(p)})",
+                r <= PREPARED_OVERHEAD_GOAL,
+                "transfer.NixlPreparedReadBenchmark.transportReadPrepared",
+                {"shape": s},
+                r / PREPARED_OVERHEAD_GOAL,
+            ),
+        )
+    return goals
+
+
 def content_check_rows(res, bench):
     """(block, READ, CRC-32C, sampled CRC-32C) for every block size measured, smallest first."""
     rows = []
@@ -485,16 +657,32 @@ def content_check_goals(res):
 
 
 def all_goals(res):
-    goals = lease_goals(res) + fake_goals(res) + nixl_goals(res) + content_check_goals(res)
+    goals = (
+        lease_goals(res)
+        + churn_goals(res)
+        + fake_goals(res)
+        + nixl_goals(res)
+        + prepared_goals(res)
+        + content_check_goals(res)
+    )
     families = {g.family for g in goals}
     expected = [
-        ("lease-sweep", sweep_goal_text()),
-        ("fake-read", fake_goal_text()),
-        ("nixl-read", nixl_goal_text()),
-    ] + [(family, content_check_goal_text(transport)) for family, _, transport in CONTENT_CHECKS]
-    for family, text in expected:
+        ("lease-sweep", sweep_goal_text(), NOT_MEASURED),
+        ("lease-churn-alloc", churn_goal_text(), NOT_MEASURED),
+        ("fake-read", fake_goal_text(), NOT_MEASURED),
+        ("nixl-read", nixl_goal_text(), NOT_MEASURED),
+        ("nixl-prepared-overhead", prepared_overhead_goal_text(), NOT_MEASURED),
+        ("nixl-prepared-bandwidth", prepared_bandwidth_goal_text(), NOT_MEASURED),
+    ] + [
+        (family, content_check_goal_text(transport), NOT_MEASURED)
+        for family, _, transport in CONTENT_CHECKS
+    ] + [
+        ("many-peers", many_peers_goal_text(), NO_MANY_PEERS_BENCHMARK),
+        ("gpu-path", gpu_goal_text(), NO_GPU_CHECK),
+    ]
+    for family, text, why in expected:
         if family not in families:
-            goals.append(Goal(family, text, "not measured in this run", None))
+            goals.append(Goal(family, text, why, None))
     return goals
 
 
@@ -846,6 +1034,46 @@ def section_nixl(res, goals):
     return "\n".join(lines)
 
 
+def section_nixl_prepared(res):
+    lines = ["### From prepared descriptor lists, interleaved with the Python binding", ""]
+    rows = prepared_rows(res)
+    if not rows:
+        lines.append(
+            "_Not measured in this run: it needs the NIXL libraries and the Python binding's venv"
+            " (`benchmarks/run.sh` passes them to `NixlPreparedReadBenchmark` as system properties)._"
+        )
+        return "\n".join(lines)
+    out = []
+    for shape, p, j in rows:
+        b = shape_bytes(shape)
+        r = p / j.median
+        out.append(
+            [
+                shape_label(shape),
+                f"{fmt_ns(p)}, {fmt_gbps(b, p)}",
+                f"{fmt_ns(j.median)}{j.spread()}, {fmt_gbps(b, j.median)}",
+                fmt_ratio(r),
+                verdict(r >= PREPARED_BANDWIDTH_GOAL),
+            ]
+        )
+    lines += [
+        "- **kvbridge NIXL** — `NixlPreparedReadBenchmark`: the local and the remote list prepared"
+        " once (`Transport.prepare`, i.e. `nixl_capi_prep_xfer_dlist`); per request a post by block"
+        " indices (`nixl_capi_make_xfer_req`), `status` polled until DONE, `release`.",
+        "- **Python binding** — `nixl_read_bench.py --serve`, mode `prepped`: `prep_xfer_dlist` once,"
+        " per request `make_prepped_xfer`, `transfer`, `check_xfer_state` until DONE,"
+        " `release_xfer_handle`. After every JMH iteration (untimed) it runs one round as long as the"
+        " iteration, so the two sides alternate A, B, A, B under the same load; its agents exist only"
+        " during its round. Its figure is the median of its measurement rounds"
+        " (`python-rounds.jsonl`).",
+        "",
+        f"Ratio: kvbridge bandwidth ÷ Python binding bandwidth; goal ≥ {fmt_factor(PREPARED_BANDWIDTH_GOAL)}.",
+        "",
+        table(["block × blocks", "Python binding", "kvbridge NIXL", "ratio", "result"], out),
+    ]
+    return "\n".join(lines)
+
+
 def section_content_check(res):
     windows = fmt_setting(res.setting("checksum", "sampledWindows"))
     window = res.setting("checksum", "windowBytes")
@@ -1115,6 +1343,8 @@ def render(results, findings_path):
         section_fake(res, goals),
         "",
         section_nixl(res, goals),
+        "",
+        section_nixl_prepared(res),
         "",
         section_content_check(res),
         "",
