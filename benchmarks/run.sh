@@ -114,11 +114,6 @@ if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
 fi
 
 if [ -z "$nixl_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
-  log "running the NIXL READ and content check through kvbridge (UCX_TLS=$UCX_TLS)"
-  # shellcheck disable=SC2086
-  java -jar "$jar" '^io.kvbridge.benchmarks.transfer.Nixl' $opts \
-    -jvmArgsAppend "$nixl_jvm" -rf json -rff "$out/jmh-nixl.json" \
-    2>&1 | tee "$out/jmh-nixl.log" | grep -E '^(# Parameters:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
   wheel=${NIXL_WHEEL:-$HOME/.cache/kvbridge/nixl/nixl_cu13-1.5.1-cp311-cp311-manylinux_2_28_x86_64.whl}
   venv=benchmarks/target/nixl-venv
   if [ ! -x "$venv/bin/python" ]; then
@@ -127,6 +122,16 @@ if [ -z "$nixl_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
     "$venv/bin/pip" install -q --no-deps "$wheel"
     "$venv/bin/pip" install -q --no-deps numpy
   fi
+  log "running the NIXL READ and content check through kvbridge (UCX_TLS=$UCX_TLS)"
+  # The prepared-list READ alternates its iterations with rounds of the Python binding's prepared
+  # READ (PythonRounds), appended to python-rounds.jsonl.
+  rounds_jvm="-Dkvbridge.bench.python=$root/$venv/bin/python"
+  rounds_jvm+=" -Dkvbridge.bench.python-script=$root/benchmarks/python/nixl_read_bench.py"
+  rounds_jvm+=" -Dkvbridge.bench.python-rounds=$root/$out/python-rounds.jsonl"
+  # shellcheck disable=SC2086
+  java -jar "$jar" '^io.kvbridge.benchmarks.transfer.Nixl' $opts \
+    -jvmArgsAppend "$nixl_jvm $rounds_jvm" -rf json -rff "$out/jmh-nixl.json" \
+    2>&1 | tee "$out/jmh-nixl.log" | grep -E '^(# Parameters:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
   log "running the same READ through NIXL's Python binding"
   if ! "$venv/bin/python" benchmarks/python/nixl_read_bench.py --out "$out/nixl-python.json" \
     --seconds 0.5 --rounds 5 2> >(grep -v ' NIXL INFO ' >&2); then
