@@ -47,10 +47,7 @@ TOP_FRAMES = 12
 NO_RESULTS = "_No results in this run; see `benchmarks/target/results/jmh.log`._"
 NOT_MEASURED = "not measured in this run"
 # Goals no benchmark measures yet: what the report says instead of a figure.
-NO_MANY_PEERS_BENCHMARK = (
-    "not measured: no benchmark yet reads from several producers at once (or serves several"
-    " consumers) and compares the aggregate with one peer"
-)
+NO_MANY_PEERS_BENCHMARK = "not measured in this run (`ManyPeersBenchmark`)"
 NO_GPU_CHECK = (
     "not measured: this machine has no GPU, and no benchmark yet pairs a VRAM READ with"
     " cudaMemcpy (the VRAM conformance suite, NixlVramTransportConformanceTest, runs only with one)"
@@ -133,7 +130,7 @@ class Results:
         self.dir = directory
         self.by_key = {}
         self.entries = []
-        for file in ("jmh.json", "jmh-churn.json", "jmh-nixl.json", "jmh-e2e.json"):
+        for file in ("jmh.json", "jmh-churn.json", "jmh-peers.json", "jmh-nixl.json", "jmh-e2e.json"):
             path = os.path.join(directory, file)
             if not os.path.exists(path):
                 continue
@@ -622,6 +619,90 @@ def prepared_goals(res):
     return goals
 
 
+MANY_PEERS_BENCH = "transfer.ManyPeersBenchmark.readFromEveryPeer"
+DIRECTIONS = {
+    "ONE_DECODE_MANY_PREFILLS": "one D reading from n P",
+    "ONE_PREFILL_MANY_DECODES": "one P serving n D",
+}
+
+
+def many_peers_rows(res):
+    """(transport, direction, {peers: (Result, ratio to one peer per byte)}) per combination
+    measured with one peer and more."""
+    rows = []
+    counts = res.values(MANY_PEERS_BENCH, "peers")
+    if not counts:
+        return rows
+    fewest = counts[0]  # one peer, in a full run
+    for transport in res.values(MANY_PEERS_BENCH, "transport"):
+        for direction in DIRECTIONS:
+            one = res.find(MANY_PEERS_BENCH, transport=transport, direction=direction, peers=fewest)
+            if one is None:
+                continue
+            cells = {}
+            for n in counts:
+                r = res.find(MANY_PEERS_BENCH, transport=transport, direction=direction, peers=n)
+                if r is not None:
+                    cells[n] = (r, int(n) / int(fewest) * one.median / r.median)
+            rows.append((transport, direction, cells))
+    return rows
+
+
+def many_peers_goals(res):
+    checked = [
+        (t, d, cells[MANY_PEERS][1]) for t, d, cells in many_peers_rows(res) if MANY_PEERS in cells
+    ]
+    if not checked:
+        return []
+    worst = min(checked, key=lambda c: c[2])
+    return [
+        Goal(
+            "many-peers",
+            many_peers_goal_text(),
+            ", ".join(f"{t} {DIRECTIONS[d]}: {fmt_ratio(r)}" for t, d, r in checked),
+            all(r >= MANY_PEERS_GOAL for _, _, r in checked),
+            MANY_PEERS_BENCH,
+            {"transport": worst[0], "direction": worst[1], "peers": MANY_PEERS},
+            MANY_PEERS_GOAL / worst[2],
+        )
+    ]
+
+
+def section_many_peers(res):
+    lines = ["## Many peers", ""]
+    rows = many_peers_rows(res)
+    if not rows:
+        return "\n".join(lines + ["_Not measured in this run (`ManyPeersBenchmark`)._"])
+    counts = res.values(MANY_PEERS_BENCH, "peers")
+    shapes = res.values(MANY_PEERS_BENCH, "shape")
+    out = []
+    for transport, direction, cells in rows:
+        row = [transport, DIRECTIONS[direction]]
+        for n in counts:
+            if n in cells:
+                r, ratio_ = cells[n]
+                b = shape_bytes(shapes[0]) * int(n) if shapes else 0
+                baseline = n == counts[0]
+                row.append(
+                    f"{fmt_ns(r.median)}, {fmt_gbps(b, r.median)}"
+                    + ("" if baseline else f" ({fmt_ratio(ratio_)})")
+                )
+            else:
+                row.append("—")
+        out.append(row)
+    lines += [
+        "`ManyPeersBenchmark`: per request one READ of "
+        + ", ".join(shape_label(s) for s in shapes)
+        + " per peer, every READ posted before any is polled, from one benchmark thread; agents in"
+        " one process (NIXL: host memory, UCX over loopback). Each cell: time per request, aggregate"
+        " bandwidth, and in brackets the aggregate per byte ÷ a single peer's (n × one peer's time ÷"
+        f" n peers' time); goal ≥ {fmt_factor(MANY_PEERS_GOAL)} at {MANY_PEERS} peers.",
+        "",
+        table(["transport", "direction"] + [f"n = {n}" for n in counts], out),
+    ]
+    return "\n".join(lines)
+
+
 def content_check_rows(res, bench):
     """(block, READ, CRC-32C, sampled CRC-32C) for every block size measured, smallest first."""
     rows = []
@@ -663,6 +744,7 @@ def all_goals(res):
         + fake_goals(res)
         + nixl_goals(res)
         + prepared_goals(res)
+        + many_peers_goals(res)
         + content_check_goals(res)
     )
     families = {g.family for g in goals}
@@ -1345,6 +1427,8 @@ def render(results, findings_path):
         section_nixl(res, goals),
         "",
         section_nixl_prepared(res),
+        "",
+        section_many_peers(res),
         "",
         section_content_check(res),
         "",

@@ -148,6 +148,21 @@ def prepared_results():
     ]
 
 
+def many_peers_results():
+    # Far below the goal at eight peers, so the verdict does not depend on the details.
+    return [
+        avgt(
+            "transfer.ManyPeersBenchmark.readFromEveryPeer",
+            {"transport": t, "direction": d, "peers": n, "shape": "1MiBx16"},
+            [us, us * 1.1],
+            "us/op",
+        )
+        for t, scale in [("FAKE", 1.0), ("NIXL", 1.3)]
+        for d in ["ONE_DECODE_MANY_PREFILLS", "ONE_PREFILL_MANY_DECODES"]
+        for n, us in [("1", 1500.0 * scale), ("2", 3900.0 * scale), ("8", 24000.0 * scale)]
+    ]
+
+
 def python_rounds():
     return [
         {"benchmark": "NixlPreparedReadBenchmark", "round": r, "shape": s, "mode": "prepped", "bytes": b,
@@ -197,6 +212,7 @@ def write_results(directory):
     )
     put("jmh-e2e.json", e2e_results())
     put("jmh-churn.json", churn_results())
+    put("jmh-peers.json", many_peers_results())
     with open(os.path.join(directory, "python-rounds.jsonl"), "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in python_rounds())
     put("machine-start.json", {"cpus": 2, "cpu_model": "AMD EPYC", "mem_total_gib": 23.5, "os": "Linux 6.18.44", "load_1min": 1.33})
