@@ -49,8 +49,9 @@ NOT_MEASURED = "not measured in this run"
 # Goals no benchmark measures yet: what the report says instead of a figure.
 NO_MANY_PEERS_BENCHMARK = "not measured in this run (`ManyPeersBenchmark`)"
 NO_GPU_CHECK = (
-    "not measured: this machine has no GPU, and no benchmark yet pairs a VRAM READ with"
-    " cudaMemcpy (the VRAM conformance suite, NixlVramTransportConformanceTest, runs only with one)"
+    "not measured: no GPU where this ran. On a GPU machine: `connector-nixl/src/test/gpu/assemble.sh`"
+    " here, then `gpu-check.sh compare` in the bundle there; its `gpu-compare.json` goes into the"
+    " results directory"
 )
 
 # ---- goals: the only figures this file states itself ------------------------------------------
@@ -146,6 +147,7 @@ class Results:
         self.settings = read_json(os.path.join(directory, "settings.json")) or {}
         self.nixl_python = read_json(os.path.join(directory, "nixl-python.json"))
         self.python_rounds = read_json_lines(os.path.join(directory, "python-rounds.jsonl"))
+        self.gpu = read_json(os.path.join(directory, "gpu-compare.json"))
 
     def get(self, name, **params):
         return self.by_key.get((name, tuple(sorted((k, str(v)) for k, v in params.items()))))
@@ -619,6 +621,19 @@ def prepared_goals(res):
     return goals
 
 
+def gpu_goals(res):
+    """The GPU check's comparison, where a results directory holds one: per size, READ bandwidth ÷
+    cudaMemcpy bandwidth. The goal is the measurement itself; it states no ratio to meet."""
+    if not res.gpu or not res.gpu.get("results"):
+        return []
+    cells = [
+        f"{fmt_bytes(r['bytes'])}: {fmt_gbps(r['bytes'], r['read_ns'])} vs"
+        f" {fmt_gbps(r['bytes'], r['memcpy_ns'])} ({fmt_ratio(r['memcpy_ns'] / r['read_ns'])})"
+        for r in res.gpu["results"]
+    ]
+    return [Goal("gpu-path", gpu_goal_text(), "; ".join(cells) + f", {res.gpu['agents']}", None)]
+
+
 MANY_PEERS_BENCH = "transfer.ManyPeersBenchmark.readFromEveryPeer"
 DIRECTIONS = {
     "ONE_DECODE_MANY_PREFILLS": "one D reading from n P",
@@ -745,6 +760,7 @@ def all_goals(res):
         + nixl_goals(res)
         + prepared_goals(res)
         + many_peers_goals(res)
+        + gpu_goals(res)
         + content_check_goals(res)
     )
     families = {g.family for g in goals}
