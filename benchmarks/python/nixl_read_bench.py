@@ -17,6 +17,7 @@ Usage: nixl_read_bench.py --out FILE [--shapes 16KiBx1,1MiBx16] [--seconds 0.5] 
 """
 
 import argparse
+import gc
 import ctypes
 import importlib
 import json
@@ -138,13 +139,19 @@ class Pair:
                 return elapsed / n, n
 
     def close(self):
+        """Releases everything and drops every reference to NIXL objects: a descriptor list kept
+        alive keeps its agent alive, and with it the agent's progress thread, which would go on
+        taking CPU from whatever runs next on this machine."""
         if self.mode == "prepped":
             self.decode.release_dlist_handle(self.local_side)
             self.decode.release_dlist_handle(self.remote_side)
+            del self.local_side, self.remote_side
         self.decode.remove_remote_agent("prefill")
         self.decode.deregister_memory(self.reg_d)
         self.prefill.deregister_memory(self.reg_p)
+        del self.local_x, self.remote_x, self.reg_d, self.reg_p
         del self.decode, self.prefill
+        gc.collect()
         self.dst.close()
         self.src.close()
 
@@ -189,6 +196,7 @@ def serve(nixl, binding):
                 per_request, n = pair.timed_round(command["seconds"])
             finally:
                 pair.close()
+                del pair  # the agents must be gone before the caller's next trial
             block, blocks = parse_shape(command["shape"])
             answer = {
                 "shape": command["shape"],
