@@ -47,6 +47,14 @@ TO_NS = {"ns/op": 1.0, "us/op": 1e3, "ms/op": 1e6, "s/op": 1e9}
 TOP_FRAMES = 12
 
 NO_RESULTS = "_No results in this run; see `benchmarks/target/results/jmh.log`._"
+NOT_MEASURED = "not measured in this run"
+# Goals no benchmark measures yet: what the report says instead of a figure.
+NO_MANY_PEERS_BENCHMARK = "not measured in this run (`ManyPeersBenchmark`)"
+NO_GPU_CHECK = (
+    "not measured: no GPU where this ran. On a GPU machine: `connector-nixl/src/test/gpu/assemble.sh`"
+    " here, then `gpu-check.sh compare` in the bundle there; its `gpu-compare.json` goes into the"
+    " results directory"
+)
 
 # ---- goals: the only figures this file states itself ------------------------------------------
 
@@ -62,6 +70,14 @@ CONTENT_CHECK_BLOCK = "1MiB"
 PLAN_GOAL = 0.05  # plan time ÷ the fake transport's READ time of the same request
 TRACING_OFF_GOAL = 0.01  # a request's span calls with tracing off ÷ the fake READ below
 TRACING_OFF_SHAPE = "16KiBx1"
+CHURN_LIVE_LEASES = "1000000"  # live leases of the churn goal (a liveLeases parameter value)
+CHURN_ALLOC_GOAL = 0  # bytes allocated per renewal and per acknowledgement, at most
+PREPARED_OVERHEAD_GOAL = 0.7  # kvbridge per-request time ÷ Python binding's, prepared lists both
+PREPARED_BANDWIDTH_GOAL = 1.0  # kvbridge bandwidth ÷ Python binding's, prepared lists both
+MANY_PEERS_GOAL = 0.9  # aggregate bandwidth per byte at 8 peers ÷ single peer
+MANY_PEERS = "8"
+GPU_SMALLEST = "64KiB"  # smallest request of the GPU check
+GPU_LARGEST = "256MiB"  # largest request of the GPU check
 GOAL_CONSTANTS = (
     "IDLE_SWEEP_SIZE",
     "IDLE_SWEEP_GOAL",
@@ -75,6 +91,14 @@ GOAL_CONSTANTS = (
     "PLAN_GOAL",
     "TRACING_OFF_GOAL",
     "TRACING_OFF_SHAPE",
+    "CHURN_LIVE_LEASES",
+    "CHURN_ALLOC_GOAL",
+    "PREPARED_OVERHEAD_GOAL",
+    "PREPARED_BANDWIDTH_GOAL",
+    "MANY_PEERS_GOAL",
+    "MANY_PEERS",
+    "GPU_SMALLEST",
+    "GPU_LARGEST",
 )
 
 
@@ -133,6 +157,8 @@ class Results:
             for row in read_json(os.path.join(directory, file)):
                 key = tuple(row[k] for k in PLAN_PARAMS)
                 self.plan_counts[key] = row
+        self.python_rounds = read_json_lines(os.path.join(directory, "python-rounds.jsonl"))
+        self.gpu = read_json(os.path.join(directory, "gpu-compare.json"))
 
     def get(self, name, **params):
         return self.by_key.get((name, tuple(sorted((k, str(v)) for k, v in params.items()))))
@@ -176,6 +202,33 @@ def read_json(path):
         return None
     with open(path) as f:
         return json.load(f)
+
+
+def read_json_lines(path):
+    """The JSON documents of a JSON-lines file, or none if there is no such file."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def secondary_sum(result, metric):
+    """The sum over the measurement iterations of a secondary metric (e.g. an aux counter)."""
+    if result is None:
+        return None
+    found = result.entry.get("secondaryMetrics", {}).get(metric)
+    if not found:
+        return None
+    return sum(v for fork in found["rawData"] for v in fork)
+
+
+def secondary_median(result, metric):
+    if result is None:
+        return None
+    found = result.entry.get("secondaryMetrics", {}).get(metric)
+    if not found:
+        return None
+    return statistics.median(v for fork in found["rawData"] for v in fork)
 
 
 SHAPE = re.compile(r"(\d+)(B|KiB|MiB)x(\d+)")
@@ -341,6 +394,42 @@ def nixl_goal_text():
     return f"kvbridge NIXL READ ≥ {fmt_factor(NIXL_BANDWIDTH_GOAL)} the bandwidth of NIXL's Python binding"
 
 
+def churn_goal_text():
+    return (
+        f"LeaseTable under churn at {fmt_size(CHURN_LIVE_LEASES)} live leases: ≤"
+        f" {CHURN_ALLOC_GOAL:g} bytes allocated per renew and per acknowledge"
+    )
+
+
+def prepared_overhead_goal_text():
+    return (
+        f"prepared lists: per-request time of a {shape_label(NIXL_OVERHEAD_SHAPE)} READ ≤"
+        f" {fmt_factor(PREPARED_OVERHEAD_GOAL)} NIXL's Python binding (prepared lists too, rounds"
+        " interleaved)"
+    )
+
+
+def prepared_bandwidth_goal_text():
+    return (
+        f"prepared lists: bandwidth ≥ {fmt_factor(PREPARED_BANDWIDTH_GOAL)} NIXL's Python binding at"
+        " every shape (rounds interleaved)"
+    )
+
+
+def many_peers_goal_text():
+    return (
+        f"many peers (fake and NIXL host memory): aggregate bandwidth per byte at {MANY_PEERS} peers"
+        f" ≥ {fmt_factor(MANY_PEERS_GOAL)} a single peer's"
+    )
+
+
+def gpu_goal_text():
+    return (
+        "GPU path: NIXL VRAM→VRAM READ against cudaMemcpy device-to-device,"
+        f" {block_label(GPU_SMALLEST)} to {block_label(GPU_LARGEST)}"
+    )
+
+
 def content_check_goal_text(transport):
     return (
         f"content check (CRC-32C) ≤ {fmt_limit_pct(CONTENT_CHECK_GOAL)} of the READ at"
@@ -471,6 +560,186 @@ def nixl_goals(res):
             )
         )
     return goals
+
+
+def churn_goals(res):
+    """Bytes allocated per call inside the timed renewals and acknowledgements of the churn
+    benchmark (its allocation counters), with JMH's GC profiler's figure beside it where the run
+    used it (for acknowledge that also counts the untimed grant of each batch)."""
+    cells, worst, worst_op = [], 0.0, "renew"
+    for op in ("renew", "acknowledge"):
+        r = res.get(f"lease.LeaseChurnBenchmark.{op}", liveLeases=CHURN_LIVE_LEASES)
+        allocated = secondary_sum(r, "allocatedBytes")
+        calls = secondary_sum(r, "calls")
+        if allocated is None or not calls:
+            continue
+        per_call = allocated / calls
+        if per_call > worst:
+            worst, worst_op = per_call, op
+        norm = secondary_median(r, "gc.alloc.rate.norm")
+        gc = f"; GC profiler {norm:,.0f} B/op" if norm is not None else ""
+        cells.append(f"{op}: {per_call:,.0f} B/call ({fmt_ns(r.median)}{gc})")
+    if not cells:
+        return []
+    return [
+        Goal(
+            "lease-churn-alloc",
+            churn_goal_text(),
+            ", ".join(cells),
+            worst <= CHURN_ALLOC_GOAL,
+            f"lease.LeaseChurnBenchmark.{worst_op}",
+            {"liveLeases": CHURN_LIVE_LEASES},
+            worst,
+        )
+    ]
+
+
+def prepared_rows(res):
+    """(shape, Python per-request ns, kvbridge Result) per shape measured on both sides: the
+    Python side is the median of its rounds interleaved with the JMH iterations."""
+    rounds = collections.defaultdict(list)
+    for r in res.python_rounds:
+        if r.get("benchmark") == "NixlPreparedReadBenchmark" and "us_per_request" in r:
+            rounds[r["shape"]].append(r["us_per_request"] * 1e3)
+    rows = []
+    for shape in res.values("transfer.NixlPreparedReadBenchmark.", "shape"):
+        java = res.find("transfer.NixlPreparedReadBenchmark.transportReadPrepared", shape=shape)
+        if java is not None and rounds.get(shape):
+            rows.append((shape, statistics.median(rounds[shape]), java))
+    return rows
+
+
+def prepared_goals(res):
+    rows = prepared_rows(res)
+    if not rows:
+        return []
+    ratios = [(s, p / j.median) for s, p, j in rows]
+    worst = min(ratios, key=lambda r: r[1])
+    goals = [
+        Goal(
+            "nixl-prepared-bandwidth",
+            prepared_bandwidth_goal_text(),
+            ", ".join(f"{s}: {fmt_ratio(r)}" for s, r in ratios),
+            all(r >= PREPARED_BANDWIDTH_GOAL for _, r in ratios),
+            "transfer.NixlPreparedReadBenchmark.transportReadPrepared",
+            {"shape": worst[0]},
+            PREPARED_BANDWIDTH_GOAL / worst[1],
+        )
+    ]
+    small = [(s, p, j) for s, p, j in rows if s == NIXL_OVERHEAD_SHAPE]
+    if small:
+        s, p, j = small[0]
+        r = j.median / p
+        goals.insert(
+            0,
+            Goal(
+                "nixl-prepared-overhead",
+                prepared_overhead_goal_text(),
+                f"{fmt_ratio(r)} ({fmt_ns(j.median)} vs {fmt_ns(p)})",
+                r <= PREPARED_OVERHEAD_GOAL,
+                "transfer.NixlPreparedReadBenchmark.transportReadPrepared",
+                {"shape": s},
+                r / PREPARED_OVERHEAD_GOAL,
+            ),
+        )
+    return goals
+
+
+def gpu_goals(res):
+    """The GPU check's comparison, where a results directory holds one: per size, READ bandwidth ÷
+    cudaMemcpy bandwidth. The goal is the measurement itself; it states no ratio to meet."""
+    if not res.gpu or not res.gpu.get("results"):
+        return []
+    cells = [
+        f"{fmt_bytes(r['bytes'])}: {fmt_gbps(r['bytes'], r['read_ns'])} vs"
+        f" {fmt_gbps(r['bytes'], r['memcpy_ns'])} ({fmt_ratio(r['memcpy_ns'] / r['read_ns'])})"
+        for r in res.gpu["results"]
+    ]
+    return [Goal("gpu-path", gpu_goal_text(), "; ".join(cells) + f", {res.gpu['agents']}", None)]
+
+
+MANY_PEERS_BENCH = "transfer.ManyPeersBenchmark.readFromEveryPeer"
+DIRECTIONS = {
+    "ONE_DECODE_MANY_PREFILLS": "one D reading from n P",
+    "ONE_PREFILL_MANY_DECODES": "one P serving n D",
+}
+
+
+def many_peers_rows(res):
+    """(transport, direction, {peers: (Result, ratio to one peer per byte)}) per combination
+    measured with one peer and more."""
+    rows = []
+    counts = res.values(MANY_PEERS_BENCH, "peers")
+    if not counts:
+        return rows
+    fewest = counts[0]  # one peer, in a full run
+    for transport in res.values(MANY_PEERS_BENCH, "transport"):
+        for direction in DIRECTIONS:
+            one = res.find(MANY_PEERS_BENCH, transport=transport, direction=direction, peers=fewest)
+            if one is None:
+                continue
+            cells = {}
+            for n in counts:
+                r = res.find(MANY_PEERS_BENCH, transport=transport, direction=direction, peers=n)
+                if r is not None:
+                    cells[n] = (r, int(n) / int(fewest) * one.median / r.median)
+            rows.append((transport, direction, cells))
+    return rows
+
+
+def many_peers_goals(res):
+    checked = [
+        (t, d, cells[MANY_PEERS][1]) for t, d, cells in many_peers_rows(res) if MANY_PEERS in cells
+    ]
+    if not checked:
+        return []
+    worst = min(checked, key=lambda c: c[2])
+    return [
+        Goal(
+            "many-peers",
+            many_peers_goal_text(),
+            ", ".join(f"{t} {DIRECTIONS[d]}: {fmt_ratio(r)}" for t, d, r in checked),
+            all(r >= MANY_PEERS_GOAL for _, _, r in checked),
+            MANY_PEERS_BENCH,
+            {"transport": worst[0], "direction": worst[1], "peers": MANY_PEERS},
+            MANY_PEERS_GOAL / worst[2],
+        )
+    ]
+
+
+def section_many_peers(res):
+    lines = ["## Many peers", ""]
+    rows = many_peers_rows(res)
+    if not rows:
+        return "\n".join(lines + ["_Not measured in this run (`ManyPeersBenchmark`)._"])
+    counts = res.values(MANY_PEERS_BENCH, "peers")
+    shapes = res.values(MANY_PEERS_BENCH, "shape")
+    out = []
+    for transport, direction, cells in rows:
+        row = [transport, DIRECTIONS[direction]]
+        for n in counts:
+            if n in cells:
+                r, ratio_ = cells[n]
+                b = shape_bytes(shapes[0]) * int(n) if shapes else 0
+                baseline = n == counts[0]
+                row.append(
+                    f"{fmt_ns(r.median)}, {fmt_gbps(b, r.median)}"
+                    + ("" if baseline else f" ({fmt_ratio(ratio_)})")
+                )
+            else:
+                row.append("—")
+        out.append(row)
+    lines += [
+        "`ManyPeersBenchmark`: per request one READ of "
+        + ", ".join(shape_label(s) for s in shapes)
+        + " per peer, every READ posted before any is polled, from one benchmark thread; agents in"
+        " one process (NIXL: host memory, UCX over loopback). Each cell: time per request, aggregate"
+        " bandwidth, and in brackets the aggregate per byte ÷ a single peer's (n × one peer's time ÷"
+        f" n peers' time); goal ≥ {fmt_factor(MANY_PEERS_GOAL)} at {MANY_PEERS} peers.",
+        "",
+        table(["transport", "direction"] + [f"n = {n}" for n in counts], out),
+    ]
+    return "\n".join(lines)
 
 
 def content_check_rows(res, bench):
@@ -604,23 +873,36 @@ def tracing_off_goals(res):
 def all_goals(res):
     goals = (
         lease_goals(res)
+        + churn_goals(res)
         + fake_goals(res)
         + nixl_goals(res)
+        + prepared_goals(res)
+        + many_peers_goals(res)
+        + gpu_goals(res)
         + content_check_goals(res)
         + plan_goals(res)
         + tracing_off_goals(res)
     )
     families = {g.family for g in goals}
     expected = [
-        ("lease-sweep", sweep_goal_text()),
-        ("fake-read", fake_goal_text()),
-        ("nixl-read", nixl_goal_text()),
-    ] + [(family, content_check_goal_text(transport)) for family, _, transport in CONTENT_CHECKS]
-    expected.append(("read-plan", plan_goal_text()))
-    expected.append(("tracing-off", tracing_off_goal_text()))
-    for family, text in expected:
+        ("lease-sweep", sweep_goal_text(), NOT_MEASURED),
+        ("lease-churn-alloc", churn_goal_text(), NOT_MEASURED),
+        ("fake-read", fake_goal_text(), NOT_MEASURED),
+        ("nixl-read", nixl_goal_text(), NOT_MEASURED),
+        ("nixl-prepared-overhead", prepared_overhead_goal_text(), NOT_MEASURED),
+        ("nixl-prepared-bandwidth", prepared_bandwidth_goal_text(), NOT_MEASURED),
+    ] + [
+        (family, content_check_goal_text(transport), NOT_MEASURED)
+        for family, _, transport in CONTENT_CHECKS
+    ] + [
+        ("many-peers", many_peers_goal_text(), NO_MANY_PEERS_BENCHMARK),
+        ("gpu-path", gpu_goal_text(), NO_GPU_CHECK),
+        ("read-plan", plan_goal_text(), NOT_MEASURED),
+        ("tracing-off", tracing_off_goal_text(), NOT_MEASURED),
+    ]
+    for family, text, why in expected:
         if family not in families:
-            goals.append(Goal(family, text, "not measured in this run", None))
+            goals.append(Goal(family, text, why, None))
     return goals
 
 
@@ -703,7 +985,7 @@ def section_lease(res):
     lines = [
         "## Lease bookkeeping",
         "",
-        "`io.kvbridge.lease.LeaseTable` (hash index + red-black tree ordered by deadline) against two"
+        "`io.kvbridge.lease.LeaseTable` (hash index + binary heap of deadlines) against two"
         " baselines written for the comparison in `io.kvbridge.benchmarks.lease`, all over a"
         " `ManualClock`, with the same work per lease: a `SecureRandom` token, a constant-time token"
         " check, a deadline capped by the maximum lifetime, a `LeaseEnd` snapshot per ended lease, one"
@@ -784,8 +1066,8 @@ def section_lease(res):
         "### Renew (heartbeat)",
         "",
         "Heartbeats visit live leases in grant order while the clock moves half a spacing each, so"
-        " every renewal really extends a deadline: in LeaseTable it moves the soonest lease to the"
-        " back of the tree; in the baselines it updates a field in place (which is what breaks (a)).",
+        " every renewal really extends a deadline: in LeaseTable it sifts the soonest lease down the"
+        " heap; in the baselines it updates a field in place (which is what breaks (a)).",
         "",
         lease_compare_table(
             res,
@@ -968,6 +1250,46 @@ def section_nixl(res, goals):
         + " -jvmArgsAppend '-Xms1g -Xmx1g -Dkvbridge.nixl.home=connector-nixl/target/nixl/lib'`;"
         " the Python side: `UCX_TLS=self,sm,tcp UCX_NET_DEVICES=lo benchmarks/target/nixl-venv/bin/python"
         " benchmarks/python/nixl_read_bench.py --out nixl-python.json`.",
+    ]
+    return "\n".join(lines)
+
+
+def section_nixl_prepared(res):
+    lines = ["### From prepared descriptor lists, interleaved with the Python binding", ""]
+    rows = prepared_rows(res)
+    if not rows:
+        lines.append(
+            "_Not measured in this run: it needs the NIXL libraries and the Python binding's venv"
+            " (`benchmarks/run.sh` passes them to `NixlPreparedReadBenchmark` as system properties)._"
+        )
+        return "\n".join(lines)
+    out = []
+    for shape, p, j in rows:
+        b = shape_bytes(shape)
+        r = p / j.median
+        out.append(
+            [
+                shape_label(shape),
+                f"{fmt_ns(p)}, {fmt_gbps(b, p)}",
+                f"{fmt_ns(j.median)}{j.spread()}, {fmt_gbps(b, j.median)}",
+                fmt_ratio(r),
+                verdict(r >= PREPARED_BANDWIDTH_GOAL),
+            ]
+        )
+    lines += [
+        "- **kvbridge NIXL** — `NixlPreparedReadBenchmark`: the local and the remote list prepared"
+        " once (`Transport.prepare`, i.e. `nixl_capi_prep_xfer_dlist`); per request a post by block"
+        " indices (`nixl_capi_make_xfer_req`), `status` polled until DONE, `release`.",
+        "- **Python binding** — `nixl_read_bench.py --serve`, mode `prepped`: `prep_xfer_dlist` once,"
+        " per request `make_prepped_xfer`, `transfer`, `check_xfer_state` until DONE,"
+        " `release_xfer_handle`. After every JMH iteration (untimed) it runs one round as long as the"
+        " iteration, so the two sides alternate A, B, A, B under the same load; its agents exist only"
+        " during its round. Its figure is the median of its measurement rounds"
+        " (`python-rounds.jsonl`).",
+        "",
+        f"Ratio: kvbridge bandwidth ÷ Python binding bandwidth; goal ≥ {fmt_factor(PREPARED_BANDWIDTH_GOAL)}.",
+        "",
+        table(["block × blocks", "Python binding", "kvbridge NIXL", "ratio", "result"], out),
     ]
     return "\n".join(lines)
 
@@ -1428,6 +1750,10 @@ def render(results, findings_path):
         section_fake(res, goals),
         "",
         section_nixl(res, goals),
+        "",
+        section_nixl_prepared(res),
+        "",
+        section_many_peers(res),
         "",
         section_content_check(res),
         "",

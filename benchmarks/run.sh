@@ -5,7 +5,8 @@
 #   benchmarks/run.sh --quick    one short iteration each: checks the pipeline, numbers mean nothing
 #
 # Steps: build the shaded benchmarks.jar with the Maven wrapper; record the benchmarks' fixed
-# settings (settings.json); run the JMH benchmarks (raw JSON to benchmarks/target/results/jmh.json);
+# settings (settings.json); run the JMH benchmarks (raw JSON to benchmarks/target/results/jmh.json;
+# the lease table under churn, with JMH's GC profiler, to jmh-churn.json; many peers to jmh-peers.json);
 # run NIXL's Python binding for the NIXL comparison when the NIXL benchmark exists; profile with JFR
 # the worst case of every missed goal; write BENCHMARKS.md with benchmarks/report.py (python3
 # standard library only) from those results alone: every figure in it comes from this run.
@@ -103,8 +104,26 @@ fi
 
 log "running JMH: $include ($opts)"
 # shellcheck disable=SC2086
-java -jar "$jar" "$include" $opts -rf json -rff "$out/jmh.json" 2>&1 | tee "$out/jmh.log" \
-  | grep -E '^(# Benchmark:|# Parameters:|Benchmark|[A-Za-z]+Benchmark\.)' >&2 || true
+java -jar "$jar" "$include" -e 'LeaseChurnBenchmark' $opts -rf json -rff "$out/jmh.json" 2>&1 \
+  | tee "$out/jmh.log" | grep -E '^(# Benchmark:|# Parameters:|Benchmark|[A-Za-z]+Benchmark\.)' >&2 || true
+
+if [ -z "${JMH_INCLUDE:-}" ]; then
+  log "running the lease table under churn with JMH's GC profiler ($opts)"
+  # shellcheck disable=SC2086
+  java -jar "$jar" '^io.kvbridge.benchmarks.lease.LeaseChurnBenchmark.' $opts -prof gc \
+    -rf json -rff "$out/jmh-churn.json" 2>&1 | tee "$out/jmh-churn.log" \
+    | grep -E '^LeaseChurnBenchmark\.' >&2 || true
+fi
+
+if [ -z "${JMH_INCLUDE:-}" ]; then
+  peer_transports="FAKE,NIXL"
+  [ -n "$nixl_status" ] && peer_transports="FAKE"
+  log "running many peers on $peer_transports ($opts)"
+  # shellcheck disable=SC2086
+  java -jar "$jar" '^io.kvbridge.benchmarks.transfer.ManyPeersBenchmark.' $opts \
+    -p transport=$peer_transports -jvmArgsAppend "$nixl_jvm" -rf json -rff "$out/jmh-peers.json" \
+    2>&1 | tee "$out/jmh-peers.log" | grep -E '^ManyPeersBenchmark\.' >&2 || true
+fi
 
 if [ -z "${JMH_INCLUDE:-}" ]; then
   # The planner's benchmarks declare every combination (16 TP pairs, five consumer block sizes,
@@ -151,11 +170,6 @@ if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
 fi
 
 if [ -z "$nixl_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
-  log "running the NIXL READ and content check through kvbridge (UCX_TLS=$UCX_TLS)"
-  # shellcheck disable=SC2086
-  java -jar "$jar" '^io.kvbridge.benchmarks.transfer.Nixl' $opts \
-    -jvmArgsAppend "$nixl_jvm" -rf json -rff "$out/jmh-nixl.json" \
-    2>&1 | tee "$out/jmh-nixl.log" | grep -E '^(# Parameters:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
   wheel=${NIXL_WHEEL:-$HOME/.cache/kvbridge/nixl/nixl_cu13-1.5.1-cp311-cp311-manylinux_2_28_x86_64.whl}
   venv=benchmarks/target/nixl-venv
   if [ ! -x "$venv/bin/python" ]; then
@@ -164,6 +178,16 @@ if [ -z "$nixl_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
     "$venv/bin/pip" install -q --no-deps "$wheel"
     "$venv/bin/pip" install -q --no-deps numpy
   fi
+  log "running the NIXL READ and content check through kvbridge (UCX_TLS=$UCX_TLS)"
+  # The prepared-list READ alternates its iterations with rounds of the Python binding's prepared
+  # READ (PythonRounds), appended to python-rounds.jsonl.
+  rounds_jvm="-Dkvbridge.bench.python=$root/$venv/bin/python"
+  rounds_jvm+=" -Dkvbridge.bench.python-script=$root/benchmarks/python/nixl_read_bench.py"
+  rounds_jvm+=" -Dkvbridge.bench.python-rounds=$root/$out/python-rounds.jsonl"
+  # shellcheck disable=SC2086
+  java -jar "$jar" '^io.kvbridge.benchmarks.transfer.Nixl' $opts \
+    -jvmArgsAppend "$nixl_jvm $rounds_jvm" -rf json -rff "$out/jmh-nixl.json" \
+    2>&1 | tee "$out/jmh-nixl.log" | grep -E '^(# Parameters:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
   log "running the same READ through NIXL's Python binding"
   if ! "$venv/bin/python" benchmarks/python/nixl_read_bench.py --out "$out/nixl-python.json" \
     --seconds 0.5 --rounds 5 2> >(grep -v ' NIXL INFO ' >&2); then
@@ -178,7 +202,7 @@ if [ "${PROFILE:-1}" != "0" ]; then
     extra=()
     extra_text=""
     case "$family" in
-      nixl-*)
+      nixl-*|many-peers)
         extra=(-jvmArgsAppend "$nixl_jvm")
         extra_text=" -jvmArgsAppend '$nixl_jvm' (UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES)"
         ;;

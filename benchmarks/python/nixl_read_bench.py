@@ -13,9 +13,11 @@ Writes one JSON document:
 
 Needs only the nixl-cu13 wheel and numpy (which the binding imports). Runs without a GPU.
 Usage: nixl_read_bench.py --out FILE [--shapes 16KiBx1,1MiBx16] [--seconds 0.5] [--rounds 5]
+       nixl_read_bench.py --serve     rounds on request, interleaved with a caller's own trials
 """
 
 import argparse
+import gc
 import ctypes
 import importlib
 import json
@@ -74,79 +76,144 @@ class Region:
         self.libc.free(self.address)
 
 
-def bench_shape(nixl, shape, seconds, rounds, mode):
-    block, blocks = parse_shape(shape)
-    total = block * blocks
-    config = nixl.nixl_agent_config(backends=["UCX"])
-    decode = nixl.nixl_agent("decode", config)
-    prefill = nixl.nixl_agent("prefill", config)
-    dst, src = Region(total, 0), Region(total, 0x5A)
-    try:
-        reg_d = decode.get_reg_descs([(dst.address, total, 0, "")], "DRAM")
-        reg_p = prefill.get_reg_descs([(src.address, total, 0, "")], "DRAM")
-        decode.register_memory(reg_d)
-        prefill.register_memory(reg_p)
-        remote = decode.add_remote_agent(prefill.get_agent_metadata())
-        local_descs = [(dst.address + i * block, block, 0) for i in range(blocks)]
-        remote_descs = [(src.address + i * block, block, 0) for i in range(blocks)]
-        local_x = decode.get_xfer_descs(local_descs, "DRAM")
-        remote_x = decode.get_xfer_descs(remote_descs, "DRAM")
+class Pair:
+    """A decode and a prefill agent with one registered region each of a shape's size; decode knows
+    prefill. Per request: a READ of every block, made from descriptor lists built once (mode
+    create) or from lists prepared once (mode prepped), posted, polled until DONE, released."""
+
+    def __init__(self, nixl, shape, mode):
+        self.shape, self.mode = shape, mode
+        self.block, self.blocks = parse_shape(shape)
+        total = self.block * self.blocks
+        config = nixl.nixl_agent_config(backends=["UCX"])
+        self.decode = nixl.nixl_agent("decode", config)
+        self.prefill = nixl.nixl_agent("prefill", config)
+        self.dst, self.src = Region(total, 0), Region(total, 0x5A)
+        self.reg_d = self.decode.get_reg_descs([(self.dst.address, total, 0, "")], "DRAM")
+        self.reg_p = self.prefill.get_reg_descs([(self.src.address, total, 0, "")], "DRAM")
+        self.decode.register_memory(self.reg_d)
+        self.prefill.register_memory(self.reg_p)
+        self.remote = self.decode.add_remote_agent(self.prefill.get_agent_metadata())
+        block, blocks = self.block, self.blocks
+        local_descs = [(self.dst.address + i * block, block, 0) for i in range(blocks)]
+        remote_descs = [(self.src.address + i * block, block, 0) for i in range(blocks)]
+        self.local_x = self.decode.get_xfer_descs(local_descs, "DRAM")
+        self.remote_x = self.decode.get_xfer_descs(remote_descs, "DRAM")
         if mode == "prepped":
-            local_side = decode.prep_xfer_dlist("", local_x)
-            remote_side = decode.prep_xfer_dlist(remote, remote_x)
-            indices = list(range(blocks))
+            self.local_side = self.decode.prep_xfer_dlist("", self.local_x)
+            self.remote_side = self.decode.prep_xfer_dlist(self.remote, self.remote_x)
+            self.indices = list(range(blocks))
 
-        def one_request():
-            if mode == "prepped":
-                handle = decode.make_prepped_xfer("READ", local_side, indices, remote_side, indices)
-            else:
-                handle = decode.initialize_xfer("READ", local_x, remote_x, remote)
-            state = decode.transfer(handle)
-            while state == "PROC":
-                state = decode.check_xfer_state(handle)
-            decode.release_xfer_handle(handle)
-            if state != "DONE":
-                raise RuntimeError(f"READ of {shape} ended in state {state}")
+    def request(self):
+        decode = self.decode
+        if self.mode == "prepped":
+            handle = decode.make_prepped_xfer(
+                "READ", self.local_side, self.indices, self.remote_side, self.indices
+            )
+        else:
+            handle = decode.initialize_xfer("READ", self.local_x, self.remote_x, self.remote)
+        state = decode.transfer(handle)
+        while state == "PROC":
+            state = decode.check_xfer_state(handle)
+        decode.release_xfer_handle(handle)
+        if state != "DONE":
+            raise RuntimeError(f"READ of {self.shape} ended in state {state}")
 
-        # Warm-up round, untimed.
+    def warm_up(self, seconds):
+        """Requests for {@code seconds}, untimed; then checks the bytes arrived."""
         deadline = time.perf_counter() + seconds
+        self.request()
         while time.perf_counter() < deadline:
-            one_request()
-        if ctypes.string_at(dst.address, 64) != b"\x5a" * 64:
-            raise RuntimeError(f"READ of {shape} did not reproduce the source bytes")
+            self.request()
+        if ctypes.string_at(self.dst.address, 64) != b"\x5a" * 64:
+            raise RuntimeError(f"READ of {self.shape} did not reproduce the source bytes")
 
+    def timed_round(self, seconds):
+        """Requests for at least {@code seconds}: (seconds per request, requests)."""
+        n, start = 0, time.perf_counter()
+        while True:
+            self.request()
+            n += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds:
+                return elapsed / n, n
+
+    def close(self):
+        """Releases everything and drops every reference to NIXL objects: a descriptor list kept
+        alive keeps its agent alive, and with it the agent's progress thread, which would go on
+        taking CPU from whatever runs next on this machine."""
+        if self.mode == "prepped":
+            self.decode.release_dlist_handle(self.local_side)
+            self.decode.release_dlist_handle(self.remote_side)
+            del self.local_side, self.remote_side
+        self.decode.remove_remote_agent("prefill")
+        self.decode.deregister_memory(self.reg_d)
+        self.prefill.deregister_memory(self.reg_p)
+        del self.local_x, self.remote_x, self.reg_d, self.reg_p
+        del self.decode, self.prefill
+        gc.collect()
+        self.dst.close()
+        self.src.close()
+
+
+def bench_shape(nixl, shape, seconds, rounds, mode):
+    pair = Pair(nixl, shape, mode)
+    try:
+        pair.warm_up(seconds)
         per_round, requests = [], 0
         for _ in range(rounds):
-            n, start = 0, time.perf_counter()
-            while True:
-                one_request()
-                n += 1
-                elapsed = time.perf_counter() - start
-                if elapsed >= seconds:
-                    break
-            per_round.append(elapsed / n)
+            per_request, n = pair.timed_round(seconds)
+            per_round.append(per_request)
             requests += n
         median = statistics.median(per_round)
         return {
             "shape": shape,
-            "bytes": total,
+            "bytes": pair.block * pair.blocks,
             "requests": requests,
             "seconds_per_request": per_round,
             "us_per_request": median * 1e6,
-            "gbps": total / median / 1e9,
+            "gbps": pair.block * pair.blocks / median / 1e9,
         }
     finally:
-        decode.remove_remote_agent("prefill")
-        decode.deregister_memory(reg_d)
-        prefill.deregister_memory(reg_p)
-        del decode, prefill
-        dst.close()
-        src.close()
+        pair.close()
+
+
+def serve(nixl, binding):
+    """Runs one round per command line on stdin and answers one JSON line per round on stdout, so a
+    caller can interleave these rounds with its own trials. A command:
+      {"shape": "16KiBx1", "mode": "prepped", "seconds": 0.5, "warmup_seconds": 0.2}
+    Each round creates its agents, warms up, times one round and destroys them again: between
+    rounds no agent (and none of its progress threads) runs beside the caller's trials."""
+    print(json.dumps({"binding": binding, "ucx_tls": os.environ.get("UCX_TLS", "")}), flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        command = json.loads(line)
+        try:
+            pair = Pair(nixl, command["shape"], command["mode"])
+            try:
+                pair.warm_up(command["warmup_seconds"])
+                per_request, n = pair.timed_round(command["seconds"])
+            finally:
+                pair.close()
+                del pair  # the agents must be gone before the caller's next trial
+            block, blocks = parse_shape(command["shape"])
+            answer = {
+                "shape": command["shape"],
+                "mode": command["mode"],
+                "bytes": block * blocks,
+                "requests": n,
+                "us_per_request": per_request * 1e6,
+                "gbps": block * blocks / per_request / 1e9,
+            }
+        except (RuntimeError, SystemExit, KeyError, ValueError) as e:
+            answer = {"error": f"{type(e).__name__}: {e}"}
+        print(json.dumps(answer), flush=True)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="where to write the JSON results")
+    parser.add_argument("--out", help="where to write the JSON results (required unless --serve)")
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--seconds", type=float, default=0.5, help="length of one round")
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds per shape")
@@ -157,9 +224,19 @@ def main():
         help="create: a transfer request from two descriptor lists per request (what a"
         " Transport.post does); prepped: from descriptor lists prepared once",
     )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="run rounds on request, one JSON command per line on stdin (see serve())",
+    )
     args = parser.parse_args()
     nixl, module = load_binding()
     version = importlib.metadata.version(module.replace("_", "-")) if module != "nixl" else "?"
+    if args.serve:
+        serve(nixl, f"{module} {version}")
+        return
+    if not args.out:
+        parser.error("--out is required unless --serve")
     results = []
     for shape in args.shapes.split(","):
         result = bench_shape(nixl, shape, args.seconds, args.rounds, args.mode)

@@ -165,6 +165,60 @@ def plan_grid():
     ]
 
 
+def churn_results():
+    # Allocation far from the goal of none, so the verdict does not depend on the details.
+    out = []
+    for op, t, allocated, calls, norm in [
+        ("renew", 310.0, [2.4e6, 2.2e6], [1.0e5, 0.9e5], [24.0, 24.1]),
+        ("acknowledge", 280.0, [8.8e6, 8.7e6], [1.0e5, 0.99e5], [592.0, 593.0]),
+    ]:
+        entry = avgt(f"lease.LeaseChurnBenchmark.{op}", {"liveLeases": "1000000"}, [t, t * 1.1], "ns/op")
+        entry["secondaryMetrics"] = {
+            "allocatedBytes": {"score": sum(allocated), "scoreUnit": "#", "rawData": [allocated]},
+            "calls": {"score": sum(calls), "scoreUnit": "#", "rawData": [calls]},
+            "gc.alloc.rate.norm": {"score": norm[0], "scoreUnit": "B/op", "rawData": [norm]},
+        }
+        out.append(entry)
+    return out
+
+
+def prepared_results():
+    # Met by a wide margin at both shapes against python_rounds().
+    return [
+        avgt(
+            "transfer.NixlPreparedReadBenchmark.transportReadPrepared",
+            {"shape": s, "progressDelayMicros": "100"},
+            [t, t * 1.1],
+            "us/op",
+        )
+        for s, t in [("16KiBx1", 4.1), ("1MiBx16", 1200.0)]
+    ]
+
+
+def many_peers_results():
+    # Far below the goal at eight peers, so the verdict does not depend on the details.
+    return [
+        avgt(
+            "transfer.ManyPeersBenchmark.readFromEveryPeer",
+            {"transport": t, "direction": d, "peers": n, "shape": "1MiBx16"},
+            [us, us * 1.1],
+            "us/op",
+        )
+        for t, scale in [("FAKE", 1.0), ("NIXL", 1.3)]
+        for d in ["ONE_DECODE_MANY_PREFILLS", "ONE_PREFILL_MANY_DECODES"]
+        for n, us in [("1", 1500.0 * scale), ("2", 3900.0 * scale), ("8", 24000.0 * scale)]
+    ]
+
+
+def python_rounds():
+    return [
+        {"benchmark": "NixlPreparedReadBenchmark", "round": r, "shape": s, "mode": "prepped", "bytes": b,
+         "requests": 1000, "us_per_request": t * (1 + r / 10), "gbps": b / (t * 1e3)}
+        for s, b, t in [("16KiBx1", 16384, 11.2), ("1MiBx16", 16777216, 6500.0)]
+        for r in range(3)
+    ]
+
+
 def e2e_results():
     return [
         sample(f"e2e.PdPathBenchmark.{m}", {"connector": c}, p50, p99, mean)
@@ -202,12 +256,30 @@ def write_results(directory):
         "jmh.json",
         lease_results() + [e for e in transfer_results() if ".Fake" in e["benchmark"]] + tracing_results(),
     )
-    put("jmh-nixl.json", nixl_results() + [e for e in transfer_results() if ".Nixl" in e["benchmark"]])
+    put(
+        "jmh-nixl.json",
+        nixl_results() + prepared_results() + [e for e in transfer_results() if ".Nixl" in e["benchmark"]],
+    )
     put("jmh-e2e.json", e2e_results())
     put("jmh-plan-head.json", [e for e in plan_results() if "Planner" in e["benchmark"]])
     put("jmh-read-head.json", [e for e in plan_results() if "PlannedRead" in e["benchmark"]])
     put("plan-counts-plan-head.json", plan_counts())
     put("plan-counts-grid.json", plan_grid())
+    put("jmh-churn.json", churn_results())
+    put("jmh-peers.json", many_peers_results())
+    put(
+        "gpu-compare.json",
+        {
+            "agents": "two processes",
+            "device": 0,
+            "results": [
+                {"bytes": 65536, "iterations": 190, "read_ns": 31000, "memcpy_ns": 9000},
+                {"bytes": 268435456, "iterations": 12, "read_ns": 330000, "memcpy_ns": 290000},
+            ],
+        },
+    )
+    with open(os.path.join(directory, "python-rounds.jsonl"), "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in python_rounds())
     put("machine-start.json", {"cpus": 2, "cpu_model": "AMD EPYC", "mem_total_gib": 23.5, "os": "Linux 6.18.44", "load_1min": 1.33})
     put("machine-end.json", {"cpus": 2, "load_1min": 1.92})
     put(
@@ -331,9 +403,18 @@ class Variant:
                 out = os.path.join(target, relative)
                 os.makedirs(os.path.dirname(out), exist_ok=True)
                 with open(path) as f:
-                    document = json.load(f)
+                    if name.endswith(".jsonl"):
+                        lines = [json.loads(line) for line in f if line.strip()]
+                    else:
+                        document = json.load(f)
                 with open(out, "w") as f:
-                    json.dump(self.document(document, relative), f)
+                    if name.endswith(".jsonl"):
+                        f.writelines(
+                            json.dumps(self.document(d, f"{relative}[{i}]")) + "\n"
+                            for i, d in enumerate(lines)
+                        )
+                    else:
+                        json.dump(self.document(document, relative), f)
 
     @contextlib.contextmanager
     def goals(self):

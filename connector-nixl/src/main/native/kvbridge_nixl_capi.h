@@ -67,6 +67,7 @@ typedef struct nixl_capi_string_list_s *nixl_capi_string_list_t;
 typedef struct nixl_capi_opt_args_s *nixl_capi_opt_args_t;
 typedef struct nixl_capi_reg_dlist_s *nixl_capi_reg_dlist_t;
 typedef struct nixl_capi_xfer_dlist_s *nixl_capi_xfer_dlist_t;
+typedef struct nixl_capi_xfer_dlist_handle_s *nixl_capi_xfer_dlist_handle_t;
 typedef struct nixl_capi_xfer_req_s *nixl_capi_xfer_req_t;
 typedef struct nixl_capi_notif_map_s *nixl_capi_notif_map_t;
 
@@ -171,6 +172,24 @@ nixl_capi_status_t nixl_capi_create_xfer_dlist(nixl_capi_mem_type_t mem_type,
 nixl_capi_status_t nixl_capi_xfer_dlist_add_desc(nixl_capi_xfer_dlist_t dlist, uintptr_t addr,
                                                  size_t len, uint64_t dev_id);
 nixl_capi_status_t nixl_capi_destroy_xfer_dlist(nixl_capi_xfer_dlist_t dlist);
+
+/* Prepared transfer descriptor lists: agent_name "" prepares local memory, a loaded peer's name
+ * that peer's memory. A prepared list is released with nixl_capi_release_xfer_dlist_handle (which
+ * frees the handle); transfer requests made from it copy what they need and outlive it. */
+nixl_capi_status_t nixl_capi_prep_xfer_dlist(nixl_capi_agent_t agent, const char *agent_name,
+                                             nixl_capi_xfer_dlist_t descs,
+                                             nixl_capi_xfer_dlist_handle_t *dlist_hndl,
+                                             nixl_capi_opt_args_t opt_args);
+nixl_capi_status_t nixl_capi_release_xfer_dlist_handle(nixl_capi_agent_t agent,
+                                                       nixl_capi_xfer_dlist_handle_t dlist_hndl);
+nixl_capi_status_t nixl_capi_make_xfer_req(nixl_capi_agent_t agent,
+                                           nixl_capi_xfer_op_t operation,
+                                           nixl_capi_xfer_dlist_handle_t local_descs,
+                                           const int *local_indices, size_t local_indices_count,
+                                           nixl_capi_xfer_dlist_handle_t remote_descs,
+                                           const int *remote_indices, size_t remote_indices_count,
+                                           nixl_capi_xfer_req_t *req_hndl,
+                                           nixl_capi_opt_args_t opt_args);
 
 /* Transfers. */
 nixl_capi_status_t nixl_capi_create_xfer_req(nixl_capi_agent_t agent,

@@ -3,6 +3,9 @@
 # GPU, from the bundle that assemble.sh made; needs no Java, Maven or NIXL installed there.
 # Usage: gpu-check.sh [one|two] [vram|dram] [BLOCK_SIZE_BYTES...]   the transfer check (default: two
 #        processes, vram, block sizes 4 KiB, 64 KiB, 1 MiB, 16 MiB)
+#        gpu-check.sh compare [one|two] [BYTES...]   READ VRAM -> VRAM against cudaMemcpy device to
+#        device, one piece of 64 KiB, 1 MiB, 16 MiB, 256 MiB (default), written to gpu-compare.json
+#        (OUT=DIR puts it there); copy it to benchmarks/target/results/ for benchmarks/report.py
 #        gpu-check.sh suite   the transport conformance suite on device memory (JUnit)
 # Environment: WORK (where the runtime and NIXL are unpacked, default /tmp/kvbridge-gpu), UCX_* and
 # NIXL_LOG_LEVEL (default WARN) pass through.
@@ -46,4 +49,5 @@ if [ "${1:-}" = suite ]; then
     --select-class io.kvbridge.nixl.NixlVramTransportConformanceTest \
     --select-class io.kvbridge.nixl.NixlMemoryModeTest
 fi
-exec "${java[@]}" -cp "$bundle/lib/*" io.kvbridge.nixl.GpuTransferCheck "$@"
+exec "${java[@]}" -Dkvbridge.gpu.compare-out="${OUT:-.}/gpu-compare.json" -cp "$bundle/lib/*" \
+  io.kvbridge.nixl.GpuTransferCheck "$@"

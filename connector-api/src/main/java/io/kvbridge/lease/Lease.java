@@ -27,6 +27,6 @@ public record Lease(
 
   /** Copies the block list so the snapshot cannot change under its reader. */
   public Lease {
-    blockIds = List.copyOf(blockIds);
+    blockIds = BlockList.of(blockIds);
   }
 }

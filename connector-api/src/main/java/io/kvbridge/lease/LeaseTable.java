@@ -2,25 +2,25 @@ package io.kvbridge.lease;
 
 import io.kvbridge.time.MonotonicClock;
 import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * P's live leases, indexed by request id and by deadline.
  *
  * <p><b>Complexity.</b> Grant, acknowledge, renew and revoke are O(log n) in the number of live
- * leases: a hash map finds the lease and a red-black tree ordered by (deadline, grant sequence)
- * keeps expiry order even when renewals reorder deadlines. {@link #expire()} is O(k log n) for k
- * expired leases and O(1) when none is due: it only looks at the head of the tree, never at every
- * live lease. {@link #soonestDeadline()} is O(log n).
+ * leases: a hash map finds the lease and a binary heap ordered by (deadline, grant sequence), whose
+ * entries know their slot, keeps expiry order even when renewals reorder deadlines. {@link
+ * #expire()} is O(k log n) for k expired leases and O(1) when none is due: it only looks at the
+ * head of the heap, never at every live lease. {@link #soonestDeadline()} is O(1). The recently
+ * ended ids are a bounded ring with a hash index. Renew and acknowledge allocate nothing but their
+ * outcome (a record of numbers) and, for the listener, the renewed lease's snapshot or the end of
+ * the lease: no index entry, no set of acknowledging consumers, no message text. A caller that does
+ * not keep the outcome, with a listener that keeps nothing, lets the JIT elide those too.
  *
  * <p><b>Exactly once.</b> A lease leaves both indexes in the same critical section that produces
  * its {@link LeaseEnd}; any later message for it finds nothing to free. A bounded memory of
@@ -34,34 +34,38 @@ public final class LeaseTable {
   /** How many ended request ids are remembered to classify late messages. */
   static final int RECENTLY_ENDED_CAPACITY = 65_536;
 
-  // One lambda over primitives: the composed comparingLong().thenComparingLong() costs a call
-  // chain per comparison that the JIT does not always inline at TreeMap's shared call sites.
-  private static final Comparator<LiveLease> BY_DEADLINE =
-      (a, b) -> {
-        int byDeadline = Long.compare(a.deadline, b.deadline);
-        return byDeadline != 0 ? byDeadline : Long.compare(a.sequence, b.sequence);
-      };
+  // Read-by details of the consumers seen lately, so that an acknowledgement does not build the
+  // same string again; cleared when it holds more than this many.
+  private static final int DETAIL_CACHE = 256;
+
+  // The outcomes that carry nothing but a rejection, made once.
+  private static final RenewOutcome.Ignored[] IGNORED =
+      Arrays.stream(Rejection.values())
+          .map(RenewOutcome.Ignored::new)
+          .toArray(RenewOutcome.Ignored[]::new);
+  private static final AckOutcome.Refused[] REFUSED =
+      Arrays.stream(Rejection.values())
+          .map(r -> new AckOutcome.Refused(r, Optional.empty()))
+          .toArray(AckOutcome.Refused[]::new);
 
   private final Object lock = new Object();
   private final MonotonicClock clock;
-  private final LeaseTerms terms;
+  private final long durationNanos;
+  private final long maxLifetimeNanos;
   private final LeaseListener listener;
   private final TokenSource tokens = new TokenSource();
   private final Map<String, LiveLease> byRequest = new HashMap<>();
-  private final TreeSet<LiveLease> byDeadline = new TreeSet<>(BY_DEADLINE);
-  private final Map<String, EndReason> recentlyEnded =
-      new LinkedHashMap<>(16, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, EndReason> eldest) {
-          return size() > RECENTLY_ENDED_CAPACITY;
-        }
-      };
+  private final DeadlineHeap byDeadline = new DeadlineHeap();
+  private final EndedIds recentlyEnded = new EndedIds(RECENTLY_ENDED_CAPACITY);
+  private final Map<String, String> readByDetail = new HashMap<>();
   private long nextSequence;
 
   /** Creates an empty table; {@code listener} sees every grant, renewal and end. */
   public LeaseTable(MonotonicClock clock, LeaseTerms terms, LeaseListener listener) {
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.terms = Objects.requireNonNull(terms, "terms");
+    Objects.requireNonNull(terms, "terms");
+    this.durationNanos = terms.duration().toNanos();
+    this.maxLifetimeNanos = terms.maxLifetime().toNanos();
     this.listener = Objects.requireNonNull(listener, "listener");
   }
 
@@ -93,15 +97,15 @@ public final class LeaseTable {
           new LiveLease(
               requestId,
               tokens.next(),
-              List.copyOf(blockIds),
+              BlockList.copyOf(blockIds),
               now,
-              now + terms.duration().toNanos(),
-              now + terms.maxLifetime().toNanos(),
+              now + durationNanos,
+              now + maxLifetimeNanos,
               acksRequired,
               binding.clone(),
               nextSequence++);
       byRequest.put(requestId, live);
-      byDeadline.add(live);
+      byDeadline.add(live, live.deadline);
       recentlyEnded.remove(requestId);
       Lease granted = live.snapshot();
       listener.granted(granted);
@@ -119,12 +123,12 @@ public final class LeaseTable {
   public AckOutcome acknowledge(String requestId, String token, String consumerId, ReadCheck read) {
     synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
-      Optional<Rejection> refused = checkConsumer(live, requestId, token);
-      if (refused.isPresent()) {
-        return new AckOutcome.Refused(refused.get(), Optional.empty());
+      Rejection refused = refusal(live, requestId, token);
+      if (refused != null) {
+        return REFUSED[refused.ordinal()];
       }
       if (!read.matches(live.binding)) {
-        return new AckOutcome.Refused(Rejection.WRONG_BLOCKS, Optional.empty());
+        return REFUSED[Rejection.WRONG_BLOCKS.ordinal()];
       }
       long now = clock.nanoTime();
       if (now >= live.deadline) {
@@ -133,12 +137,13 @@ public final class LeaseTable {
                 live, EndReason.EXPIRED, now, "deadline passed before the read was acknowledged");
         return new AckOutcome.Refused(Rejection.EXPIRED, Optional.of(end));
       }
-      live.ackedBy.add(consumerId);
-      int remaining = live.acksRequired - live.ackedBy.size();
+      live.ackedBy(consumerId);
+      int remaining = live.acksRequired - live.acks;
       if (remaining > 0) {
-        return new AckOutcome.Partial(live.snapshot(), remaining);
+        return new AckOutcome.Partial(remaining);
       }
-      return new AckOutcome.Read(endLocked(live, EndReason.READ, now, "read by " + consumerId));
+      endLocked(live, EndReason.READ, now, readBy(consumerId));
+      return new AckOutcome.Read(now);
     }
   }
 
@@ -176,9 +181,9 @@ public final class LeaseTable {
   public ReleaseOutcome release(String requestId, String token, String detail) {
     synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
-      Optional<Rejection> refused = checkConsumer(live, requestId, token);
-      if (refused.isPresent()) {
-        return new ReleaseOutcome.Refused(refused.get());
+      Rejection refused = refusal(live, requestId, token);
+      if (refused != null) {
+        return new ReleaseOutcome.Refused(refused);
       }
       return new ReleaseOutcome.Released(
           endLocked(live, EndReason.RELEASED, clock.nanoTime(), detail));
@@ -186,23 +191,22 @@ public final class LeaseTable {
   }
 
   private RenewOutcome renewLocked(LiveLease live, String requestId, String token) {
-    Optional<Rejection> refused = checkConsumer(live, requestId, token);
-    if (refused.isPresent()) {
-      return new RenewOutcome.Ignored(refused.get());
+    Rejection refused = refusal(live, requestId, token);
+    if (refused != null) {
+      return IGNORED[refused.ordinal()];
     }
     long now = clock.nanoTime();
     if (now >= live.deadline) {
       endLocked(live, EndReason.EXPIRED, now, "deadline passed before the renewal arrived");
-      return new RenewOutcome.Ignored(Rejection.EXPIRED);
+      return IGNORED[Rejection.EXPIRED.ordinal()];
     }
-    long wanted = Math.min(now + terms.duration().toNanos(), live.maxDeadline);
+    long wanted = Math.min(now + durationNanos, live.maxDeadline);
     if (wanted > live.deadline) {
-      byDeadline.remove(live);
       live.deadline = wanted;
-      byDeadline.add(live);
+      byDeadline.postpone(live, wanted);
       listener.renewed(live.snapshot());
     }
-    return new RenewOutcome.Renewed(live.snapshot());
+    return new RenewOutcome.Renewed(live.deadline);
   }
 
   /** Ends the lease of {@code requestId} as REVOKED, if it is live. */
@@ -222,7 +226,7 @@ public final class LeaseTable {
       List<LeaseEnd> ended = new ArrayList<>(byRequest.size());
       long now = clock.nanoTime();
       while (!byDeadline.isEmpty()) {
-        ended.add(endLocked(byDeadline.first(), EndReason.REVOKED, now, why));
+        ended.add(endLocked((LiveLease) byDeadline.first(), EndReason.REVOKED, now, why));
       }
       return ended;
     }
@@ -235,13 +239,17 @@ public final class LeaseTable {
         return List.of();
       }
       long now = clock.nanoTime();
-      if (byDeadline.first().deadline > now) {
+      if (byDeadline.firstDeadline() > now) {
         return List.of();
       }
       List<LeaseEnd> ended = new ArrayList<>();
-      while (!byDeadline.isEmpty() && byDeadline.first().deadline <= now) {
+      while (!byDeadline.isEmpty() && byDeadline.firstDeadline() <= now) {
         ended.add(
-            endLocked(byDeadline.first(), EndReason.EXPIRED, now, "not read before the deadline"));
+            endLocked(
+                (LiveLease) byDeadline.first(),
+                EndReason.EXPIRED,
+                now,
+                "not read before the deadline"));
       }
       return ended;
     }
@@ -271,16 +279,29 @@ public final class LeaseTable {
   /** The earliest deadline among live leases, on P's clock. */
   public Optional<Long> soonestDeadline() {
     synchronized (lock) {
-      return byDeadline.isEmpty() ? Optional.empty() : Optional.of(byDeadline.first().deadline);
+      return byDeadline.isEmpty() ? Optional.empty() : Optional.of(byDeadline.firstDeadline());
     }
   }
 
-  private Optional<Rejection> checkConsumer(LiveLease live, String requestId, String token) {
+  /** Why a consumer presenting {@code token} for {@code requestId} is refused, or null if not. */
+  private Rejection refusal(LiveLease live, String requestId, String token) {
     if (live == null) {
-      return Optional.of(
-          recentlyEnded.containsKey(requestId) ? Rejection.ALREADY_ENDED : Rejection.UNKNOWN_LEASE);
+      return recentlyEnded.contains(requestId) ? Rejection.ALREADY_ENDED : Rejection.UNKNOWN_LEASE;
     }
-    return live.token.matches(token) ? Optional.empty() : Optional.of(Rejection.WRONG_TOKEN);
+    return live.token.matches(token) ? null : Rejection.WRONG_TOKEN;
+  }
+
+  /** The detail of a lease ended by {@code consumerId}'s acknowledgement. */
+  private String readBy(String consumerId) {
+    String detail = readByDetail.get(consumerId);
+    if (detail == null) {
+      if (readByDetail.size() >= DETAIL_CACHE) {
+        readByDetail.clear();
+      }
+      detail = "read by " + consumerId;
+      readByDetail.put(consumerId, detail);
+    }
+    return detail;
   }
 
   private LeaseEnd endLocked(LiveLease live, EndReason reason, long now, String detail) {
@@ -293,7 +314,7 @@ public final class LeaseTable {
   }
 
   /** The mutable record behind a lease; only touched under {@link #lock}. */
-  private static final class LiveLease {
+  private static final class LiveLease extends DeadlineHeap.Entry {
     final String requestId;
     final LeaseToken token;
     final List<Integer> blockIds;
@@ -301,9 +322,11 @@ public final class LeaseTable {
     final long maxDeadline;
     final int acksRequired;
     final byte[] binding;
-    final long sequence;
-    final Set<String> ackedBy = new HashSet<>(2);
     long deadline;
+    // The distinct consumers that acknowledged: few, so a scan beats a set, and the array made at
+    // grant has room for them unless a lease waits for more than a handful.
+    private String[] ackedBy;
+    int acks;
 
     LiveLease(
         String requestId,
@@ -315,6 +338,7 @@ public final class LeaseTable {
         int acksRequired,
         byte[] binding,
         long sequence) {
+      super(sequence);
       this.requestId = requestId;
       this.token = token;
       this.blockIds = blockIds;
@@ -323,19 +347,25 @@ public final class LeaseTable {
       this.maxDeadline = maxDeadline;
       this.acksRequired = acksRequired;
       this.binding = binding;
-      this.sequence = sequence;
+      this.ackedBy = new String[Math.min(acksRequired, 8)];
+    }
+
+    /** Counts {@code consumerId}'s acknowledgement, once per consumer. */
+    void ackedBy(String consumerId) {
+      for (int i = 0; i < acks; i++) {
+        if (ackedBy[i].equals(consumerId)) {
+          return;
+        }
+      }
+      if (acks == ackedBy.length) {
+        ackedBy = Arrays.copyOf(ackedBy, Math.min(acksRequired, acks * 2));
+      }
+      ackedBy[acks++] = consumerId;
     }
 
     Lease snapshot() {
       return new Lease(
-          requestId,
-          token,
-          blockIds,
-          grantedAt,
-          deadline,
-          maxDeadline,
-          acksRequired,
-          ackedBy.size());
+          requestId, token, blockIds, grantedAt, deadline, maxDeadline, acksRequired, acks);
     }
   }
 }

@@ -7,7 +7,6 @@ import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.wire.LeaseRef;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One request's load on the consumer, from the parameters it arrived with to the moment it is
@@ -90,8 +89,8 @@ final class Load {
   ProducerPeer peer;
   List<Integer> localBlocks = List.of();
 
-  /** The read of each (consumer rank, producer rank) pair, while reading. */
-  Map<TransferPlanner.RankPair, TransferHandle> handles = Map.of();
+  /** The transfers of the read, while reading: one or two per (consumer rank, producer rank). */
+  List<Read> reads = List.of();
 
   /** What the planner maps, once the read is posted. */
   TransferPlanner.Load plan;
@@ -184,6 +183,14 @@ final class Load {
   long localLeaseDeadline() {
     return peer.clock().current().deadlineToLocal(producerDeadline);
   }
+
+  /**
+   * One posted transfer of a load's read.
+   *
+   * @param consumerRank the rank whose transport posted it
+   * @param handle its handle there
+   */
+  record Read(int consumerRank, TransferHandle handle) {}
 
   /**
    * A lease as this consumer names it: the producer's engine id and the producer's request id.

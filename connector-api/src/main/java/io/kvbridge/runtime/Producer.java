@@ -292,7 +292,7 @@ final class Producer {
           fromAgent,
           consumer,
           new ProtocolMessage.Confirmed(
-              ref, renewed.lease().deadlineNanos(), c.sentAtNanos(), settings.clock().nanoTime()));
+              ref, renewed.deadlineNanos(), c.sentAtNanos(), settings.clock().nanoTime()));
     } else if (outcome instanceof RenewOutcome.Ignored ignored) {
       counters.rejected(
           toInput(ignored.reason()), "confirmation of " + ref.requestId() + " from " + consumer);
@@ -307,7 +307,7 @@ final class Producer {
       counters.heartbeatReceived(outcome instanceof RenewOutcome.Renewed);
       if (outcome instanceof RenewOutcome.Renewed renewed) {
         renewedBy(ref.requestId(), consumer);
-        renewals.add(new ProtocolMessage.Renewal(ref, renewed.lease().deadlineNanos()));
+        renewals.add(new ProtocolMessage.Renewal(ref, renewed.deadlineNanos()));
       } else if (outcome instanceof RenewOutcome.Ignored ignored) {
         counters.rejected(
             toInput(ignored.reason()), "heartbeat for " + ref.requestId() + " from " + consumer);

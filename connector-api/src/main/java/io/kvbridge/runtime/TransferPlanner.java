@@ -246,12 +246,7 @@ final class TransferPlanner {
   /** The consumer rank whose shape is producer rank {@code q}'s exactly, or -1. */
   private static int identicalConsumerRank(Load load, int q) {
     int r = sameHeadsConsumerRank(load, q);
-    if (r >= 0
-        && load.consumer().get(r).tokensPerBlock() == load.producer().get(q).tokensPerBlock()
-        && load.consumer().get(r).order() == load.producer().get(q).order()) {
-      return r;
-    }
-    return -1;
+    return r >= 0 && sameShape(load.producer().get(q), load.consumer().get(r)) ? r : -1;
   }
 
   /** The consumer rank that holds exactly producer rank {@code q}'s heads, or -1. */
@@ -264,6 +259,19 @@ final class TransferPlanner {
       }
     }
     return -1;
+  }
+
+  /**
+   * Whether a block of {@code producer} and a block of {@code consumer} hold the same heads and
+   * tokens in the same order, so that a whole block of one is a whole block of the other, byte for
+   * byte. Both describe one model (the handshake refused any other pair).
+   */
+  static boolean sameShape(KvLayout producer, KvLayout consumer) {
+    return consumer.headStart() == producer.headStart()
+        && consumer.headCount() == producer.headCount()
+        && consumer.tokensPerBlock() == producer.tokensPerBlock()
+        && consumer.order() == producer.order()
+        && consumer.blockBytes() == producer.blockBytes();
   }
 
   /**

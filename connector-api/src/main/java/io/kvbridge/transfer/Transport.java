@@ -20,8 +20,19 @@ import java.util.Optional;
  *       transfer's bytes are visible there; {@link #status} reports DONE only once every byte is in
  *       place;
  *   <li>{@link #drainNotifications()} names the sender as the transport knows it; the payload is
- *       untrusted input.
+ *       untrusted input;
+ *   <li>a {@linkplain PreparedList prepared list} is checked once, when it is prepared, as a
+ *       descriptor list of a post would be; a post by indices checks only the indices, the pairing
+ *       of the selected pieces and that both lists are still usable (see {@link PreparedList}).
  * </ul>
+ *
+ * <p>Preparing is optional for an implementation: the default methods keep the list and post the
+ * selected pieces through {@link #post(TransferOp, DescriptorList, String, DescriptorList,
+ * Optional)}, so a transport that does not override them (a decorator, say) behaves as if every
+ * transfer were described afresh, and a list it returns stays usable as long as a post of its
+ * pieces would be: releasing it does nothing, and a list of a reloaded peer keeps working. The
+ * conformance suite checks the full contract of {@link PreparedList} on transports that prepare
+ * ahead (the connectors' own).
  *
  * <p>Threads: implementations are safe for concurrent use by the engine thread, the scheduled sweep
  * and the handshake server.
@@ -40,21 +51,29 @@ public interface Transport extends AutoCloseable {
   /** Registers {@code memory} so transfers may touch it. */
   void register(KvMemory memory);
 
-  /** Deregisters {@code memory}; transfers posted later may not touch it. */
+  /**
+   * Deregisters {@code memory}; transfers posted later may not touch it, and lists prepared of it
+   * are no longer usable.
+   */
   void deregister(KvMemory memory);
 
   /** This agent's metadata blob: what a peer loads to reach this agent's registered memory. */
   byte[] localMetadata();
 
   /**
-   * Loads a peer's metadata blob so transfers and notifications can reach it.
+   * Loads a peer's metadata blob so transfers and notifications can reach it. A blob of a peer
+   * loaded before replaces the one loaded then, and the lists prepared of that peer's memory are no
+   * longer usable.
    *
    * @return the peer's agent name
    * @throws TransportException if the blob is malformed
    */
   String loadRemoteMetadata(byte[] metadata);
 
-  /** Forgets a peer: later transfers and notifications to it fail. Unknown names are ignored. */
+  /**
+   * Forgets a peer: later transfers and notifications to it fail, and the lists prepared of its
+   * memory are no longer usable. Unknown names are ignored.
+   */
   void invalidateRemote(String agentName);
 
   /**
@@ -71,6 +90,70 @@ public interface Transport extends AutoCloseable {
       DescriptorList remote,
       Optional<byte[]> notification);
 
+  /**
+   * Prepares a list of local pieces to post transfers from by index.
+   *
+   * @throws TransportException if a piece lies outside the memory registered here
+   */
+  default PreparedList prepare(DescriptorList local) {
+    return new PreparedList(0, Optional.empty(), local);
+  }
+
+  /**
+   * Prepares a list of {@code remoteAgent}'s pieces to post transfers to or from by index.
+   *
+   * @throws TransportException if the peer is unknown or a piece lies outside the memory its loaded
+   *     metadata describes
+   */
+  default PreparedList prepare(String remoteAgent, DescriptorList remote) {
+    return new PreparedList(0, Optional.of(remoteAgent), remote);
+  }
+
+  /**
+   * Posts a one-sided transfer between the pieces {@code localIndices} of {@code local} and the
+   * pieces {@code remoteIndices} of {@code remote}, paired position by position. The index arrays
+   * are read during the call only.
+   *
+   * @param local a list this transport prepared of its own memory
+   * @param remote a list this transport prepared of a peer's memory
+   * @param notification delivered to the remote agent after the bytes are visible there
+   * @throws TransportException if a list is not usable (released, from another transport, on the
+   *     wrong side, its peer invalidated or reloaded since, its local memory deregistered), an
+   *     index lies outside its list, or the index arrays differ in length or select pieces of
+   *     different lengths; nothing has moved then
+   */
+  default TransferHandle post(
+      TransferOp op,
+      PreparedList local,
+      int[] localIndices,
+      PreparedList remote,
+      int[] remoteIndices,
+      Optional<byte[]> notification) {
+    if (!local.isLocal() || remote.isLocal()) {
+      throw new TransportException(
+          "cannot post a "
+              + op
+              + " from "
+              + local
+              + " and "
+              + remote
+              + ": the first list must describe local memory and the second a peer's");
+    }
+    return post(
+        op,
+        local.select(localIndices),
+        remote.remoteAgent().get(),
+        remote.select(remoteIndices),
+        notification);
+  }
+
+  /**
+   * Releases a prepared list; releasing it again, or a list that is no longer usable, is harmless.
+   */
+  default void release(PreparedList list) {
+    // Nothing was prepared ahead.
+  }
+
   /** The state of a posted transfer. */
   TransferStatus status(TransferHandle handle);
 
@@ -83,7 +166,10 @@ public interface Transport extends AutoCloseable {
   /** Returns and removes the notifications received so far, in arrival order per sender. */
   List<Notification> drainNotifications();
 
-  /** Releases every resource of the agent; registered memory stays owned by its caller. */
+  /**
+   * Releases every resource of the agent, prepared lists included; registered memory stays owned by
+   * its caller.
+   */
   @Override
   void close();
 }

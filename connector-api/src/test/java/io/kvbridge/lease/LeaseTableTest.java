@@ -42,6 +42,19 @@ class LeaseTableTest {
   }
 
   @Test
+  void grantedBlockListIsACopyThatNoOneCanChange() {
+    List<Integer> blocks = new ArrayList<>(List.of(3, 4));
+    Lease lease = table.grant("r1", blocks, 1, READ);
+    blocks.set(0, 9);
+
+    assertThat(lease.blockIds()).containsExactly(3, 4).isEqualTo(List.of(3, 4));
+    assertThatThrownBy(() -> lease.blockIds().set(0, 9))
+        .isInstanceOf(UnsupportedOperationException.class);
+    assertThatThrownBy(() -> table.grant("r2", Arrays.asList(1, null), 1, READ))
+        .isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
   void tokensAreUniquePerLease() {
     Lease a = table.grant("a", List.of(1), 1, READ);
     Lease b = table.grant("b", List.of(2), 1, READ);
@@ -203,7 +216,7 @@ class LeaseTableTest {
     RenewOutcome outcome = table.renew("r1", lease.token().value());
 
     assertThat(outcome).isInstanceOf(RenewOutcome.Renewed.class);
-    assertThat(((RenewOutcome.Renewed) outcome).lease().deadlineNanos())
+    assertThat(((RenewOutcome.Renewed) outcome).deadlineNanos())
         .isEqualTo(clock.nanoTime() + LEASE.toNanos());
     clock.advance(Duration.ofSeconds(29));
     assertThat(table.expire()).isEmpty();
@@ -214,11 +227,11 @@ class LeaseTableTest {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(20));
     long extended =
-        ((RenewOutcome.Renewed) table.renew("r1", lease.token().value())).lease().deadlineNanos();
+        ((RenewOutcome.Renewed) table.renew("r1", lease.token().value())).deadlineNanos();
 
     RenewOutcome again = table.renew("r1", lease.token().value());
 
-    assertThat(((RenewOutcome.Renewed) again).lease().deadlineNanos()).isEqualTo(extended);
+    assertThat(((RenewOutcome.Renewed) again).deadlineNanos()).isEqualTo(extended);
     assertThat(extended).isGreaterThan(lease.deadlineNanos());
   }
 
@@ -245,8 +258,7 @@ class LeaseTableTest {
 
     RenewOutcome last = table.renew("r1", lease.token().value());
 
-    assertThat(((RenewOutcome.Renewed) last).lease().deadlineNanos())
-        .isEqualTo(lease.maxDeadlineNanos());
+    assertThat(((RenewOutcome.Renewed) last).deadlineNanos()).isEqualTo(lease.maxDeadlineNanos());
   }
 
   @Test

@@ -67,7 +67,35 @@ record AgentMetadata(String fabric, String agentName, long instanceId, List<Regi
 
   /** The region that holds all of {@code d}, if any. */
   Optional<Region> regionHolding(Descriptor d, MemoryKind listKind) {
-    return regions.stream().filter(r -> r.contains(d, listKind)).findFirst();
+    int at = regionAtOrBefore(d.address());
+    return at >= 0 && regions.get(at).contains(d, listKind)
+        ? Optional.of(regions.get(at))
+        : Optional.empty();
+  }
+
+  /** Whether one region holds all of {@code d}; allocates nothing. */
+  boolean covers(Descriptor d, MemoryKind listKind) {
+    int at = regionAtOrBefore(d.address());
+    return at >= 0 && regions.get(at).contains(d, listKind);
+  }
+
+  /** The index of the last region starting at or before {@code address}, or -1. */
+  private int regionAtOrBefore(long address) {
+    // Regions are sorted by address and disjoint: only the last one starting at or before the
+    // address can hold it.
+    int low = 0;
+    int high = regions.size() - 1;
+    int found = -1;
+    while (low <= high) {
+      int mid = (low + high) >>> 1;
+      if (regions.get(mid).address() <= address) {
+        found = mid;
+        low = mid + 1;
+      } else {
+        high = mid - 1;
+      }
+    }
+    return found;
   }
 
   byte[] encode() {

@@ -219,22 +219,23 @@ final class DirectoryMedium implements Medium {
   }
 
   @Override
-  public Optional<List<FakeTransport.Located>> locate(AgentMetadata peer, DescriptorList remote) {
-    List<FakeTransport.Located> out = new ArrayList<>();
-    for (Descriptor d : remote.descriptors()) {
+  public boolean locate(
+      AgentMetadata peer, DescriptorList remote, Bytes[] memories, long[] offsets) {
+    List<Descriptor> pieces = remote.descriptors();
+    for (int i = 0; i < pieces.size(); i++) {
+      Descriptor d = pieces.get(i);
       Optional<AgentMetadata.Region> region = peer.regionHolding(d, remote.kind());
       if (region.isEmpty() || region.get().file().isEmpty()) {
-        return Optional.empty();
+        return false;
       }
       Optional<MappedRegion> mapping = map(region.get());
       if (mapping.isEmpty()) {
-        return Optional.empty();
+        return false;
       }
-      out.add(
-          new FakeTransport.Located(
-              mapping.get(), d.address() - region.get().address(), d.length()));
+      memories[i] = mapping.get();
+      offsets[i] = d.address() - region.get().address();
     }
-    return Optional.of(out);
+    return true;
   }
 
   @Override

@@ -5,7 +5,7 @@ import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.List;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -15,6 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -28,6 +30,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * property) a fabric of their own; {@code new FakeFabric()} an anonymous one. These live in the
  * JVM's heap. {@link #sharedDirectory(Path)} (the {@code fake.shared-dir} property) spans the
  * processes of one machine through memory-mapped files instead, with the same semantics.
+ *
+ * <p>Copies run on a shared pool of daemon threads, or on the executor a fabric was built with. The
+ * pool's fabrics hand a transfer without a notification to the pool only after a short delay, so
+ * that a caller polling its status right after posting finds the copy unclaimed and runs it itself,
+ * on one thread, without waking a pool thread.
  *
  * <p>Threads: safe for use from any thread.
  */
@@ -46,11 +53,27 @@ public final class FakeFabric {
             return t;
           });
 
+  /**
+   * How long the default fabrics leave a transfer without a notification to its initiator before
+   * the copier pool starts it: long enough for a caller that polls right after posting to claim it.
+   */
+  static final Duration DEFERRED_START = Duration.ofMillis(1);
+
+  // Only arms timers: the copy itself runs on COPIER (or on the poller that claims it first).
+  private static final ScheduledExecutorService DEFERRED_STARTS =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "kvbridge-fake-copy-timer");
+            t.setDaemon(true);
+            return t;
+          });
+
   private static final long FIRST_ADDRESS = 0x10_0000_0000L;
   private static final long PAGE = 4096;
 
   private final String name;
   private final Executor copier;
+  private final boolean defersStarts;
   private final Medium medium;
   private final Map<String, FakeTransport> agents = new ConcurrentHashMap<>();
   private final AtomicLong nextAddress = new AtomicLong(FIRST_ADDRESS);
@@ -71,6 +94,8 @@ public final class FakeFabric {
   private FakeFabric(String name, Executor copier, Path directory) {
     this.name = name;
     this.copier = Objects.requireNonNull(copier, "copyExecutor");
+    // A caller's own executor sees every copy at once: tests hold or run them as they choose.
+    this.defersStarts = copier == COPIER;
     this.medium =
         directory == null ? new JvmMedium(this, name) : new DirectoryMedium(this, directory);
   }
@@ -183,12 +208,27 @@ public final class FakeFabric {
     return medium.reachable(agentName, instanceId);
   }
 
-  Optional<List<FakeTransport.Located>> locate(AgentMetadata peer, DescriptorList remote) {
-    return medium.locate(peer, remote);
+  boolean locate(AgentMetadata peer, DescriptorList remote, Bytes[] memories, long[] offsets) {
+    return medium.locate(peer, remote, memories, offsets);
   }
 
-  void execute(Runnable copy) {
-    copier.execute(copy);
+  /**
+   * Starts a posted transfer's copy. A fabric built with its own executor hands every copy to it at
+   * once. The others defer the hand-off of a transfer without a notification by {@link
+   * #DEFERRED_START}: a caller that polls its status right after posting (as a consumer does) finds
+   * the copy unclaimed and runs it itself, on one thread, without waking a pool thread; one that
+   * does not poll still sees it completed, after the deferral, by the pool. A transfer with a
+   * notification is handed off at once: its peer waits for the notification, not the initiator.
+   *
+   * @param copy claims the transfer's copy and runs it, unless another thread claimed it first
+   */
+  void start(Runnable copy, boolean hasNotification) {
+    if (!defersStarts || hasNotification) {
+      copier.execute(copy);
+    } else {
+      DEFERRED_STARTS.schedule(
+          () -> copier.execute(copy), DEFERRED_START.toNanos(), TimeUnit.NANOSECONDS);
+    }
   }
 
   /** Sends a notification; it vanishes if the incarnation {@code toInstance} is gone. */

@@ -5,6 +5,7 @@ import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.Notification;
+import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
@@ -14,7 +15,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Map.Entry;
 import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.Optional;
@@ -37,8 +37,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * transfer writes no further byte (each piece is copied under the transfer's lock, which {@code
  * release} takes). A peer's READ of this agent's memory is likewise a copy done by the peer.
  *
- * <p>Threads: safe for concurrent use; registrations and loaded peers are guarded by one lock, each
- * transfer by its own.
+ * <p>A {@linkplain #prepare prepared list} is resolved to the memory holding each of its pieces
+ * once; a post by indices only picks pieces. A remote list keeps the peer's memory as its metadata
+ * described it when the list was prepared, as NIXL's prepared lists do: a region the peer
+ * deregisters later is read until the peer's metadata is loaded again (a region it frees fails the
+ * transfer).
+ *
+ * <p>Threads: safe for concurrent use; registrations, loaded peers and prepared lists are guarded
+ * by one lock, each transfer by its own.
  */
 public final class FakeTransport implements Transport {
 
@@ -50,7 +56,12 @@ public final class FakeTransport implements Transport {
   private final long instanceId;
   private final Object lock = new Object();
   private final NavigableMap<Long, FakeMemory> registered = new TreeMap<>();
+  // The registered memory again, sorted by address, for lookups per descriptor that allocate
+  // nothing; replaced whenever a registration changes.
+  private FakeMemory[] registeredByAddress = new FakeMemory[0];
   private final Map<String, AgentMetadata> peers = new HashMap<>();
+  private final Map<Long, Prepared> prepared = new HashMap<>();
+  private long nextPrepared = 1;
   private final Map<Long, Transfer> transfers = new ConcurrentHashMap<>();
   private final AtomicLong nextHandle = new AtomicLong(1);
   private final Inbox inbox = new Inbox();
@@ -103,6 +114,7 @@ public final class FakeTransport implements Transport {
       if (registered.putIfAbsent(fake.address(), fake) != null) {
         throw new TransportException(memory + " is already registered with agent " + agentName);
       }
+      registeredByAddress = registered.values().toArray(new FakeMemory[0]);
     }
   }
 
@@ -114,6 +126,8 @@ public final class FakeTransport implements Transport {
       if (!registered.remove(memory.address(), memory)) {
         throw new TransportException(memory + " is not registered with agent " + agentName);
       }
+      registeredByAddress = registered.values().toArray(new FakeMemory[0]);
+      prepared.values().removeIf(p -> p.list.isLocal() && p.touches(memory));
     }
   }
 
@@ -147,7 +161,9 @@ public final class FakeTransport implements Transport {
     }
     synchronized (lock) {
       requireOpen("load peer metadata");
-      peers.put(peer.agentName(), peer);
+      if (peers.put(peer.agentName(), peer) != null) {
+        forgetPreparedOf(peer.agentName());
+      }
     }
     return peer.agentName();
   }
@@ -155,7 +171,9 @@ public final class FakeTransport implements Transport {
   @Override
   public void invalidateRemote(String remoteAgent) {
     synchronized (lock) {
-      peers.remove(remoteAgent);
+      if (peers.remove(remoteAgent) != null) {
+        forgetPreparedOf(remoteAgent);
+      }
     }
   }
 
@@ -171,31 +189,56 @@ public final class FakeTransport implements Transport {
     Objects.requireNonNull(remoteAgent, "remoteAgent");
     Objects.requireNonNull(remote, "remote");
     Objects.requireNonNull(notification, "notification");
-    String what = op + " from agent " + agentName + " to " + remoteAgent;
+    // Messages are built only on failure: post runs per request and per descriptor.
     try {
       local.checkPairsWith(remote);
     } catch (IllegalArgumentException e) {
-      throw new TransportException("cannot post " + what + ": " + e.getMessage(), e);
+      throw new TransportException(
+          "cannot post " + what(op, remoteAgent) + ": " + e.getMessage(), e);
     }
     Optional<byte[]> attached = notification.map(byte[]::clone);
-    attached.ifPresent(n -> checkNotificationSize(n, remoteAgent));
+    if (attached.isPresent()) {
+      checkNotificationSize(attached.get(), remoteAgent);
+    }
 
+    int count = local.descriptors().size();
+    CopyPlan plan = new CopyPlan(count);
     AgentMetadata peer;
-    List<Located> localPieces;
     synchronized (lock) {
-      requireOpen("post a " + op);
+      if (closed) {
+        requireOpen("post a " + op);
+      }
       peer = peers.get(remoteAgent);
       if (peer == null) {
         throw new TransportException(unknownPeer("post a " + op + " to", remoteAgent));
       }
-      localPieces = locateRegistered(local, what);
+      for (int i = 0; i < count; i++) {
+        Descriptor d = local.descriptors().get(i);
+        FakeMemory m = registeredHolding(d, local.kind());
+        if (m == null) {
+          throw new TransportException(
+              "cannot post "
+                  + what(op, remoteAgent)
+                  + ": local descriptor "
+                  + i
+                  + " "
+                  + describe(d, local.kind())
+                  + " lies outside the memory registered with agent "
+                  + agentName
+                  + "; register the memory first");
+        }
+        plan.local[i] = m;
+        plan.localOffset[i] = d.address() - m.address();
+        plan.length[i] = d.length();
+      }
     }
-    for (int i = 0; i < remote.descriptors().size(); i++) {
-      Descriptor d = remote.descriptors().get(i);
-      if (peer.regionHolding(d, remote.kind()).isEmpty()) {
+    List<Descriptor> remotePieces = remote.descriptors();
+    for (int i = 0; i < count; i++) {
+      Descriptor d = remotePieces.get(i);
+      if (!peer.covers(d, remote.kind())) {
         throw new TransportException(
             "cannot post "
-                + what
+                + what(op, remoteAgent)
                 + ": remote descriptor "
                 + i
                 + " "
@@ -206,36 +249,218 @@ public final class FakeTransport implements Transport {
                 + " registered more since");
       }
     }
-    if (!fabric.reachable(remoteAgent, peer.instanceId())) {
-      throw new TransportException(
-          "cannot post "
-              + what
-              + ": "
-              + remoteAgent
-              + " is not reachable on fabric '"
-              + fabric.name()
-              + "' (it closed, was killed, or restarted); load its new metadata");
-    }
-
+    requireReachable(op, peer);
     long id = nextHandle.getAndIncrement();
     TransferHandle handle = new TransferHandle(id, local.totalBytes());
-    Transfer transfer = new Transfer(handle, remoteAgent, peer.instanceId(), attached);
-    Optional<List<Located>> remotePieces = fabric.locate(peer, remote);
-    if (remotePieces.isPresent()) {
-      for (int i = 0; i < localPieces.size(); i++) {
-        Located l = localPieces.get(i);
-        Located r = remotePieces.get().get(i);
-        transfer.pieces.add(op == TransferOp.READ ? new Piece(r, l) : new Piece(l, r));
-      }
-    }
+    Transfer transfer = new Transfer(handle, op, plan, remoteAgent, peer.instanceId(), attached);
     transfers.put(id, transfer);
-    if (remotePieces.isEmpty()) {
+    if (!fabric.locate(peer, remote, plan.remote, plan.remoteOffset)) {
       transfer.fail(
           remoteAgent + " no longer has that memory registered; reload its metadata and retry");
       return handle;
     }
     transfer.start();
     return handle;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The pieces are checked against the registrations once, here; a remote list is resolved to
+   * the peer's memory as its loaded metadata describes it.
+   */
+  @Override
+  public PreparedList prepare(DescriptorList local) {
+    Objects.requireNonNull(local, "local");
+    int count = local.descriptors().size();
+    Bytes[] memories = new Bytes[count];
+    long[] offsets = new long[count];
+    synchronized (lock) {
+      requireOpen("prepare a descriptor list");
+      for (int i = 0; i < count; i++) {
+        Descriptor d = local.descriptors().get(i);
+        FakeMemory m = registeredHolding(d, local.kind());
+        if (m == null) {
+          throw new TransportException(
+              "agent "
+                  + agentName
+                  + " cannot prepare a list of its memory: descriptor "
+                  + i
+                  + " "
+                  + describe(d, local.kind())
+                  + " lies outside the memory registered with it; register the memory first");
+        }
+        memories[i] = m;
+        offsets[i] = d.address() - m.address();
+      }
+      PreparedList list = new PreparedList(nextPrepared++, Optional.empty(), local);
+      prepared.put(list.id(), new Prepared(list, memories, offsets, 0));
+      return list;
+    }
+  }
+
+  @Override
+  public PreparedList prepare(String remoteAgent, DescriptorList remote) {
+    Objects.requireNonNull(remoteAgent, "remoteAgent");
+    Objects.requireNonNull(remote, "remote");
+    AgentMetadata peer;
+    synchronized (lock) {
+      requireOpen("prepare a descriptor list of " + remoteAgent);
+      peer = peers.get(remoteAgent);
+    }
+    if (peer == null) {
+      throw new TransportException(unknownPeer("prepare a list of the memory of", remoteAgent));
+    }
+    int count = remote.descriptors().size();
+    for (int i = 0; i < count; i++) {
+      Descriptor d = remote.descriptors().get(i);
+      if (!peer.covers(d, remote.kind())) {
+        throw new TransportException(
+            "agent "
+                + agentName
+                + " cannot prepare a list of the memory of "
+                + remoteAgent
+                + ": descriptor "
+                + i
+                + " "
+                + describe(d, remote.kind())
+                + " lies outside the memory it registered (as its loaded metadata says); reload"
+                + " its metadata if it registered more since");
+      }
+    }
+    Bytes[] memories = new Bytes[count];
+    long[] offsets = new long[count];
+    if (!fabric.locate(peer, remote, memories, offsets)) {
+      throw new TransportException(
+          "agent "
+              + agentName
+              + " cannot prepare a list of the memory of "
+              + remoteAgent
+              + ": it no longer has that memory registered, or is gone; reload its metadata");
+    }
+    synchronized (lock) {
+      requireOpen("prepare a descriptor list of " + remoteAgent);
+      if (peers.get(remoteAgent) != peer) {
+        throw new TransportException(
+            "agent "
+                + agentName
+                + " cannot prepare a list of the memory of "
+                + remoteAgent
+                + ": its metadata was invalidated or reloaded meanwhile; prepare it again");
+      }
+      PreparedList list = new PreparedList(nextPrepared++, Optional.of(remoteAgent), remote);
+      prepared.put(list.id(), new Prepared(list, memories, offsets, peer.instanceId()));
+      return list;
+    }
+  }
+
+  @Override
+  public TransferHandle post(
+      TransferOp op,
+      PreparedList local,
+      int[] localIndices,
+      PreparedList remote,
+      int[] remoteIndices,
+      Optional<byte[]> notification) {
+    Objects.requireNonNull(op, "op");
+    Objects.requireNonNull(local, "local");
+    Objects.requireNonNull(localIndices, "localIndices");
+    Objects.requireNonNull(remote, "remote");
+    Objects.requireNonNull(remoteIndices, "remoteIndices");
+    Objects.requireNonNull(notification, "notification");
+    Optional<byte[]> attached = notification.map(byte[]::clone);
+    Prepared mine;
+    Prepared theirs;
+    synchronized (lock) {
+      if (closed) {
+        requireOpen("post a " + op);
+      }
+      mine = usable(local, op);
+      theirs = usable(remote, op);
+    }
+    if (!local.isLocal() || remote.isLocal()) {
+      throw new TransportException(
+          "cannot post a "
+              + op
+              + " from "
+              + local
+              + " and "
+              + remote
+              + ": the first list must describe local memory and the second a peer's");
+    }
+    String remoteAgent = remote.remoteAgent().get();
+    if (attached.isPresent()) {
+      checkNotificationSize(attached.get(), remoteAgent);
+    }
+    if (localIndices.length != remoteIndices.length) {
+      throw new TransportException(
+          "cannot post "
+              + what(op, remoteAgent)
+              + ": "
+              + localIndices.length
+              + " local indices and "
+              + remoteIndices.length
+              + " remote ones; they pair position by position");
+    }
+    local.checkIndices(localIndices);
+    remote.checkIndices(remoteIndices);
+    int count = localIndices.length;
+    CopyPlan plan = new CopyPlan(count);
+    long bytes = 0;
+    for (int i = 0; i < count; i++) {
+      int l = localIndices[i];
+      int r = remoteIndices[i];
+      long length = mine.lengths[l];
+      if (length != theirs.lengths[r]) {
+        throw new TransportException(
+            "cannot post "
+                + what(op, remoteAgent)
+                + ": at position "
+                + i
+                + " local piece "
+                + l
+                + " has "
+                + length
+                + " bytes, remote piece "
+                + r
+                + " has "
+                + theirs.lengths[r]);
+      }
+      plan.local[i] = mine.memories[l];
+      plan.localOffset[i] = mine.offsets[l];
+      plan.remote[i] = theirs.memories[r];
+      plan.remoteOffset[i] = theirs.offsets[r];
+      plan.length[i] = length;
+      bytes += length;
+    }
+    if (!fabric.reachable(remoteAgent, theirs.remoteInstance)) {
+      throw new TransportException(
+          "cannot post "
+              + what(op, remoteAgent)
+              + ": "
+              + remoteAgent
+              + " is not reachable on fabric '"
+              + fabric.name()
+              + "' (it closed, was killed, or restarted); load its new metadata");
+    }
+    long id = nextHandle.getAndIncrement();
+    TransferHandle handle = new TransferHandle(id, bytes);
+    Transfer transfer =
+        new Transfer(handle, op, plan, remoteAgent, theirs.remoteInstance, attached);
+    transfers.put(id, transfer);
+    transfer.start();
+    return handle;
+  }
+
+  @Override
+  public void release(PreparedList list) {
+    Objects.requireNonNull(list, "list");
+    synchronized (lock) {
+      Prepared known = prepared.get(list.id());
+      if (known != null && known.list == list) {
+        prepared.remove(list.id());
+      }
+    }
   }
 
   /**
@@ -288,7 +513,9 @@ public final class FakeTransport implements Transport {
       }
       closed = true;
       registered.clear();
+      registeredByAddress = new FakeMemory[0];
       peers.clear();
+      prepared.clear();
     }
     fabric.leave(this);
     for (Transfer t : transfers.values()) {
@@ -324,59 +551,92 @@ public final class FakeTransport implements Transport {
     }
   }
 
-  /** Where a peer's descriptors land in this agent's registered memory; empty if any is not. */
-  Optional<List<Located>> locateForPeer(DescriptorList list) {
+  /**
+   * Where a peer's descriptors land in this agent's registered memory: piece {@code i} in {@code
+   * memories[i]} at {@code offsets[i]}. False if some piece lies outside it.
+   */
+  boolean locateForPeer(DescriptorList list, Bytes[] memories, long[] offsets) {
     synchronized (lock) {
       if (closed) {
-        return Optional.empty();
+        return false;
       }
-      List<Located> out = new ArrayList<>();
-      for (Descriptor d : list.descriptors()) {
-        Optional<Located> at = locate(d, list.kind());
-        if (at.isEmpty()) {
-          return Optional.empty();
+      List<Descriptor> pieces = list.descriptors();
+      for (int i = 0; i < pieces.size(); i++) {
+        Descriptor d = pieces.get(i);
+        FakeMemory m = registeredHolding(d, list.kind());
+        if (m == null) {
+          return false;
         }
-        out.add(at.get());
+        memories[i] = m;
+        offsets[i] = d.address() - m.address();
       }
-      return Optional.of(out);
+      return true;
     }
   }
 
   // ---- internals -----------------------------------------------------------------------------
 
-  private List<Located> locateRegistered(DescriptorList list, String what) {
-    List<Located> out = new ArrayList<>();
-    for (int i = 0; i < list.descriptors().size(); i++) {
-      Descriptor d = list.descriptors().get(i);
-      int index = i;
-      out.add(
-          locate(d, list.kind())
-              .orElseThrow(
-                  () ->
-                      new TransportException(
-                          "cannot post "
-                              + what
-                              + ": local descriptor "
-                              + index
-                              + " "
-                              + describe(d, list.kind())
-                              + " lies outside the memory registered with agent "
-                              + agentName
-                              + "; register the memory first")));
+  /** The registered memory that holds all of {@code d}, or null; called under the lock. */
+  private FakeMemory registeredHolding(Descriptor d, MemoryKind kind) {
+    FakeMemory[] sorted = registeredByAddress;
+    int low = 0;
+    int high = sorted.length - 1;
+    FakeMemory floor = null;
+    while (low <= high) {
+      int mid = (low + high) >>> 1;
+      if (sorted[mid].address() <= d.address()) {
+        floor = sorted[mid];
+        low = mid + 1;
+      } else {
+        high = mid - 1;
+      }
     }
-    return out;
+    if (floor == null
+        || kind != floor.kind()
+        || d.deviceId() != floor.deviceId()
+        || !d.within(floor.address(), floor.sizeBytes())) {
+      return null;
+    }
+    return floor;
   }
 
-  private Optional<Located> locate(Descriptor d, MemoryKind kind) {
-    Entry<Long, FakeMemory> floor = registered.floorEntry(d.address());
-    if (floor == null) {
-      return Optional.empty();
+  /** The list as this agent prepared it, if still usable; called under the lock. */
+  private Prepared usable(PreparedList list, TransferOp op) {
+    Prepared known = prepared.get(list.id());
+    if (known == null || (known.list != list && !known.list.equals(list))) {
+      throw new TransportException(
+          "agent "
+              + agentName
+              + " cannot post a "
+              + op
+              + " from "
+              + list
+              + ": it was not prepared here, was released, or is no longer usable (its peer was"
+              + " invalidated or reloaded, or its memory deregistered); prepare it again");
     }
-    FakeMemory m = floor.getValue();
-    if (kind != m.kind() || d.deviceId() != m.deviceId() || !d.within(m.address(), m.sizeBytes())) {
-      return Optional.empty();
+    return known;
+  }
+
+  /** Makes every list prepared of {@code remoteAgent}'s memory unusable; under the lock. */
+  private void forgetPreparedOf(String remoteAgent) {
+    prepared.values().removeIf(p -> p.list.remoteAgent().filter(remoteAgent::equals).isPresent());
+  }
+
+  private void requireReachable(TransferOp op, AgentMetadata peer) {
+    if (!fabric.reachable(peer.agentName(), peer.instanceId())) {
+      throw new TransportException(
+          "cannot post "
+              + what(op, peer.agentName())
+              + ": "
+              + peer.agentName()
+              + " is not reachable on fabric '"
+              + fabric.name()
+              + "' (it closed, was killed, or restarted); load its new metadata");
     }
-    return Optional.of(new Located(m, d.address() - m.address(), d.length()));
+  }
+
+  private String what(TransferOp op, String remoteAgent) {
+    return op + " from agent " + agentName + " to " + remoteAgent;
   }
 
   private Transfer transfer(TransferHandle handle, String action) {
@@ -437,13 +697,68 @@ public final class FakeTransport implements Transport {
         + d.deviceId();
   }
 
-  /** A piece of a descriptor resolved to the memory that holds it. */
-  record Located(Bytes memory, long offset, long length) {}
+  /**
+   * A descriptor list resolved once: piece {@code i} lies in {@code memories[i]} at {@code
+   * offsets[i]} and has {@code lengths[i]} bytes.
+   */
+  private static final class Prepared {
+    final PreparedList list;
+    final Bytes[] memories;
+    final long[] offsets;
+    final long[] lengths;
+    final long remoteInstance;
 
-  /** One copy: {@code length} bytes from {@code from} to {@code to}. */
-  private record Piece(Located from, Located to) {
-    void copy() {
-      Bytes.copy(from.memory(), from.offset(), to.memory(), to.offset(), from.length());
+    Prepared(PreparedList list, Bytes[] memories, long[] offsets, long remoteInstance) {
+      this.list = list;
+      this.memories = memories;
+      this.offsets = offsets;
+      this.remoteInstance = remoteInstance;
+      List<Descriptor> pieces = list.descriptors().descriptors();
+      this.lengths = new long[pieces.size()];
+      for (int i = 0; i < lengths.length; i++) {
+        lengths[i] = pieces.get(i).length();
+      }
+    }
+
+    boolean touches(KvMemory memory) {
+      for (Bytes m : memories) {
+        if (m == memory) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  /**
+   * What a transfer copies: piece {@code i} is {@code length[i]} bytes between {@code local[i]} at
+   * {@code localOffset[i]} and {@code remote[i]} at {@code remoteOffset[i]}.
+   */
+  private static final class CopyPlan {
+    final Bytes[] local;
+    final long[] localOffset;
+    final Bytes[] remote;
+    final long[] remoteOffset;
+    final long[] length;
+
+    CopyPlan(int pieces) {
+      local = new Bytes[pieces];
+      localOffset = new long[pieces];
+      remote = new Bytes[pieces];
+      remoteOffset = new long[pieces];
+      length = new long[pieces];
+    }
+
+    int size() {
+      return length.length;
+    }
+
+    void copy(TransferOp op, int i) {
+      if (op == TransferOp.READ) {
+        Bytes.copy(remote[i], remoteOffset[i], local[i], localOffset[i], length[i]);
+      } else {
+        Bytes.copy(local[i], localOffset[i], remote[i], remoteOffset[i], length[i]);
+      }
     }
   }
 
@@ -462,10 +777,11 @@ public final class FakeTransport implements Transport {
    */
   private final class Transfer {
     private final TransferHandle handle;
+    private final TransferOp op;
+    private final CopyPlan plan;
     private final String remoteAgent;
     private final long remoteInstance;
     private final Optional<byte[]> notification;
-    private final List<Piece> pieces = new ArrayList<>();
     private final ReentrantLock lock = new ReentrantLock();
     private final AtomicBoolean claimed = new AtomicBoolean();
     // Written only under lock; read without it by status(). failure is written before state.
@@ -474,17 +790,21 @@ public final class FakeTransport implements Transport {
 
     Transfer(
         TransferHandle handle,
+        TransferOp op,
+        CopyPlan plan,
         String remoteAgent,
         long remoteInstance,
         Optional<byte[]> notification) {
       this.handle = handle;
+      this.op = op;
+      this.plan = plan;
       this.remoteAgent = remoteAgent;
       this.remoteInstance = remoteInstance;
       this.notification = notification;
     }
 
     void start() {
-      fabric.execute(this::run);
+      fabric.start(this::run, notification.isPresent());
     }
 
     TransferStatus status() {
@@ -537,7 +857,7 @@ public final class FakeTransport implements Transport {
       if (!stillGoing()) {
         return;
       }
-      for (Piece piece : pieces) {
+      for (int i = 0; i < plan.size(); i++) {
         lock.lock();
         try {
           if (state != State.COPYING) {
@@ -547,7 +867,7 @@ public final class FakeTransport implements Transport {
             fail("agent " + agentName + " closed");
             return;
           }
-          piece.copy();
+          plan.copy(op, i);
         } catch (RuntimeException e) {
           fail("copying failed: " + e.getMessage());
           return;

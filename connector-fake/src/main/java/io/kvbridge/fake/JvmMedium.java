@@ -3,7 +3,6 @@ package io.kvbridge.fake;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.Notification;
 import java.nio.ByteBuffer;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -65,8 +64,12 @@ final class JvmMedium implements Medium {
   }
 
   @Override
-  public Optional<List<FakeTransport.Located>> locate(AgentMetadata peer, DescriptorList remote) {
-    return live(peer.agentName(), peer.instanceId()).flatMap(a -> a.locateForPeer(remote));
+  public boolean locate(
+      AgentMetadata peer, DescriptorList remote, Bytes[] memories, long[] offsets) {
+    FakeTransport agent = agents.get(peer.agentName());
+    return agent != null
+        && agent.instanceId() == peer.instanceId()
+        && agent.locateForPeer(remote, memories, offsets);
   }
 
   @Override

@@ -2,8 +2,6 @@ package io.kvbridge.fake;
 
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.Notification;
-import java.util.List;
-import java.util.Optional;
 
 /**
  * What carries a fabric's memory and notifications between agents: the JVM's heap ({@link
@@ -44,10 +42,12 @@ interface Medium {
   boolean reachable(String agentName, long instanceId);
 
   /**
-   * Where the pieces of {@code remote} lie in {@code peer}'s memory; empty if the peer no longer
-   * has some of it registered. The caller checked {@code remote} against {@code peer}'s metadata.
+   * Where the pieces of {@code remote} lie in {@code peer}'s memory: piece {@code i} in {@code
+   * memories[i]} at {@code offsets[i]}. Returns false if the peer no longer has some of it
+   * registered (the arrays are then partly filled). The caller checked {@code remote} against
+   * {@code peer}'s metadata.
    */
-  Optional<List<FakeTransport.Located>> locate(AgentMetadata peer, DescriptorList remote);
+  boolean locate(AgentMetadata peer, DescriptorList remote, Bytes[] memories, long[] offsets);
 
   /** Hands a notification to the incarnation {@code toInstance} of {@code toAgent}, or drops it. */
   void deliver(String toAgent, long toInstance, Notification notification);

@@ -4,6 +4,7 @@ import io.kvbridge.nixl.capi.NixlAgent;
 import io.kvbridge.nixl.capi.NixlCapi;
 import io.kvbridge.nixl.capi.NixlException;
 import io.kvbridge.nixl.capi.NixlLibrary;
+import io.kvbridge.nixl.capi.NixlPreparedList;
 import io.kvbridge.nixl.capi.NixlStatus;
 import io.kvbridge.nixl.capi.NixlTransfer;
 import io.kvbridge.nixl.capi.NixlUnavailableException;
@@ -16,6 +17,7 @@ import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.Notification;
+import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
@@ -35,6 +37,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -47,6 +50,12 @@ import java.util.function.Supplier;
  * here, and NIXL must confirm ({@code nixl_capi_check_remote_md}) that the peer's registered memory
  * covers every remote piece. Failures of NIXL calls become {@link TransportException}s naming the C
  * call and its status code.
+ *
+ * <p>{@linkplain #prepare Prepared lists} are NIXL's prepared descriptor lists ({@code
+ * nixl_capi_prep_xfer_dlist}, the peer's pieces checked by NIXL against its loaded metadata); a
+ * post by indices makes one request from two of them ({@code nixl_capi_make_xfer_req}). A peer's
+ * lists are released before its metadata is invalidated or loaded again, a local list before its
+ * memory is deregistered, all of them when the transport closes.
  *
  * <p>Threads: safe for concurrent use. The agent is created without NIXL's own locking; one lock
  * serialises every call into it (NIXL's progress thread moves the bytes meanwhile).
@@ -62,6 +71,8 @@ public final class NixlTransport implements Transport {
   private final List<NativeMemory> registered = new ArrayList<>();
   private final Set<String> peers = new HashSet<>();
   private final Map<Long, NixlTransfer> transfers = new HashMap<>();
+  private final Map<Long, Prepared> prepared = new HashMap<>();
+  private long nextPreparedId = 1;
   private final Set<Long> notifying = new HashSet<>();
   private final long pumpDelayMicros;
   private ScheduledFuture<?> pump;
@@ -197,7 +208,10 @@ public final class NixlTransport implements Transport {
     locked(
         "deregister memory",
         () -> {
-          if (registered.remove(memory)) {
+          if (registered.contains(memory)) {
+            // A prepared list holds NIXL's registration of its memory: release it first.
+            releasePrepared(p -> p.touches(memory));
+            registered.remove(memory);
             agent.deregisterMemory(memoryType(memory.kind()), region(memory));
           }
           return null;
@@ -219,6 +233,7 @@ public final class NixlTransport implements Transport {
         () -> {
           String peer = agent.loadRemoteMetadata(metadata);
           if (!peers.add(peer)) {
+            releasePrepared(p -> peer.equals(p.list.remoteAgent().orElse(null)));
             // NIXL merges a second blob of a known agent into what it had, so memory the peer
             // deregistered since would stay reachable: forget the peer and load the blob afresh.
             agent.invalidateRemote(peer);
@@ -234,6 +249,7 @@ public final class NixlTransport implements Transport {
         "invalidate a peer",
         () -> {
           if (peers.remove(agentName)) {
+            releasePrepared(p -> agentName.equals(p.list.remoteAgent().orElse(null)));
             int status = agent.invalidateRemote(agentName);
             if (status != NixlStatus.SUCCESS) {
               LOG.log(
@@ -288,21 +304,152 @@ public final class NixlTransport implements Transport {
                               + " pieces are not all inside memory "
                               + remoteAgent
                               + " registered when its metadata was loaded"));
-          int posted;
-          try {
-            posted = transfer.post();
-          } catch (NixlException e) {
-            transfer.close();
-            throw e;
-          }
-          long id = nextTransferId++;
-          transfers.put(id, transfer);
-          if (notification.isPresent() && posted == NixlStatus.IN_PROG) {
-            notifying.add(id);
-            startPump();
-          }
-          return new TransferHandle(id, local.totalBytes());
+          return posted(transfer, notification.isPresent(), local.totalBytes());
         });
+  }
+
+  /** Posts a prepared request and keeps it under a new handle; called under the lock. */
+  private TransferHandle posted(NixlTransfer transfer, boolean notifies, long bytes) {
+    int posted;
+    try {
+      posted = transfer.post();
+    } catch (NixlException e) {
+      transfer.close();
+      throw e;
+    }
+    long id = nextTransferId++;
+    transfers.put(id, transfer);
+    if (notifies && posted == NixlStatus.IN_PROG) {
+      notifying.add(id);
+      startPump();
+    }
+    return new TransferHandle(id, bytes);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The pieces are checked against this agent's registrations here, then prepared in NIXL
+   * ({@code nixl_capi_prep_xfer_dlist}).
+   */
+  @Override
+  public PreparedList prepare(DescriptorList local) {
+    return locked(
+        "prepare a descriptor list",
+        () -> {
+          List<NativeMemory> holding = checkLocal(local, "prepare a list of its memory");
+          NixlPreparedList list =
+              agent.prepareList(
+                  "",
+                  memoryType(local.kind()),
+                  local.descriptors(),
+                  status ->
+                      new TransportException(
+                          "agent "
+                              + agentName()
+                              + " cannot prepare a list of its memory: nixl_capi_prep_xfer_dlist"
+                              + " returned "
+                              + NixlStatus.describe(status)));
+          return keep(new PreparedList(nextPreparedId++, Optional.empty(), local), list, holding);
+        });
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>NIXL checks the pieces against the peer's loaded metadata ({@code
+   * nixl_capi_prep_xfer_dlist}).
+   */
+  @Override
+  public PreparedList prepare(String remoteAgent, DescriptorList remote) {
+    return locked(
+        "prepare a descriptor list of " + remoteAgent,
+        () -> {
+          requirePeer(remoteAgent, "prepare a list of its memory");
+          NixlPreparedList list =
+              agent.prepareList(
+                  remoteAgent,
+                  memoryType(remote.kind()),
+                  remote.descriptors(),
+                  status ->
+                      new TransportException(
+                          "agent "
+                              + agentName()
+                              + " cannot prepare a list of the memory of "
+                              + remoteAgent
+                              + ": nixl_capi_prep_xfer_dlist returned "
+                              + NixlStatus.describe(status)
+                              + ", so the "
+                              + remote.kind()
+                              + " pieces are not all inside memory "
+                              + remoteAgent
+                              + " registered when its metadata was loaded"));
+          return keep(
+              new PreparedList(nextPreparedId++, Optional.of(remoteAgent), remote),
+              list,
+              List.of());
+        });
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Per transfer: the lists are looked up, the indices and the lengths they select checked, and
+   * one NIXL request made from the prepared lists ({@code nixl_capi_make_xfer_req}) and posted.
+   */
+  @Override
+  public TransferHandle post(
+      TransferOp op,
+      PreparedList local,
+      int[] localIndices,
+      PreparedList remote,
+      int[] remoteIndices,
+      Optional<byte[]> notification) {
+    // Messages are built only on failure: post runs per request.
+    return locked(
+        op == TransferOp.READ ? "post a READ" : "post a WRITE",
+        () -> {
+          Prepared mine = usable(local, op);
+          Prepared theirs = usable(remote, op);
+          if (!local.isLocal() || remote.isLocal()) {
+            throw new TransportException(
+                "cannot post a "
+                    + op
+                    + " from "
+                    + local
+                    + " and "
+                    + remote
+                    + ": the first list must describe local memory and the second a peer's");
+          }
+          long bytes = checkSelection(op, mine, localIndices, theirs, remoteIndices);
+          NixlTransfer transfer =
+              agent.makeTransfer(
+                  op == TransferOp.READ ? NixlCapi.XFER_OP_READ : NixlCapi.XFER_OP_WRITE,
+                  mine.nativeList,
+                  localIndices,
+                  theirs.nativeList,
+                  remoteIndices,
+                  notification);
+          return posted(transfer, notification.isPresent(), bytes);
+        });
+  }
+
+  @Override
+  public void release(PreparedList list) {
+    lock.lock();
+    try {
+      Prepared known = prepared.get(list.id());
+      if (known != null && known.list == list) {
+        prepared.remove(list.id());
+        if (!closed) {
+          known.nativeList.close();
+        }
+      }
+    } catch (NixlException e) {
+      throw new TransportException(e.getMessage(), e);
+    } finally {
+      lock.unlock();
+    }
   }
 
   @Override
@@ -387,6 +534,10 @@ public final class NixlTransport implements Transport {
         closeQuietly("releasing a transfer", transfer::close);
       }
       transfers.clear();
+      for (Prepared p : prepared.values()) {
+        closeQuietly("releasing a prepared list", p.nativeList::close);
+      }
+      prepared.clear();
       for (NativeMemory memory : registered) {
         closeQuietly(
             "deregistering " + memory,
@@ -465,33 +616,154 @@ public final class NixlTransport implements Transport {
   private void checkLocal(DescriptorList local, TransferOp op, String remoteAgent) {
     List<Descriptor> pieces = local.descriptors();
     for (int i = 0; i < pieces.size(); i++) {
-      Descriptor d = pieces.get(i);
-      boolean inside = false;
-      for (NativeMemory memory : registered) {
-        if (memory.kind() == local.kind()
-            && memory.deviceId() == d.deviceId()
-            && d.within(memory.address(), memory.sizeBytes())) {
-          inside = true;
-          break;
-        }
+      if (holding(local.kind(), pieces.get(i)) == null) {
+        throw outsideRegistered(local, i, "post " + postWhat(op, local, remoteAgent));
       }
-      if (!inside) {
+    }
+  }
+
+  /** The registered memories that hold the pieces of {@code local}; throws if one holds none. */
+  private List<NativeMemory> checkLocal(DescriptorList local, String what) {
+    List<NativeMemory> holding = new ArrayList<>(1);
+    List<Descriptor> pieces = local.descriptors();
+    for (int i = 0; i < pieces.size(); i++) {
+      NativeMemory memory = holding(local.kind(), pieces.get(i));
+      if (memory == null) {
+        throw outsideRegistered(local, i, what);
+      }
+      if (!holding.contains(memory)) {
+        holding.add(memory);
+      }
+    }
+    return holding;
+  }
+
+  /** The registered memory that holds all of {@code d}, or null. */
+  private NativeMemory holding(MemoryKind kind, Descriptor d) {
+    for (NativeMemory memory : registered) {
+      if (memory.kind() == kind
+          && memory.deviceId() == d.deviceId()
+          && d.within(memory.address(), memory.sizeBytes())) {
+        return memory;
+      }
+    }
+    return null;
+  }
+
+  private TransportException outsideRegistered(DescriptorList local, int i, String what) {
+    Descriptor d = local.descriptors().get(i);
+    return new TransportException(
+        "cannot "
+            + what
+            + ": local piece "
+            + i
+            + " ("
+            + local.kind()
+            + " [0x"
+            + Long.toHexString(d.address())
+            + ", +"
+            + d.length()
+            + ") on device "
+            + d.deviceId()
+            + ") lies outside every memory registered with agent "
+            + agentName());
+  }
+
+  /** Keeps a prepared list under its id; called under the lock. */
+  private PreparedList keep(PreparedList list, NixlPreparedList prepared, List<NativeMemory> in) {
+    this.prepared.put(list.id(), new Prepared(list, prepared, in));
+    return list;
+  }
+
+  /** The list as this agent prepared it, if still usable; called under the lock. */
+  private Prepared usable(PreparedList list, TransferOp op) {
+    Prepared known = prepared.get(list.id());
+    if (known == null || (known.list != list && !known.list.equals(list))) {
+      throw new TransportException(
+          "agent "
+              + agentName()
+              + " cannot post a "
+              + op
+              + " from "
+              + list
+              + ": it was not prepared here, was released, or is no longer usable (its peer was"
+              + " invalidated or reloaded, or its memory deregistered); prepare it again");
+    }
+    return known;
+  }
+
+  /**
+   * Checks that the indices select pieces inside both lists that pair in length; returns the bytes
+   * they hold. NIXL checks the same, but would say less about which piece is wrong.
+   */
+  private static long checkSelection(
+      TransferOp op, Prepared local, int[] localIndices, Prepared remote, int[] remoteIndices) {
+    if (localIndices.length != remoteIndices.length) {
+      throw new TransportException(
+          "cannot post a "
+              + op
+              + ": "
+              + localIndices.length
+              + " local indices and "
+              + remoteIndices.length
+              + " remote ones; they pair position by position");
+    }
+    local.list.checkIndices(localIndices);
+    remote.list.checkIndices(remoteIndices);
+    long bytes = 0;
+    for (int i = 0; i < localIndices.length; i++) {
+      long length = local.lengths[localIndices[i]];
+      if (length != remote.lengths[remoteIndices[i]]) {
         throw new TransportException(
-            "cannot post "
-                + postWhat(op, local, remoteAgent)
-                + ": local piece "
+            "cannot post a "
+                + op
+                + ": at position "
                 + i
-                + " ("
-                + local.kind()
-                + " [0x"
-                + Long.toHexString(d.address())
-                + ", +"
-                + d.length()
-                + ") on device "
-                + d.deviceId()
-                + ") lies outside every memory registered with agent "
-                + agentName());
+                + " local piece "
+                + localIndices[i]
+                + " has "
+                + length
+                + " bytes, remote piece "
+                + remoteIndices[i]
+                + " has "
+                + remote.lengths[remoteIndices[i]]);
       }
+      bytes += length;
+    }
+    return bytes;
+  }
+
+  /** Releases the prepared lists {@code which} selects; called under the lock. */
+  private void releasePrepared(Predicate<Prepared> which) {
+    for (Iterator<Prepared> it = prepared.values().iterator(); it.hasNext(); ) {
+      Prepared p = it.next();
+      if (which.test(p)) {
+        it.remove();
+        closeQuietly("releasing a prepared list", p.nativeList::close);
+      }
+    }
+  }
+
+  /** A list this agent prepared: NIXL's handle, each piece's length, the memory it lies in. */
+  private static final class Prepared {
+    final PreparedList list;
+    final NixlPreparedList nativeList;
+    final long[] lengths;
+    final List<NativeMemory> memories;
+
+    Prepared(PreparedList list, NixlPreparedList nativeList, List<NativeMemory> memories) {
+      this.list = list;
+      this.nativeList = nativeList;
+      this.memories = memories;
+      List<Descriptor> pieces = list.descriptors().descriptors();
+      this.lengths = new long[pieces.size()];
+      for (int i = 0; i < lengths.length; i++) {
+        lengths[i] = pieces.get(i).length();
+      }
+    }
+
+    boolean touches(KvMemory memory) {
+      return memories.contains(memory);
     }
   }
 

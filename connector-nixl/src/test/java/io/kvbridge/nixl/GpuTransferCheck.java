@@ -2,6 +2,7 @@ package io.kvbridge.nixl;
 
 import io.kvbridge.nixl.capi.NixlLibrary;
 import io.kvbridge.nixl.memory.CudaRuntime;
+import io.kvbridge.nixl.memory.DeviceMemory;
 import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
@@ -26,6 +27,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
+import org.bytedeco.cuda.global.cudart;
+import org.bytedeco.javacpp.Pointer;
 
 /**
  * Checks transfers through NIXL between two agents, each with a buffer of device memory from the
@@ -37,9 +40,16 @@ import java.util.SplittableRandom;
  * and each side checks the other's bytes against a pattern both can regenerate. {@code one} keeps
  * both agents in this JVM.
  *
- * <p>Run by {@code src/test/gpu/gpu-check.sh}. Arguments: {@code [one|two] [vram|dram] [block sizes
- * in bytes...]}. Exit status 0: every check passed; 1: a check failed; 2: NIXL or the GPU is not
- * usable here.
+ * <p>{@code compare} instead measures the GPU path against its floor: per size (64 KiB to 256 MiB
+ * by default), one READ of one piece of device memory, VRAM to VRAM, alternating with a {@code
+ * cudaMemcpy} device to device of the same bytes in agent a's process (waited for with {@code
+ * cudaDeviceSynchronize}); it prints both medians and writes them as JSON to {@code
+ * gpu-compare.json} (or the file the {@code kvbridge.gpu.compare-out} system property names), which
+ * {@code benchmarks/report.py} reads from a results directory.
+ *
+ * <p>Run by {@code src/test/gpu/gpu-check.sh}. Arguments: {@code [compare] [one|two] [vram|dram]
+ * [block sizes in bytes...]}. Exit status 0: every check passed; 1: a check failed; 2: NIXL or the
+ * GPU is not usable here.
  */
 public final class GpuTransferCheck {
 
@@ -71,6 +81,10 @@ public final class GpuTransferCheck {
     if (!args.isEmpty() && args.get(0).equals("peer")) {
       return peer(Path.of(args.get(1)), memoryMode(args.get(2)));
     }
+    boolean compare = !args.isEmpty() && args.get(0).equals("compare");
+    if (compare) {
+      args.remove(0);
+    }
     boolean twoProcesses = true;
     if (!args.isEmpty() && (args.get(0).equals("one") || args.get(0).equals("two"))) {
       twoProcesses = args.remove(0).equals("two");
@@ -80,16 +94,19 @@ public final class GpuTransferCheck {
       mode = memoryMode(args.remove(0));
     }
     long[] sizes =
-        args.isEmpty()
-            ? new long[] {4096, 64 * 1024, MIB, 16 * MIB}
-            : args.stream().mapToLong(Long::parseLong).toArray();
+        !args.isEmpty()
+            ? args.stream().mapToLong(Long::parseLong).toArray()
+            : compare
+                ? new long[] {64 * 1024, MIB, 16 * MIB, REGION}
+                : new long[] {4096, 64 * 1024, MIB, 16 * MIB};
 
     System.out.println("java " + System.getProperty("java.version"));
     NixlLibrary.Outcome nixl = NixlLibrary.probe();
     System.out.println("NIXL: " + nixl);
     CudaRuntime.Probe cuda = CudaRuntime.probe();
     System.out.println("CUDA: " + CudaRuntime.describe(cuda));
-    if (nixl instanceof NixlLibrary.Failed || (mode == MemoryMode.VRAM && !cuda.usable())) {
+    if (nixl instanceof NixlLibrary.Failed
+        || ((mode == MemoryMode.VRAM || compare) && !cuda.usable())) {
       System.out.println("GPU CHECK NOT RUN: NIXL or the GPU is not usable here");
       return 2;
     }
@@ -119,10 +136,14 @@ public final class GpuTransferCheck {
           b != null
               ? new Region(mb.kind(), mb.address(), mb.deviceId())
               : Region.parse(new String(await(dir.resolve("b.region")), StandardCharsets.US_ASCII));
-      readReversedBlocks(a, ma, remote, b);
-      writeWithNotification(a, ma, remote, b, mb);
-      oddPieces(a, ma, remote);
-      bandwidth(a, ma, remote, sizes);
+      if (compare) {
+        compareWithCudaMemcpy(a, ma, remote, sizes, twoProcesses);
+      } else {
+        readReversedBlocks(a, ma, remote, b);
+        writeWithNotification(a, ma, remote, b, mb);
+        oddPieces(a, ma, remote);
+        bandwidth(a, ma, remote, sizes);
+      }
       if (child != null) {
         a.notify(B, "quit".getBytes(StandardCharsets.US_ASCII));
         check("peer process exits 0", child.waitFor() == 0);
@@ -312,6 +333,115 @@ public final class GpuTransferCheck {
     check(
         "after the bandwidth runs the first MiB is byte-exact",
         Arrays.equals(read(ma, 0, MIB), pattern(SEED_B, 0, MIB)));
+  }
+
+  /**
+   * Per size: one READ of one piece from b's memory into a's, alternating with a device-to-device
+   * {@code cudaMemcpy} of as many bytes into a's memory from a scratch buffer on a's device, so
+   * both meet the same load; the medians, printed and written as JSON.
+   */
+  private void compareWithCudaMemcpy(
+      Transport a, KvMemory ma, Region b, long[] sizes, boolean twoProcesses) throws IOException {
+    if (ma.kind() != MemoryKind.VRAM || b.kind() != MemoryKind.VRAM) {
+      check("compare needs device memory on both sides", false);
+      return;
+    }
+    System.out.println();
+    System.out.println("READ VRAM -> VRAM against cudaMemcpy device to device, one piece each:");
+    System.out.printf(
+        Locale.ROOT,
+        "%12s %8s %14s %10s %14s %10s %8s%n",
+        "bytes",
+        "iters",
+        "READ us",
+        "GB/s",
+        "memcpy us",
+        "GB/s",
+        "ratio");
+    StringBuilder json = new StringBuilder();
+    try (DeviceMemory scratch = DeviceMemory.allocate(ma.deviceId(), REGION)) {
+      Pointer to = new DeviceAddress(ma.address());
+      Pointer from = new DeviceAddress(scratch.address());
+      for (long size : sizes) {
+        if (size <= 0 || size > REGION) {
+          check("size " + size + " is within 1.." + REGION + " bytes", false);
+          return;
+        }
+        DescriptorList l =
+            new DescriptorList(
+                ma.kind(), List.of(new Descriptor(ma.address(), size, ma.deviceId())));
+        DescriptorList r = new DescriptorList(b.kind(), List.of(b.piece(0, size)));
+        List<Long> reads = new ArrayList<>();
+        List<Long> copies = new ArrayList<>();
+        long started = System.nanoTime();
+        for (int iter = 0; iter < 200 && (iter < 8 || System.nanoTime() - started < 2e9); iter++) {
+          long t0 = System.nanoTime();
+          int copied = cudart.cudaMemcpy(to, from, size, cudart.cudaMemcpyDeviceToDevice);
+          int synced = cudart.cudaDeviceSynchronize();
+          long t1 = System.nanoTime();
+          if (copied != 0 || synced != 0) {
+            check("cudaMemcpy device to device of " + size + " bytes", false);
+            return;
+          }
+          TransferHandle h = a.post(TransferOp.READ, l, B, r, Optional.empty());
+          if (!awaitDone(a, h)) {
+            check("READ of " + size + " bytes settles DONE", false);
+            return;
+          }
+          long t2 = System.nanoTime();
+          a.release(h);
+          if (iter >= 3) {
+            copies.add(t1 - t0);
+            reads.add(t2 - t1);
+          }
+        }
+        reads.sort(null);
+        copies.sort(null);
+        long read = reads.get(reads.size() / 2);
+        long copy = copies.get(copies.size() / 2);
+        System.out.printf(
+            Locale.ROOT,
+            "%12d %8d %14.1f %10.2f %14.1f %10.2f %8.2f%n",
+            size,
+            reads.size(),
+            read / 1000.0,
+            (double) size / read,
+            copy / 1000.0,
+            (double) size / copy,
+            (double) copy / read);
+        json.append(json.length() == 0 ? "" : ",\n")
+            .append(
+                String.format(
+                    Locale.ROOT,
+                    "    {\"bytes\": %d, \"iterations\": %d, \"read_ns\": %d, \"memcpy_ns\": %d}",
+                    size,
+                    reads.size(),
+                    read,
+                    copy));
+      }
+    }
+    check(
+        "after the comparison the first 64 KiB are byte-exact",
+        Arrays.equals(read(ma, 0, 64 * 1024), pattern(SEED_B, 0, 64 * 1024)));
+    Path out = Path.of(System.getProperty("kvbridge.gpu.compare-out", "gpu-compare.json"));
+    Files.writeString(
+        out,
+        "{\n  \"agents\": \""
+            + (twoProcesses ? "two processes" : "one process")
+            + "\",\n  \"device\": "
+            + ma.deviceId()
+            + ",\n  \"results\": [\n"
+            + json
+            + "\n  ]\n}\n",
+        StandardCharsets.UTF_8);
+    System.out.println("wrote " + out.toAbsolutePath());
+  }
+
+  /** A device address as a pointer the CUDA runtime binding takes; owns nothing. */
+  private static final class DeviceAddress extends Pointer {
+    DeviceAddress(long address) {
+      this.address = address;
+    }
   }
 
   // ---- the peer process (agent b)

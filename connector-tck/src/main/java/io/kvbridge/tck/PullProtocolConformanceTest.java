@@ -2,6 +2,7 @@ package io.kvbridge.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.layout.KvLayout;
@@ -76,6 +77,7 @@ public abstract class PullProtocolConformanceTest {
   protected final ManualClock clock = new ManualClock();
   private final Random random = new Random(42);
   private final List<Node> nodes = new ArrayList<>();
+  private final List<RecordingTransport> unclaimedRecordings = new ArrayList<>();
   protected Node producer;
   protected Node consumer;
 
@@ -85,9 +87,19 @@ public abstract class PullProtocolConformanceTest {
   /** The provider of the connector type under test. */
   protected abstract TransportProvider provider();
 
-  /** Creates this connector type's connector for {@code settings}, as engines get it. */
+  /**
+   * Creates this connector type's connector for {@code settings}, as engines get it, with each
+   * rank's transport wrapped in one that passes every call through and counts how bytes move (the
+   * prepared-read tests read the counts).
+   */
   protected KvConnector newConnector(ConnectorSettings settings) {
-    return ConnectorRegistry.of(List.of(provider())).create(settings);
+    return ConnectorRegistry.of(List.of(provider())).create(settings, this::recorded);
+  }
+
+  private Transport recorded(Transport transport) {
+    RecordingTransport recording = new RecordingTransport(transport);
+    unclaimedRecordings.add(recording);
+    return recording;
   }
 
   /** Where engines answer handshakes; {@code local} unless the transport spans processes. */
@@ -161,9 +173,11 @@ public abstract class PullProtocolConformanceTest {
             .properties(connectorProperties())
             .build();
     KvConnector connector = newConnector(settings);
+    List<RecordingTransport> recordings = List.copyOf(unclaimedRecordings);
+    unclaimedRecordings.clear();
     KvMemory memory = connector.worker().allocateKvCache(layout);
     connector.worker().registerKvCache(memory, layout);
-    Node node = new Node(connector, memory, layout);
+    Node node = new Node(connector, memory, layout, recordings);
     nodes.add(node);
     return node;
   }
@@ -393,6 +407,79 @@ public abstract class PullProtocolConformanceTest {
     consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
     settle("d-2");
     assertThat(consumer.received).contains("d-2");
+  }
+
+  // ---------------------------------------------------------------- prepared reads
+
+  @Test
+  void wholeBlocksAreReadByIndexFromListsPreparedOnce() {
+    Map<Integer, byte[]> written = producer.fill(List.of(3, 4, 9));
+    load("d-1", prefill("p-1", List.of(3, 4)), List.of(10, 11));
+    settle("d-1");
+    load("d-2", prefill("p-2", List.of(9)), List.of(30));
+    settle("d-2");
+
+    assertThat(consumer.received).contains("d-1", "d-2");
+    assertThat(consumer.block(10)).isEqualTo(written.get(3));
+    assertThat(consumer.block(11)).isEqualTo(written.get(4));
+    assertThat(consumer.block(30)).isEqualTo(written.get(9));
+    assertThat(consumer.count(r -> r.preparedPosts.get())).isEqualTo(2);
+    assertThat(consumer.count(r -> r.describedPosts.get())).isZero();
+    assertThat(consumer.count(r -> r.localListsPrepared.get())).isEqualTo(1);
+    assertThat(consumer.count(r -> r.remoteListsPrepared.get())).isEqualTo(1);
+  }
+
+  @Test
+  void aPartlyFilledLastBlockIsReadPieceByPieceBesideTheWholeBlocks() {
+    int tokens = PRODUCER_LAYOUT.tokensPerBlock() + 1;
+    Map<Integer, byte[]> written = producer.fill(List.of(6, 8));
+    FinishDecision decision =
+        producer
+            .connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest(
+                    "p-1", List.of(6, 8), Prompts.of("p-1", tokens), tokens, false, true));
+    load("d-1", decision.params().orElseThrow(), List.of(12, 13));
+    settle("d-1");
+
+    assertThat(consumer.received).contains("d-1");
+    assertThat(consumer.block(12)).isEqualTo(written.get(6));
+    int usedBytes = CONSUMER_LAYOUT.blockBytes() / CONSUMER_LAYOUT.tokensPerBlock();
+    assertThat(java.util.Arrays.copyOf(consumer.block(13), usedBytes))
+        .isEqualTo(java.util.Arrays.copyOf(written.get(8), usedBytes));
+    assertThat(consumer.count(r -> r.preparedPosts.get())).isEqualTo(1);
+    assertThat(consumer.count(r -> r.describedPosts.get())).isEqualTo(1);
+    assertThat(consumer.consumerPart().bytesRead())
+        .isEqualTo((long) CONSUMER_LAYOUT.blockBytes() + usedBytes);
+  }
+
+  @Test
+  void aRestartedProducersBlocksAreReadFromListsPreparedAgain() {
+    establishPeer();
+    int before = consumer.count(r -> r.listsReleased.get());
+
+    producer = restart(producer);
+    Map<Integer, byte[]> written = producer.fill(List.of(2));
+    load("d-fresh", prefill("p-fresh", List.of(2)), List.of(20));
+    settle("d-fresh");
+
+    assertThat(consumer.received).contains("d-fresh");
+    assertThat(consumer.block(20)).isEqualTo(written.get(2));
+    assertThat(consumer.count(r -> r.remoteListsPrepared.get())).isEqualTo(2);
+    assertThat(consumer.count(r -> r.listsReleased.get())).isEqualTo(before + 1);
+    assertThat(consumer.count(r -> r.preparedPosts.get())).isEqualTo(2);
+  }
+
+  @Test
+  void closingTheConsumerReleasesItsPreparedLists() {
+    establishPeer();
+
+    consumer.connector.close();
+
+    assertThat(consumer.count(r -> r.listsReleased.get()))
+        .isEqualTo(consumer.count(r -> r.localListsPrepared.get() + r.remoteListsPrepared.get()))
+        .isPositive();
   }
 
   // ---------------------------------------------------------------- restarts, aborts, silence
@@ -1140,15 +1227,27 @@ public abstract class PullProtocolConformanceTest {
     final KvConnector connector;
     final KvMemory memory;
     final KvLayout layout;
+    final List<RecordingTransport> recordings;
     final Set<String> received = new HashSet<>();
     final Set<String> sent = new HashSet<>();
     final Map<String, Integer> sentCount = new HashMap<>();
     final Map<String, LoadFailure> failed = new HashMap<>();
 
-    Node(KvConnector connector, KvMemory memory, KvLayout layout) {
+    Node(
+        KvConnector connector,
+        KvMemory memory,
+        KvLayout layout,
+        List<RecordingTransport> recordings) {
       this.connector = connector;
       this.memory = memory;
       this.layout = layout;
+      this.recordings = recordings;
+    }
+
+    /** A count of this engine's transports, summed over its ranks. */
+    int count(java.util.function.ToIntFunction<RecordingTransport> what) {
+      assumeTrue(!recordings.isEmpty(), "this suite's connectors were created without recording");
+      return recordings.stream().mapToInt(what).sum();
     }
 
     /** One engine step: what getFinished reports is recorded. */

@@ -20,6 +20,17 @@ class ReadPairTest {
     }
   }
 
+  @ParameterizedTest
+  @EnumSource(ReadPair.Polling.class)
+  void aReadFromPreparedListsReproducesThePrefillBytesEveryTime(ReadPair.Polling polling) {
+    try (ReadPair pair = ReadPair.overFake(ReadShape.parse("4KiBx3"))) {
+      pair.readPrepared(polling);
+      pair.readPrepared(polling);
+
+      assertThat(pair.decodeHoldsPrefillBytes()).isTrue();
+    }
+  }
+
   @Test
   void theRawCopyReproducesThePrefillBytes() {
     try (ReadPair pair = ReadPair.overFake(ReadShape.parse("4KiBx3"))) {

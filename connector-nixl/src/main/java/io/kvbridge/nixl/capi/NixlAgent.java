@@ -8,6 +8,7 @@ import io.kvbridge.nixl.capi.NixlCapi.NotifMapHandle;
 import io.kvbridge.nixl.capi.NixlCapi.OptArgsHandle;
 import io.kvbridge.nixl.capi.NixlCapi.ParamIterHandle;
 import io.kvbridge.nixl.capi.NixlCapi.ParamsHandle;
+import io.kvbridge.nixl.capi.NixlCapi.PreparedDlistHandle;
 import io.kvbridge.nixl.capi.NixlCapi.RegDlistHandle;
 import io.kvbridge.nixl.capi.NixlCapi.StringListHandle;
 import io.kvbridge.nixl.capi.NixlCapi.XferDlistHandle;
@@ -32,10 +33,10 @@ import org.bytedeco.javacpp.SizeTPointer;
 
 /**
  * One NIXL agent, owning its native handle and everything made from it: backends, registrations,
- * transfer requests ({@link NixlTransfer}) and the notification map. Every failure status becomes a
- * {@link NixlException} naming the C call; every native object is freed exactly once, as NIXL's C
- * API prescribes (metadata blobs and remote agent names with {@code free()}, transfer requests
- * released before their handle is destroyed).
+ * prepared descriptor lists ({@link NixlPreparedList}), transfer requests ({@link NixlTransfer})
+ * and the notification map. Every failure status becomes a {@link NixlException} naming the C call;
+ * every native object is freed exactly once, as NIXL's C API prescribes (metadata blobs and remote
+ * agent names with {@code free()}, transfer requests released before their handle is destroyed).
  *
  * <p>Threads: not thread-safe. The agent is created without NIXL's own locking, so its owner
  * serialises every call; NIXL's progress thread runs on its own.
@@ -47,6 +48,8 @@ public final class NixlAgent implements AutoCloseable {
   private final AgentHandle handle;
   private final NotifMapHandle notifications;
   private final Set<NixlTransfer> transfers = Collections.newSetFromMap(new IdentityHashMap<>());
+  private final Set<NixlPreparedList> preparedLists =
+      Collections.newSetFromMap(new IdentityHashMap<>());
   private boolean closed;
 
   private NixlAgent(
@@ -316,17 +319,7 @@ public final class NixlAgent implements AutoCloseable {
       }
       localList = transferList(localType, local);
       if (notification.isPresent()) {
-        args = new OptArgsHandle();
-        check(NixlCapi.nixl_capi_create_opt_args(args), "nixl_capi_create_opt_args", "");
-        byte[] message = notification.get();
-        check(
-            NixlCapi.nixl_capi_opt_args_set_notif_msg(args, message, message.length),
-            "nixl_capi_opt_args_set_notif_msg",
-            "attaching a notification of " + message.length + " bytes");
-        check(
-            NixlCapi.nixl_capi_opt_args_set_has_notif(args, true),
-            "nixl_capi_opt_args_set_has_notif",
-            "attaching a notification");
+        args = notificationArgs(notification.get());
       }
       XferReqHandle req = new XferReqHandle();
       int created =
@@ -353,6 +346,94 @@ public final class NixlAgent implements AutoCloseable {
         NixlCapi.nixl_capi_destroy_xfer_dlist(localList);
       }
       NixlCapi.nixl_capi_destroy_xfer_dlist(remoteList);
+    }
+  }
+
+  /**
+   * Prepares {@code descriptors} for transfers by index: of local memory when {@code remoteAgent}
+   * is empty, else of that loaded peer's memory.
+   *
+   * @param uncovered makes the exception thrown when NIXL answers {@link
+   *     NixlStatus#ERROR_NOT_FOUND} (given that status): a piece lies outside registered memory, or
+   *     the peer is unknown
+   */
+  public NixlPreparedList prepareList(
+      String remoteAgent,
+      int memoryType,
+      List<Descriptor> descriptors,
+      IntFunction<? extends RuntimeException> uncovered) {
+    requireOpen();
+    XferDlistHandle list = transferList(memoryType, descriptors);
+    try {
+      PreparedDlistHandle prepared = new PreparedDlistHandle();
+      int status = NixlCapi.nixl_capi_prep_xfer_dlist(handle, remoteAgent, list, prepared, null);
+      if (status == NixlStatus.ERROR_NOT_FOUND) {
+        throw uncovered.apply(status);
+      }
+      if (status < 0) {
+        throw new NixlException(
+            "nixl_capi_prep_xfer_dlist",
+            status,
+            "preparing "
+                + descriptors.size()
+                + " descriptors of "
+                + (remoteAgent.isEmpty() ? "local memory" : "the memory of " + remoteAgent));
+      }
+      NixlPreparedList out = new NixlPreparedList(this, prepared, remoteAgent, descriptors.size());
+      preparedLists.add(out);
+      return out;
+    } finally {
+      NixlCapi.nixl_capi_destroy_xfer_dlist(list);
+    }
+  }
+
+  /**
+   * Prepares (does not post) a transfer between the pieces {@code localIndices} of {@code local}
+   * and {@code remoteIndices} of {@code remote}, paired position by position.
+   *
+   * @param op {@link NixlCapi#XFER_OP_READ} or {@link NixlCapi#XFER_OP_WRITE}
+   * @param notification sent to the remote agent once the transfer completes
+   */
+  public NixlTransfer makeTransfer(
+      int op,
+      NixlPreparedList local,
+      int[] localIndices,
+      NixlPreparedList remote,
+      int[] remoteIndices,
+      Optional<byte[]> notification) {
+    requireOpen();
+    OptArgsHandle args = notification.isPresent() ? notificationArgs(notification.get()) : null;
+    try {
+      XferReqHandle req = new XferReqHandle();
+      int made =
+          NixlCapi.nixl_capi_make_xfer_req(
+              handle,
+              op,
+              local.handle(),
+              localIndices,
+              localIndices.length,
+              remote.handle(),
+              remoteIndices,
+              remoteIndices.length,
+              req,
+              args);
+      if (made < 0) {
+        throw new NixlException(
+            "nixl_capi_make_xfer_req",
+            made,
+            (op == NixlCapi.XFER_OP_READ ? "preparing a READ from " : "preparing a WRITE to ")
+                + remote.remoteAgent()
+                + " of "
+                + localIndices.length
+                + " prepared descriptors");
+      }
+      NixlTransfer transfer = new NixlTransfer(this, req, remote.remoteAgent());
+      transfers.add(transfer);
+      return transfer;
+    } finally {
+      if (args != null) {
+        NixlCapi.nixl_capi_destroy_opt_args(args);
+      }
     }
   }
 
@@ -415,6 +496,9 @@ public final class NixlAgent implements AutoCloseable {
       for (NixlTransfer transfer : List.copyOf(transfers)) {
         transfer.close();
       }
+      for (NixlPreparedList list : List.copyOf(preparedLists)) {
+        list.close();
+      }
     } finally {
       closed = true;
     }
@@ -433,6 +517,10 @@ public final class NixlAgent implements AutoCloseable {
 
   void forget(NixlTransfer transfer) {
     transfers.remove(transfer);
+  }
+
+  void forget(NixlPreparedList list) {
+    preparedLists.remove(list);
   }
 
   private void registration(int memoryType, Descriptor region, boolean register) {
@@ -462,6 +550,26 @@ public final class NixlAgent implements AutoCloseable {
       }
     } finally {
       NixlCapi.nixl_capi_destroy_reg_dlist(list);
+    }
+  }
+
+  /** Optional arguments that attach {@code message} to a transfer; the caller destroys them. */
+  private static OptArgsHandle notificationArgs(byte[] message) {
+    OptArgsHandle args = new OptArgsHandle();
+    check(NixlCapi.nixl_capi_create_opt_args(args), "nixl_capi_create_opt_args", "");
+    try {
+      check(
+          NixlCapi.nixl_capi_opt_args_set_notif_msg(args, message, message.length),
+          "nixl_capi_opt_args_set_notif_msg",
+          "attaching a notification of " + message.length + " bytes");
+      check(
+          NixlCapi.nixl_capi_opt_args_set_has_notif(args, true),
+          "nixl_capi_opt_args_set_has_notif",
+          "attaching a notification");
+      return args;
+    } catch (RuntimeException e) {
+      NixlCapi.nixl_capi_destroy_opt_args(args);
+      throw e;
     }
   }
 

@@ -138,6 +138,16 @@ public final class NixlCapi {
     }
   }
 
+  /** {@code nixl_capi_xfer_dlist_handle_t}: a prepared transfer descriptor list. */
+  @Opaque
+  @Name("nixl_capi_xfer_dlist_handle_s")
+  public static final class PreparedDlistHandle extends Pointer {
+    /** A null handle, to be filled by {@code nixl_capi_prep_xfer_dlist}. */
+    public PreparedDlistHandle() {
+      super((Pointer) null);
+    }
+  }
+
   /** {@code nixl_capi_xfer_req_t}. */
   @Opaque
   @Name("nixl_capi_xfer_req_s")
@@ -438,6 +448,36 @@ public final class NixlCapi {
 
   /** Frees a transfer list. */
   public static native int nixl_capi_destroy_xfer_dlist(XferDlistHandle dlist);
+
+  // ---- prepared transfer descriptor lists
+
+  /**
+   * Prepares {@code descs} for requests by index: of local memory when {@code agentName} is empty,
+   * else of that loaded peer's memory. Not-found status if a piece lies outside registered memory.
+   */
+  public static native int nixl_capi_prep_xfer_dlist(
+      AgentHandle agent,
+      String agentName,
+      XferDlistHandle descs,
+      @ByPtrPtr PreparedDlistHandle handle,
+      OptArgsHandle optArgs);
+
+  /** Releases a prepared list and frees its handle. */
+  public static native int nixl_capi_release_xfer_dlist_handle(
+      AgentHandle agent, PreparedDlistHandle handle);
+
+  /** Prepares a transfer between the pieces at the given indices of two prepared lists. */
+  public static native int nixl_capi_make_xfer_req(
+      AgentHandle agent,
+      @Cast("nixl_capi_xfer_op_t") int operation,
+      PreparedDlistHandle localDescs,
+      @Const int[] localIndices,
+      @Cast("size_t") long localCount,
+      PreparedDlistHandle remoteDescs,
+      @Const int[] remoteIndices,
+      @Cast("size_t") long remoteCount,
+      @ByPtrPtr XferReqHandle req,
+      OptArgsHandle optArgs);
 
   // ---- transfers
 

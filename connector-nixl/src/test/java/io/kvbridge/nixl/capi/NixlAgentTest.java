@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.function.IntFunction;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
 import org.junit.jupiter.api.AfterEach;
@@ -27,6 +28,8 @@ class NixlAgentTest {
   private static final int BLOCKS = 4;
   private static final int BLOCK = 64 * 1024;
   private static final Duration PATIENCE = Duration.ofSeconds(20);
+  private static final IntFunction<RuntimeException> UNCOVERED =
+      status -> new IllegalStateException("status " + status);
 
   private final Side a = new Side("binding-a");
   private final Side b = new Side("binding-b");
@@ -109,6 +112,83 @@ class NixlAgentTest {
     assertThat(b.block(3)).isEqualTo(a.block(0));
     assertThat(b.block(2)).isEqualTo(a.block(1));
     await().atMost(PATIENCE).until(() -> !a.agent.takeNotifications().isEmpty());
+  }
+
+  @Test
+  void aTransferMadeFromPreparedListsCopiesTheChosenBlocksAndNotifies() {
+    b.fill(new Random(3));
+    byte[] message = "prepared".getBytes();
+    try (NixlPreparedList local =
+            a.agent.prepareList("", NixlCapi.MEM_DRAM, a.blocks(0, 1, 2, 3), UNCOVERED);
+        NixlPreparedList remote =
+            a.agent.prepareList(
+                b.agent.name(), NixlCapi.MEM_DRAM, b.blocks(0, 1, 2, 3), UNCOVERED);
+        NixlTransfer read =
+            a.agent.makeTransfer(
+                NixlCapi.XFER_OP_READ,
+                local,
+                new int[] {0, 3},
+                remote,
+                new int[] {2, 1},
+                Optional.of(message))) {
+      assertThat(read.post()).isIn(NixlStatus.SUCCESS, NixlStatus.IN_PROG);
+      await().atMost(PATIENCE).until(() -> read.status() == NixlStatus.SUCCESS);
+    }
+
+    assertThat(a.block(0)).isEqualTo(b.block(2));
+    assertThat(a.block(3)).isEqualTo(b.block(1));
+    await().atMost(PATIENCE).until(() -> !b.agent.takeNotifications().isEmpty());
+  }
+
+  @Test
+  void aTransferOutlivesTheListsItWasMadeFrom() {
+    b.fill(new Random(4));
+    NixlPreparedList local = a.agent.prepareList("", NixlCapi.MEM_DRAM, a.blocks(0, 1), UNCOVERED);
+    NixlPreparedList remote =
+        a.agent.prepareList(b.agent.name(), NixlCapi.MEM_DRAM, b.blocks(2, 3), UNCOVERED);
+    try (NixlTransfer read =
+        a.agent.makeTransfer(
+            NixlCapi.XFER_OP_READ,
+            local,
+            new int[] {0, 1},
+            remote,
+            new int[] {0, 1},
+            Optional.empty())) {
+      local.close();
+      remote.close();
+
+      read.post();
+      await().atMost(PATIENCE).until(() -> read.status() == NixlStatus.SUCCESS);
+    }
+
+    assertThat(a.block(0)).isEqualTo(b.block(2));
+    assertThat(a.block(1)).isEqualTo(b.block(3));
+  }
+
+  @Test
+  void preparingPeerMemoryOutsideItsRegistrationIsNotFound() {
+    List<Descriptor> outside =
+        List.of(new Descriptor(b.region.address() + b.region.length() + 4096, BLOCK, 0));
+
+    assertThatThrownBy(
+            () ->
+                a.agent.prepareList(
+                    b.agent.name(),
+                    NixlCapi.MEM_DRAM,
+                    outside,
+                    status -> new IllegalStateException("status " + status)))
+        .hasMessage("status " + NixlStatus.ERROR_NOT_FOUND);
+  }
+
+  @Test
+  void closingTheAgentReleasesItsPreparedLists() {
+    NixlPreparedList local = a.agent.prepareList("", NixlCapi.MEM_DRAM, a.blocks(0), UNCOVERED);
+    a.agent.deregisterMemory(NixlCapi.MEM_DRAM, a.region);
+
+    a.agent.close();
+    a.agent = null;
+
+    assertThat(local.isClosed()).isTrue();
   }
 
   @Test

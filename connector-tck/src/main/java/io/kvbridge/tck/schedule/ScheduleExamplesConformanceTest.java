@@ -137,8 +137,17 @@ public abstract class ScheduleExamplesConformanceTest {
 
   @Test
   void blockOverwrittenOnTheProducerWhileLeasedIsNeverServed() {
+    // D reads the whole blocks by index and the partly filled last block piece by piece, in two
+    // READs: both wait while P overwrites one of the blocks, whichever it is.
     Simulation simulation =
-        run(List.of(STALL, ROUTED, new Op.CorruptHeldBlock(), new Unstall(), new Advance(1_000)));
+        run(
+            List.of(
+                STALL,
+                STALL,
+                ROUTED,
+                new Op.CorruptHeldBlock(),
+                new Unstall(),
+                new Advance(1_000)));
 
     assertThat(simulation.served()).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
