@@ -42,7 +42,7 @@ public class NodeCallFailedException extends CompletionFailedException {
       @Nullable String nodeErrorType,
       String message,
       @Nullable Throwable cause) {
-    super(answerStatus(node, kind, nodeStatus), type(node, kind), message, cause);
+    super(answerStatus(node, kind, nodeStatus, nodeErrorType), type(node, kind), message, cause);
     this.node = node;
     this.kind = kind;
     this.nodeStatus = nodeStatus;
@@ -90,17 +90,38 @@ public class NodeCallFailedException extends CompletionFailedException {
 
   /**
    * Whether the failure is the node's, so that the router skips it until a probe finds it UP: no
-   * answer, a timeout, an unreadable answer, or a 5xx other than a decode node's failed load (which
-   * is about the prefill node's lease).
+   * answer, a timeout, an unreadable answer, a 4xx that does not say what the request got wrong, or
+   * a 5xx other than a decode node's failed load (which is about the prefill node's lease).
    */
   boolean blamesNode() {
-    return kind != Kind.ANSWERED_ERROR
-        || (nodeStatus >= 500 && !KV_LOAD_FAILED.equals(nodeErrorType));
+    return !refusedTheRequest() && !KV_LOAD_FAILED.equals(nodeErrorType);
   }
 
-  /** Whether a prefill call is tried on another prefill node: any failure but the client's 4xx. */
+  /**
+   * Whether a prefill call is tried on another prefill node: any failure but the client's 4xx (one
+   * that says what the request got wrong).
+   */
   boolean retriedOnAnotherPrefillNode() {
-    return kind != Kind.ANSWERED_ERROR || nodeStatus >= 500;
+    return !refusedTheRequest();
+  }
+
+  /**
+   * Whether the node's application refused the request itself: a 4xx with an error in the
+   * application's shape, which says what the request got wrong. A 4xx without one did not come from
+   * the application but from the web server in front of it, which answers so in a race when it
+   * stops taking requests during a graceful shutdown (it means 503 but answers 400 for the missing
+   * {@code Host} of a request whose headers it did not read): that is the node's failure.
+   */
+  private boolean refusedTheRequest() {
+    return refusedTheRequest(kind, nodeStatus, nodeErrorType);
+  }
+
+  private static boolean refusedTheRequest(
+      Kind kind, int nodeStatus, @Nullable String nodeErrorType) {
+    return kind == Kind.ANSWERED_ERROR
+        && nodeStatus >= 400
+        && nodeStatus < 500
+        && nodeErrorType != null;
   }
 
   /**
@@ -113,13 +134,14 @@ public class NodeCallFailedException extends CompletionFailedException {
     return kind == Kind.UNREACHABLE || (kind == Kind.ANSWERED_ERROR && nodeStatus == 503);
   }
 
-  private static int answerStatus(NodeKind node, Kind kind, int nodeStatus) {
-    // The client's own mistakes (a bad prompt) show up as the prefill node's 4xx; anything the
-    // decode node refuses came from the prefill node's answer, not from the client.
+  private static int answerStatus(
+      NodeKind node, Kind kind, int nodeStatus, @Nullable String nodeErrorType) {
+    // The client's own mistakes (a bad prompt) show up as the prefill node's 4xx with a reason;
+    // anything the decode node refuses came from the prefill node's answer, not from the client.
     if (kind == Kind.TIMED_OUT || nodeStatus == 504) {
       return 504;
     }
-    if (node == NodeKind.PREFILL && nodeStatus >= 400 && nodeStatus < 500) {
+    if (node == NodeKind.PREFILL && refusedTheRequest(kind, nodeStatus, nodeErrorType)) {
       return nodeStatus;
     }
     return 502;

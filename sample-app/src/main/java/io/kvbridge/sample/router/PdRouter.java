@@ -40,8 +40,9 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>no healthy decode node, or no healthy prefill node: 503 {@code decode_pool_unavailable} or
  *       {@code prefill_pool_unavailable}, no node called;
- *   <li>a prefill call that failed (not reached, timed out, broken, a 5xx or an unreadable answer)
- *       is tried once more on another healthy prefill node; a prefill node's 4xx is the client's
+ *   <li>a prefill call that failed (not reached, timed out, broken, a 5xx, an unreadable answer or
+ *       a 4xx without the node's reason, which its web server answers, not the node) is tried once
+ *       more on another healthy prefill node; a prefill node's 4xx with its reason is the client's
  *       and is passed on with its status;
  *   <li>a decode call is tried once more on another healthy decode node, with the same parameters,
  *       only if the first certainly did not load them: it could not be reached, or it answered 503
