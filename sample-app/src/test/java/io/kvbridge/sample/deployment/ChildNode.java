@@ -28,8 +28,12 @@ final class ChildNode {
   static final ParameterizedTypeReference<Map<String, Object>> JSON =
       new ParameterizedTypeReference<>() {};
 
-  /** The lease duration every child JVM runs with. */
-  static final Duration LEASE_DURATION = Duration.ofSeconds(2);
+  /**
+   * The lease duration every child JVM runs with: short, so that the tests see leases expire, but
+   * long enough that a request the loaded build machine takes seconds to route from P to D still
+   * finds its lease (heartbeats keep it only once D has the request).
+   */
+  static final Duration LEASE_DURATION = Duration.ofSeconds(4);
 
   private final String profile;
   private final int port;
