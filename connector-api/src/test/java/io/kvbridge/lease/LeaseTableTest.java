@@ -18,12 +18,24 @@ class LeaseTableTest {
   private static final byte[] READ = digest(1);
 
   private final ManualClock clock = new ManualClock();
+  private final List<Lease> grants = new ArrayList<>();
+  private final List<Lease> renewals = new ArrayList<>();
   private final List<LeaseEnd> ends = new ArrayList<>();
   private final LeaseTable table =
       new LeaseTable(
           clock,
           new LeaseTerms(LEASE, MAX_LIFETIME),
           new LeaseListener() {
+            @Override
+            public void granted(Lease lease) {
+              grants.add(lease);
+            }
+
+            @Override
+            public void renewed(Lease lease) {
+              renewals.add(lease);
+            }
+
             @Override
             public void ended(LeaseEnd end) {
               ends.add(end);
@@ -368,6 +380,197 @@ class LeaseTableTest {
     LeaseToken token = LeaseToken.random();
 
     assertThat(token.toString()).doesNotContain(token.value());
+  }
+
+  @Test
+  void listenerSeesEachGrantAsReturned() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+
+    assertThat(grants).containsExactly(lease);
+  }
+
+  @Test
+  void listenerSeesARenewalThatMovesTheDeadlineWithTheNewDeadline() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    clock.advance(Duration.ofSeconds(20));
+
+    table.renew("r1", lease.token().value());
+
+    assertThat(renewals)
+        .singleElement()
+        .extracting(Lease::deadlineNanos)
+        .isEqualTo(clock.nanoTime() + LEASE.toNanos());
+  }
+
+  @Test
+  void renewalThatDoesNotMoveTheDeadlineIsNotReportedToTheListener() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+
+    RenewOutcome outcome = table.renew("r1", lease.token().value());
+
+    assertThat(((RenewOutcome.Renewed) outcome).lease().deadlineNanos())
+        .isEqualTo(lease.deadlineNanos());
+    assertThat(renewals).isEmpty();
+  }
+
+  @Test
+  void renewalExactlyAtTheDeadlineIsTooLate() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    clock.advance(LEASE);
+
+    assertThat(table.renew("r1", lease.token().value()))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.EXPIRED));
+    assertThat(table.isLive("r1")).isFalse();
+  }
+
+  @Test
+  void renewalOfAnUnknownRequestIsIgnoredAsUnknown() {
+    assertThat(table.renew("nope", LeaseToken.random().value()))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.UNKNOWN_LEASE));
+  }
+
+  @Test
+  void confirmationOfTheGrantedReadRenewsTheLease() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    clock.advance(Duration.ofSeconds(20));
+
+    RenewOutcome outcome = table.confirm("r1", lease.token().value(), claim(READ));
+
+    assertThat(((RenewOutcome.Renewed) outcome).lease().deadlineNanos())
+        .isEqualTo(clock.nanoTime() + LEASE.toNanos());
+  }
+
+  @Test
+  void confirmationOfAnotherReadIsRefusedAsWrongBlocksAndLeavesTheDeadline() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    clock.advance(Duration.ofSeconds(20));
+
+    RenewOutcome outcome = table.confirm("r1", lease.token().value(), claim(digest(2)));
+
+    assertThat(outcome).isEqualTo(new RenewOutcome.Ignored(Rejection.WRONG_BLOCKS));
+    assertThat(table.find("r1").orElseThrow().deadlineNanos()).isEqualTo(lease.deadlineNanos());
+  }
+
+  @Test
+  void confirmationWithAWrongTokenIsRefusedForTheTokenWhateverItClaims() {
+    table.grant("r1", List.of(1), 1, READ);
+
+    assertThat(table.confirm("r1", LeaseToken.random().value(), claim(digest(2))))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.WRONG_TOKEN));
+    assertThat(table.confirm("nope", LeaseToken.random().value(), claim(digest(2))))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.UNKNOWN_LEASE));
+  }
+
+  @Test
+  void releaseWithTheRightTokenEndsTheLeaseAsReleasedWithItsDetail() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    clock.advance(Duration.ofSeconds(3));
+
+    ReleaseOutcome outcome = table.release("r1", lease.token().value(), "prefix hit");
+
+    LeaseEnd end = ((ReleaseOutcome.Released) outcome).end();
+    assertThat(end.reason()).isEqualTo(EndReason.RELEASED);
+    assertThat(end.detail()).isEqualTo("prefix hit");
+    assertThat(end.lease().requestId()).isEqualTo("r1");
+    assertThat(ends).containsExactly(end);
+    assertThat(table.isLive("r1")).isFalse();
+  }
+
+  @Test
+  void releaseWithAWrongTokenOrOfAnEndedLeaseEndsNothing() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+
+    assertThat(table.release("r1", LeaseToken.random().value(), "x"))
+        .isEqualTo(new ReleaseOutcome.Refused(Rejection.WRONG_TOKEN));
+    assertThat(table.isLive("r1")).isTrue();
+    table.revoke("r1", "abort");
+    assertThat(table.release("r1", lease.token().value(), "x"))
+        .isEqualTo(new ReleaseOutcome.Refused(Rejection.ALREADY_ENDED));
+    assertThat(ends).hasSize(1);
+  }
+
+  @Test
+  void isLiveOnlyWhileTheLeaseHasNotEnded() {
+    assertThat(table.isLive("r1")).isFalse();
+    table.grant("r1", List.of(1), 1, READ);
+    assertThat(table.isLive("r1")).isTrue();
+    table.revoke("r1", "abort");
+    assertThat(table.isLive("r1")).isFalse();
+  }
+
+  @Test
+  void leasesWithTheSameDeadlineExpireInTheOrderTheyWereGranted() {
+    for (String id : List.of("a", "b", "c", "d")) {
+      table.grant(id, List.of(1), 1, READ);
+    }
+    clock.advance(LEASE);
+
+    assertThat(table.expire())
+        .extracting(e -> e.lease().requestId())
+        .containsExactly("a", "b", "c", "d");
+  }
+
+  @Test
+  void onlyTheAcknowledgementsStillMissingAreReportedAsRemaining() {
+    Lease lease = table.grant("r1", List.of(1), 3, READ);
+
+    AckOutcome first = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
+    AckOutcome again = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
+
+    assertThat(((AckOutcome.Partial) first).remaining()).isEqualTo(2);
+    assertThat(((AckOutcome.Partial) again).remaining()).isEqualTo(2);
+    assertThat(((AckOutcome.Partial) again).lease().acksReceived()).isEqualTo(1);
+  }
+
+  @Test
+  void onlyARefusedAcknowledgementForbidsUsingTheRead() {
+    Lease lease = table.grant("r1", List.of(1), 2, READ);
+    String token = lease.token().value();
+
+    assertThat(table.acknowledge("r1", token, "d0", claim(READ)).accepted()).isTrue();
+    assertThat(table.acknowledge("r1", token, "d1", claim(READ)).accepted()).isTrue();
+    assertThat(table.acknowledge("r1", token, "d2", claim(READ)).accepted()).isFalse();
+  }
+
+  @Test
+  void theLastEndedLeasesAreRememberedAsEndedUpToTheCapacity() {
+    String firstToken = table.grant("r0", List.of(1), 1, READ).token().value();
+    table.revoke("r0", "abort");
+    for (int i = 1; i < LeaseTable.RECENTLY_ENDED_CAPACITY; i++) {
+      table.grant("r" + i, List.of(1), 1, READ);
+      table.revoke("r" + i, "abort");
+    }
+
+    assertThat(table.renew("r0", firstToken))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.ALREADY_ENDED));
+    table.grant("one-more", List.of(1), 1, READ);
+    table.revoke("one-more", "abort");
+    assertThat(table.renew("r0", firstToken))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.UNKNOWN_LEASE));
+  }
+
+  @Test
+  void termsAcceptALifetimeOfExactlyOneLease() {
+    LeaseTerms terms = new LeaseTerms(Duration.ofSeconds(30), Duration.ofSeconds(30));
+
+    assertThat(terms.maxLifetime()).isEqualTo(terms.duration());
+  }
+
+  @Test
+  void termsRejectANonPositiveLifetimeAsNotPositive() {
+    assertThatThrownBy(() -> new LeaseTerms(Duration.ofSeconds(30), Duration.ZERO))
+        .isInstanceOf(InvalidLeaseTermsException.class)
+        .hasMessage("lease max lifetime (0s) must be positive, e.g. 5s or 500ms");
+    assertThatThrownBy(() -> new LeaseTerms(Duration.ofSeconds(-1), Duration.ofSeconds(30)))
+        .isInstanceOf(InvalidLeaseTermsException.class)
+        .hasMessageStartingWith("lease duration (");
+  }
+
+  @Test
+  void tokenToStringShowsAPrefixToTellTokensApartInLogs() {
+    LeaseToken token = LeaseToken.random();
+
+    assertThat(token.toString()).startsWith(token.value().substring(0, 6));
   }
 
   private static byte[] digest(int seed) {
