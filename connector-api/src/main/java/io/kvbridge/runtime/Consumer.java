@@ -10,15 +10,10 @@ import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.PeerStatus;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.transfer.Descriptor;
-import io.kvbridge.transfer.DescriptorList;
-import io.kvbridge.transfer.KvMemory;
-import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.TransportException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -158,7 +153,7 @@ final class Consumer {
     load.reads = new ArrayList<>();
     load.startPhase(TransferSpans.LOAD_READ);
     try {
-      TransferPlanner.plan(load.plan).forEach((pair, pieces) -> post(load, pair, pieces));
+      TransferPlanner.plan(load.plan).forEach((pair, pieces) -> prepared.post(load, pair, pieces));
     } catch (TransportException | IllegalArgumentException e) {
       handshakes.suspect(load.peer.engineId());
       fail(load, "read could not be posted: " + e.getMessage());
@@ -347,118 +342,6 @@ final class Consumer {
     load.failSpan("failed", reason);
     counters.transferFailed(load.requestId, reason);
     failures.add(new LoadFailure(load.requestId, blocks, reason));
-  }
-
-  /**
-   * Posts one (consumer rank, producer rank) pair's READ of a load. Between ranks of identical
-   * shape, the whole blocks among the pieces are read by block index from prepared lists; what is
-   * left (a partly filled last block, or every piece between ranks of different shapes) is
-   * described piece by piece.
-   */
-  private void post(Load load, TransferPlanner.RankPair pair, List<TransferPlanner.Piece> pieces) {
-    int rank = pair.consumerRank();
-    KvMemory local = ranks.memory(rank);
-    ProducerPeer.Rank remote = load.peer.ranks().get(pair.producerRank());
-    List<TransferPlanner.Piece> described = pieces;
-    if (TransferPlanner.sameShape(remote.layout(), ranks.layout(rank))) {
-      long block = remote.layout().blockBytes();
-      WholeBlocks whole = new WholeBlocks(pieces.size());
-      described = new ArrayList<>();
-      for (TransferPlanner.Piece piece : pieces) {
-        whole.take(piece, block).ifPresent(described::add);
-      }
-      if (whole.count > 0) {
-        load.reads.add(
-            new Load.Read(
-                rank,
-                prepared.read(
-                    rank, load.peer, pair.producerRank(), whole.consumer(), whole.producer())));
-        load.bytes += whole.count * block;
-        load.descriptors += whole.count;
-      }
-    }
-    if (described.isEmpty()) {
-      return;
-    }
-    List<Descriptor> localPieces = new ArrayList<>(described.size());
-    List<Descriptor> remotePieces = new ArrayList<>(described.size());
-    for (TransferPlanner.Piece piece : described) {
-      localPieces.add(
-          new Descriptor(
-              local.address() + piece.consumerOffset(), piece.length(), local.deviceId()));
-      remotePieces.add(
-          new Descriptor(
-              remote.regionAddress() + piece.producerOffset(), piece.length(), remote.deviceId()));
-      load.bytes += piece.length();
-    }
-    load.descriptors += described.size();
-    load.reads.add(
-        new Load.Read(
-            rank,
-            ranks
-                .transport(rank)
-                .post(
-                    TransferOp.READ,
-                    new DescriptorList(local.kind(), localPieces),
-                    remote.agentName(),
-                    new DescriptorList(remote.memoryKind(), remotePieces),
-                    Optional.empty())));
-  }
-
-  /** The whole blocks among a pair's pieces, as block indices on both sides. */
-  private static final class WholeBlocks {
-    private int[] consumer;
-    private int[] producer;
-    private int count;
-
-    WholeBlocks(int capacity) {
-      consumer = new int[Math.max(capacity, 4)];
-      producer = new int[consumer.length];
-    }
-
-    /**
-     * Takes the whole blocks {@code piece} starts with, if it starts on a block boundary on both
-     * sides; returns what is left of it, if anything.
-     */
-    Optional<TransferPlanner.Piece> take(TransferPlanner.Piece piece, long block) {
-      if (piece.producerOffset() % block != 0 || piece.consumerOffset() % block != 0) {
-        return Optional.of(piece);
-      }
-      long blocks = piece.length() / block;
-      for (long b = 0; b < blocks; b++) {
-        add(
-            Math.toIntExact(piece.consumerOffset() / block + b),
-            Math.toIntExact(piece.producerOffset() / block + b));
-      }
-      long rest = piece.length() - blocks * block;
-      return rest == 0
-          ? Optional.empty()
-          : Optional.of(
-              new TransferPlanner.Piece(
-                  piece.producerRank(),
-                  piece.producerOffset() + blocks * block,
-                  piece.consumerRank(),
-                  piece.consumerOffset() + blocks * block,
-                  rest));
-    }
-
-    int[] consumer() {
-      return Arrays.copyOf(consumer, count);
-    }
-
-    int[] producer() {
-      return Arrays.copyOf(producer, count);
-    }
-
-    private void add(int consumerBlock, int producerBlock) {
-      if (count == consumer.length) {
-        consumer = Arrays.copyOf(consumer, count * 2);
-        producer = Arrays.copyOf(producer, count * 2);
-      }
-      consumer[count] = consumerBlock;
-      producer[count] = producerBlock;
-      count++;
-    }
   }
 
   private void pollRead(Load load, long now) {

@@ -11,17 +11,19 @@ import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransportException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * The descriptor lists this consumer's ranks prepared to read whole blocks by index: per consumer
- * rank, one list of every block of its KV memory; per (consumer rank, producer rank), one list of
- * every block of that producer rank's region, prepared from the producer's metadata of one
- * incarnation. A read of whole blocks between ranks of identical shape then costs the transport no
- * description and no check per block.
+ * Posts the READs of a load, one rank pair at a time, and keeps the descriptor lists this
+ * consumer's ranks prepared to read whole blocks by index: per consumer rank, one list of every
+ * block of its KV memory; per (consumer rank, producer rank), one list of every block of that
+ * producer rank's region, prepared from the producer's metadata of one incarnation. A read of whole
+ * blocks between ranks of identical shape then costs the transport no description and no check per
+ * block.
  *
  * <p>A producer's lists are prepared on its first read and replaced when it comes back as another
  * incarnation (its agent's metadata was invalidated and reloaded, so the old lists are unusable);
@@ -51,7 +53,7 @@ final class PreparedReads {
    * @throws TransportException if the transport refuses to prepare or post; the lists involved are
    *     dropped then
    */
-  TransferHandle read(
+  private TransferHandle read(
       int consumerRank,
       ProducerPeer peer,
       int producerRank,
@@ -77,6 +79,117 @@ final class PreparedReads {
     } catch (TransportException e) {
       forget(consumerRank, key);
       throw e;
+    }
+  }
+
+  /**
+   * Posts one (consumer rank, producer rank) pair's READs of a load, adding them to the load.
+   * Between ranks of identical shape, the whole blocks among the pieces are read by block index
+   * from prepared lists; what is left (a partly filled last block, or every piece between ranks of
+   * different shapes) is described piece by piece.
+   */
+  void post(Load load, TransferPlanner.RankPair pair, List<TransferPlanner.Piece> pieces) {
+    int rank = pair.consumerRank();
+    KvMemory local = ranks.memory(rank);
+    ProducerPeer.Rank remote = load.peer.ranks().get(pair.producerRank());
+    List<TransferPlanner.Piece> described = pieces;
+    if (TransferPlanner.sameShape(remote.layout(), ranks.layout(rank))) {
+      long block = remote.layout().blockBytes();
+      WholeBlocks whole = new WholeBlocks(pieces.size());
+      described = new ArrayList<>();
+      for (TransferPlanner.Piece piece : pieces) {
+        whole.take(piece, block).ifPresent(described::add);
+      }
+      if (whole.count > 0) {
+        load.reads.add(
+            new Load.Read(
+                rank,
+                read(rank, load.peer, pair.producerRank(), whole.consumer(), whole.producer())));
+        load.bytes += whole.count * block;
+        load.descriptors += whole.count;
+      }
+    }
+    if (described.isEmpty()) {
+      return;
+    }
+    List<Descriptor> localPieces = new ArrayList<>(described.size());
+    List<Descriptor> remotePieces = new ArrayList<>(described.size());
+    for (TransferPlanner.Piece piece : described) {
+      localPieces.add(
+          new Descriptor(
+              local.address() + piece.consumerOffset(), piece.length(), local.deviceId()));
+      remotePieces.add(
+          new Descriptor(
+              remote.regionAddress() + piece.producerOffset(), piece.length(), remote.deviceId()));
+      load.bytes += piece.length();
+    }
+    load.descriptors += described.size();
+    load.reads.add(
+        new Load.Read(
+            rank,
+            ranks
+                .transport(rank)
+                .post(
+                    TransferOp.READ,
+                    new DescriptorList(local.kind(), localPieces),
+                    remote.agentName(),
+                    new DescriptorList(remote.memoryKind(), remotePieces),
+                    Optional.empty())));
+  }
+
+  /** The whole blocks among a pair's pieces, as block indices on both sides. */
+  private static final class WholeBlocks {
+    private int[] consumer;
+    private int[] producer;
+    private int count;
+
+    WholeBlocks(int capacity) {
+      consumer = new int[Math.max(capacity, 4)];
+      producer = new int[consumer.length];
+    }
+
+    /**
+     * Takes the whole blocks {@code piece} starts with, if it starts on a block boundary on both
+     * sides; returns what is left of it, if anything.
+     */
+    Optional<TransferPlanner.Piece> take(TransferPlanner.Piece piece, long block) {
+      if (piece.producerOffset() % block != 0 || piece.consumerOffset() % block != 0) {
+        return Optional.of(piece);
+      }
+      long blocks = piece.length() / block;
+      for (long b = 0; b < blocks; b++) {
+        add(
+            Math.toIntExact(piece.consumerOffset() / block + b),
+            Math.toIntExact(piece.producerOffset() / block + b));
+      }
+      long rest = piece.length() - blocks * block;
+      return rest == 0
+          ? Optional.empty()
+          : Optional.of(
+              new TransferPlanner.Piece(
+                  piece.producerRank(),
+                  piece.producerOffset() + blocks * block,
+                  piece.consumerRank(),
+                  piece.consumerOffset() + blocks * block,
+                  rest));
+    }
+
+    int[] consumer() {
+      return Arrays.copyOf(consumer, count);
+    }
+
+    int[] producer() {
+      return Arrays.copyOf(producer, count);
+    }
+
+    private void add(int consumerBlock, int producerBlock) {
+      if (count == consumer.length) {
+        consumer = Arrays.copyOf(consumer, count * 2);
+        producer = Arrays.copyOf(producer, count * 2);
+      }
+      consumer[count] = consumerBlock;
+      producer[count] = producerBlock;
+      count++;
     }
   }
 

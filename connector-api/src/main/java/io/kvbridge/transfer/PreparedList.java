@@ -83,6 +83,38 @@ public record PreparedList(long id, Optional<String> remoteAgent, DescriptorList
     }
   }
 
+  /**
+   * The length of every piece, by index: what a transport compares per transfer without looking at
+   * the descriptors again.
+   */
+  public long[] lengths() {
+    List<Descriptor> all = descriptors.descriptors();
+    long[] lengths = new long[all.size()];
+    for (int i = 0; i < lengths.length; i++) {
+      lengths[i] = all.get(i).length();
+    }
+    return lengths;
+  }
+
+  /**
+   * Throws unless {@code local} describes local memory and {@code remote} a peer's, the two sides a
+   * transfer posted from prepared lists needs.
+   *
+   * @throws TransportException naming both lists
+   */
+  public static void requireSides(TransferOp op, PreparedList local, PreparedList remote) {
+    if (!local.isLocal() || remote.isLocal()) {
+      throw new TransportException(
+          "cannot post a "
+              + op
+              + " from "
+              + local
+              + " and "
+              + remote
+              + ": the first list must describe local memory and the second a peer's");
+    }
+  }
+
   /** A short description for messages: its side and size, not every piece. */
   @Override
   public String toString() {

@@ -129,16 +129,7 @@ public interface Transport extends AutoCloseable {
       PreparedList remote,
       int[] remoteIndices,
       Optional<byte[]> notification) {
-    if (!local.isLocal() || remote.isLocal()) {
-      throw new TransportException(
-          "cannot post a "
-              + op
-              + " from "
-              + local
-              + " and "
-              + remote
-              + ": the first list must describe local memory and the second a peer's");
-    }
+    PreparedList.requireSides(op, local, remote);
     return post(
         op,
         local.select(localIndices),

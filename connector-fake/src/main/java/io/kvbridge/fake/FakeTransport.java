@@ -378,16 +378,7 @@ public final class FakeTransport implements Transport {
       mine = usable(local, op);
       theirs = usable(remote, op);
     }
-    if (!local.isLocal() || remote.isLocal()) {
-      throw new TransportException(
-          "cannot post a "
-              + op
-              + " from "
-              + local
-              + " and "
-              + remote
-              + ": the first list must describe local memory and the second a peer's");
-    }
+    PreparedList.requireSides(op, local, remote);
     String remoteAgent = remote.remoteAgent().get();
     if (attached.isPresent()) {
       checkNotificationSize(attached.get(), remoteAgent);
@@ -713,11 +704,7 @@ public final class FakeTransport implements Transport {
       this.memories = memories;
       this.offsets = offsets;
       this.remoteInstance = remoteInstance;
-      List<Descriptor> pieces = list.descriptors().descriptors();
-      this.lengths = new long[pieces.size()];
-      for (int i = 0; i < lengths.length; i++) {
-        lengths[i] = pieces.get(i).length();
-      }
+      this.lengths = list.lengths();
     }
 
     boolean touches(KvMemory memory) {

@@ -411,16 +411,7 @@ public final class NixlTransport implements Transport {
         () -> {
           Prepared mine = usable(local, op);
           Prepared theirs = usable(remote, op);
-          if (!local.isLocal() || remote.isLocal()) {
-            throw new TransportException(
-                "cannot post a "
-                    + op
-                    + " from "
-                    + local
-                    + " and "
-                    + remote
-                    + ": the first list must describe local memory and the second a peer's");
-          }
+          PreparedList.requireSides(op, local, remote);
           long bytes = checkSelection(op, mine, localIndices, theirs, remoteIndices);
           NixlTransfer transfer =
               agent.makeTransfer(
@@ -755,11 +746,7 @@ public final class NixlTransport implements Transport {
       this.list = list;
       this.nativeList = nativeList;
       this.memories = memories;
-      List<Descriptor> pieces = list.descriptors().descriptors();
-      this.lengths = new long[pieces.size()];
-      for (int i = 0; i < lengths.length; i++) {
-        lengths[i] = pieces.get(i).length();
-      }
+      this.lengths = list.lengths();
     }
 
     boolean touches(KvMemory memory) {
