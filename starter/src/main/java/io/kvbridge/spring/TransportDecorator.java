@@ -11,7 +11,10 @@ import io.kvbridge.transfer.Transport;
  * and the connector calls the one the last returns.
  *
  * <p>The connector owns what {@link #decorate} returns and closes it when the connector closes; a
- * wrapper closes the transport it wraps when it is closed itself.
+ * wrapper closes the transport it wraps when it is closed itself. Extend {@link
+ * io.kvbridge.transfer.ForwardingTransport} and override only the calls the wrapper changes: it
+ * passes every other call on, prepared descriptor lists included, so the connector keeps the
+ * wrapped transport's prepared reads.
  *
  * <p>Called on the thread that creates the connector; the returned transport must be as safe for
  * concurrent use as the {@link Transport} contract asks.

@@ -5,16 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
-import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.ForwardingTransport;
 import io.kvbridge.transfer.KvMemory;
-import io.kvbridge.transfer.MemoryKind;
-import io.kvbridge.transfer.Notification;
-import io.kvbridge.transfer.TransferHandle;
-import io.kvbridge.transfer.TransferOp;
-import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.Transport;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -105,92 +99,26 @@ class TransportDecoratorTest {
   }
 
   /** Passes every call on, recording allocations and closing. */
-  private static final class Labelled implements Transport {
+  private static final class Labelled extends ForwardingTransport {
     private final String label;
-    private final Transport delegate;
     private final LabellingDecorators record;
 
     Labelled(String label, Transport delegate, LabellingDecorators record) {
+      super(delegate);
       this.label = label;
-      this.delegate = delegate;
       this.record = record;
-    }
-
-    @Override
-    public String agentName() {
-      return delegate.agentName();
-    }
-
-    @Override
-    public MemoryKind memoryKind() {
-      return delegate.memoryKind();
     }
 
     @Override
     public KvMemory allocate(long sizeBytes) {
       record.allocatedThrough.add(label);
-      return delegate.allocate(sizeBytes);
-    }
-
-    @Override
-    public void register(KvMemory memory) {
-      delegate.register(memory);
-    }
-
-    @Override
-    public void deregister(KvMemory memory) {
-      delegate.deregister(memory);
-    }
-
-    @Override
-    public byte[] localMetadata() {
-      return delegate.localMetadata();
-    }
-
-    @Override
-    public String loadRemoteMetadata(byte[] metadata) {
-      return delegate.loadRemoteMetadata(metadata);
-    }
-
-    @Override
-    public void invalidateRemote(String agentName) {
-      delegate.invalidateRemote(agentName);
-    }
-
-    @Override
-    public TransferHandle post(
-        TransferOp op,
-        DescriptorList local,
-        String remoteAgent,
-        DescriptorList remote,
-        Optional<byte[]> notification) {
-      return delegate.post(op, local, remoteAgent, remote, notification);
-    }
-
-    @Override
-    public TransferStatus status(TransferHandle handle) {
-      return delegate.status(handle);
-    }
-
-    @Override
-    public void release(TransferHandle handle) {
-      delegate.release(handle);
-    }
-
-    @Override
-    public void notify(String remoteAgent, byte[] message) {
-      delegate.notify(remoteAgent, message);
-    }
-
-    @Override
-    public List<Notification> drainNotifications() {
-      return delegate.drainNotifications();
+      return super.allocate(sizeBytes);
     }
 
     @Override
     public void close() {
       record.closed.add(label);
-      delegate.close();
+      super.close();
     }
   }
 }
