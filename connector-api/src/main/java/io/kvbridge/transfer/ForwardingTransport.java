@@ -5,10 +5,10 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A transport that passes every call to another, prepared lists included: the base of a decorator
- * that changes or watches a few calls and overrides only those. A decorator written against {@link
- * Transport} directly would fall back to the interface's default prepared-list methods for the
- * calls it forgets, and so quietly describe every piece again per transfer.
+ * A transport that passes every call to another, prepared lists and telemetry included: the base of
+ * a decorator that changes or watches a few calls and overrides only those. A decorator written
+ * against {@link Transport} directly would fall back to the interface's defaults for the calls it
+ * forgets, and so quietly describe every piece again per transfer and report no telemetry.
  *
  * <p>Threads: as safe as the transport it wraps.
  */
@@ -110,6 +110,11 @@ public abstract class ForwardingTransport implements Transport {
   @Override
   public void release(TransferHandle handle) {
     delegate.release(handle);
+  }
+
+  @Override
+  public Optional<TransferTelemetry> telemetry(TransferHandle handle) {
+    return delegate.telemetry(handle);
   }
 
   @Override

@@ -151,6 +151,21 @@ public interface Transport extends AutoCloseable {
   /** Releases a transfer's resources; an in-progress transfer is cancelled where possible. */
   void release(TransferHandle handle);
 
+  /**
+   * What the transport itself measured of a finished transfer, for transports that measure their
+   * own transfers (NIXL with {@code nixl.telemetry=true}).
+   *
+   * <p>Available from the moment {@link #status} reported the transfer {@linkplain
+   * TransferStatus.Done done} until its handle is {@linkplain #release(TransferHandle) released}:
+   * releasing drops it, so a caller that wants it reads it in between. Empty for a transfer still
+   * in progress, failed, released or unknown, and always empty for a transport that measures
+   * nothing (the default) or was not asked to. Any thread may call it, like every other method; it
+   * reads what was measured and never waits for the transfer.
+   */
+  default Optional<TransferTelemetry> telemetry(TransferHandle handle) {
+    return Optional.empty();
+  }
+
   /** Sends a small message to a loaded peer. */
   void notify(String remoteAgent, byte[] message);
 

@@ -21,9 +21,12 @@ import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.TransferTelemetry;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -485,14 +488,34 @@ public final class NixlTransport implements Transport {
     }
   }
 
-  /** NIXL's telemetry of a transfer, if {@code nixl.telemetry=true} and it finished. */
-  public Optional<NixlTransfer.Telemetry> telemetry(TransferHandle handle) {
-    return locked(
-        "read a transfer's telemetry",
-        () -> {
-          NixlTransfer transfer = transfers.get(handle.id());
-          return transfer == null ? Optional.empty() : transfer.telemetry();
-        });
+  /**
+   * {@inheritDoc}
+   *
+   * <p>NIXL's own measurement ({@code nixl_capi_get_xfer_telemetry}) when the agent captures it
+   * ({@value NixlOptions#TELEMETRY}{@code =true}): the post's time and the transfer's, from its
+   * post until NIXL saw it complete, in whole microseconds. NIXL keeps it in the transfer request,
+   * which {@link #release(TransferHandle)} frees; a closed transport has released every transfer.
+   */
+  @Override
+  public Optional<TransferTelemetry> telemetry(TransferHandle handle) {
+    if (!agent.capturesTelemetry()) {
+      return Optional.empty(); // asked once per finished read: no lock for an agent without it
+    }
+    lock.lock();
+    try {
+      NixlTransfer transfer = closed ? null : transfers.get(handle.id());
+      return transfer == null ? Optional.empty() : transfer.telemetry().map(NixlTransport::neutral);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static TransferTelemetry neutral(NixlTransfer.Telemetry t) {
+    return new TransferTelemetry(
+        Duration.of(t.postMicros(), ChronoUnit.MICROS),
+        Duration.of(t.transferMicros(), ChronoUnit.MICROS),
+        t.bytes(),
+        Math.toIntExact(t.descriptors()));
   }
 
   @Override

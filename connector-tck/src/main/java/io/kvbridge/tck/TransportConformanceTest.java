@@ -15,6 +15,7 @@ import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.TransferTelemetry;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.nio.ByteBuffer;
@@ -79,6 +80,14 @@ public abstract class TransportConformanceTest {
    */
   protected boolean closingRevokesPeerAccess() {
     return true;
+  }
+
+  /**
+   * Whether the agents {@link #newTransport} creates measure their own transfers ({@link
+   * Transport#telemetry}); the default, a transport that measures nothing, reports no telemetry.
+   */
+  protected boolean measuresTransfers() {
+    return false;
   }
 
   /** How long the suite waits for a transfer to settle or a notification to arrive. */
@@ -256,6 +265,34 @@ public abstract class TransportConformanceTest {
 
     assertThat(handle.bytes()).isEqualTo(3L * BLOCK_BYTES);
     assertDone(pair.initiator, handle);
+  }
+
+  @Test
+  void telemetryOfAFinishedReadCountsItsBytesAndPiecesUntilItIsReleased() {
+    Pair pair = connectedPair();
+    TransferHandle handle =
+        pair.initiator.post(
+            TransferOp.READ,
+            blocks(pair.initiatorMemory, 0, 3, 7),
+            "target",
+            blocks(pair.targetMemory, 5, 1, 6),
+            Optional.empty());
+    assertDone(pair.initiator, handle);
+
+    Optional<TransferTelemetry> finished = pair.initiator.telemetry(handle);
+    pair.initiator.release(handle);
+
+    if (measuresTransfers()) {
+      assertThat(finished)
+          .hasValueSatisfying(
+              t -> {
+                assertThat(t.bytes()).isEqualTo(3L * BLOCK_BYTES);
+                assertThat(t.descriptors()).isEqualTo(3);
+              });
+    } else {
+      assertThat(finished).isEmpty();
+    }
+    assertThat(pair.initiator.telemetry(handle)).isEmpty();
   }
 
   @Test

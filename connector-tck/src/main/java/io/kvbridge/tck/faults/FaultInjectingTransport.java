@@ -7,6 +7,7 @@ import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.TransferTelemetry;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.util.ArrayDeque;
@@ -177,6 +178,24 @@ public final class FaultInjectingTransport implements Transport {
     if (underlying != null) {
       delegate.release(underlying);
     }
+  }
+
+  /**
+   * What the wrapped transport measured of the transfer; empty for one this decorator failed or
+   * still stalls, which never reached the wrapped transport.
+   */
+  @Override
+  public Optional<TransferTelemetry> telemetry(TransferHandle handle) {
+    TransferHandle underlying;
+    synchronized (lock) {
+      checkAlive("read a transfer's telemetry");
+      Transfer t = transfers.get(handle.id());
+      if (t == null || t.failure != null || t.underlying == null) {
+        return Optional.empty();
+      }
+      underlying = t.underlying;
+    }
+    return delegate.telemetry(underlying);
   }
 
   /** Sends the message; to a killed peer it vanishes, as it would on the wire. */
