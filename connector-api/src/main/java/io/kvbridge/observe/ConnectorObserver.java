@@ -1,6 +1,8 @@
 package io.kvbridge.observe;
 
 import io.kvbridge.lease.LeaseListener;
+import io.kvbridge.transfer.TransferTelemetry;
+import io.kvbridge.transfer.Transport;
 
 /**
  * Receives a connector's events as they happen, for metrics and logs. Called on the thread that
@@ -29,6 +31,15 @@ public interface ConnectorObserver extends LeaseListener {
    * posting (planning the pieces and handing them to the transport) took {@code nanos}.
    */
   default void readPosted(String requestId, int descriptors, long bytes, long nanos) {}
+
+  /**
+   * One READ of D's load {@code requestId} finished, and its transport measured it ({@link
+   * Transport#telemetry}): a load posts one READ per (D rank, P rank) pair, so a load may report
+   * several. Reported when the transport says the bytes are in place, before the content check and
+   * P's validation, so a read whose load fails later is reported too. Transports that measure
+   * nothing never report it.
+   */
+  default void transferTelemetry(String requestId, TransferTelemetry telemetry) {}
 
   /**
    * A protocol notification could not be handed to the transport; {@code message} is its kind in

@@ -6,6 +6,7 @@ import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.EnumCounters;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.transfer.TransferTelemetry;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -75,6 +76,11 @@ final class ConnectorCounters implements ConnectorObserver {
   @Override
   public void readPosted(String requestId, int descriptors, long bytes, long nanos) {
     delegate.readPosted(requestId, descriptors, bytes, nanos);
+  }
+
+  @Override
+  public void transferTelemetry(String requestId, TransferTelemetry telemetry) {
+    delegate.transferTelemetry(requestId, telemetry);
   }
 
   @Override

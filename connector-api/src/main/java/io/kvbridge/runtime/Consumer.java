@@ -11,6 +11,7 @@ import io.kvbridge.spi.PeerStatus;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.TransferTelemetry;
 import io.kvbridge.transfer.TransportException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -362,6 +363,7 @@ final class Consumer {
       }
     }
     if (status instanceof TransferStatus.Done) {
+      reportTelemetry(load); // before the release, which drops what the transport measured
       releaseRead(load);
       Optional<String> corrupt = LoadChecks.contentProblem(load.params, load.plan, ranks);
       if (corrupt.isPresent()) {
@@ -405,6 +407,23 @@ final class Consumer {
                     + " restarted (incarnation "
                     + Long.toHexString(load.peer.incarnation())
                     + " is gone); its lease ended with it");
+  }
+
+  /** Hands the observer what the transport measured of each READ of a load that finished. */
+  private void reportTelemetry(Load load) {
+    for (Load.Read read : load.reads) {
+      Optional<TransferTelemetry> telemetry;
+      try {
+        telemetry = ranks.transport(read.consumerRank()).telemetry(read.handle());
+      } catch (TransportException e) {
+        // The bytes are in place: a measurement that cannot be read is no reason to fail the load.
+        LOG.log(
+            Level.WARNING,
+            "reading the telemetry of the read of " + load.requestId + ": " + e.getMessage());
+        continue;
+      }
+      telemetry.ifPresent(t -> counters.transferTelemetry(load.requestId, t));
+    }
   }
 
   /** Releases every READ of a load still posted: no byte lands after this returns. */

@@ -9,6 +9,7 @@ import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.runtime.PullConnector;
@@ -83,6 +84,9 @@ public abstract class PullProtocolConformanceTest {
 
   /** The peer directory of the engines started from now on. */
   protected PeerDirectory directory = PeerDirectory.NONE;
+
+  /** The observer of the engines started from now on. */
+  protected ConnectorObserver observer = ConnectorObserver.NONE;
 
   /** The provider of the connector type under test. */
   protected abstract TransportProvider provider();
@@ -163,6 +167,7 @@ public abstract class PullProtocolConformanceTest {
             .role(role)
             .handshakeSecret(secret)
             .peerDirectory(directory)
+            .observer(observer)
             .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
             .safetyMargin(SAFETY_MARGIN)
             .heartbeatInterval(Duration.ofSeconds(5))

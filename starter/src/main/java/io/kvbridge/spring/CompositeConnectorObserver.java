@@ -4,6 +4,7 @@ import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.transfer.TransferTelemetry;
 import java.util.List;
 
 /** Forwards every event to each of several observers, in order. */
@@ -63,6 +64,11 @@ final class CompositeConnectorObserver implements ConnectorObserver {
   @Override
   public void readPosted(String requestId, int descriptors, long bytes, long nanos) {
     observers.forEach(o -> o.readPosted(requestId, descriptors, bytes, nanos));
+  }
+
+  @Override
+  public void transferTelemetry(String requestId, TransferTelemetry telemetry) {
+    observers.forEach(o -> o.transferTelemetry(requestId, telemetry));
   }
 
   @Override

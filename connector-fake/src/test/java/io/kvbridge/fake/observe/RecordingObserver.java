@@ -1,6 +1,7 @@
 package io.kvbridge.fake.observe;
 
 import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.transfer.TransferTelemetry;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -12,8 +13,12 @@ final class RecordingObserver implements ConnectorObserver {
   /** A posted read: descriptors and bytes. */
   record Posted(String requestId, int descriptors, long bytes) {}
 
+  /** What the transport measured of one read of a load. */
+  record Measured(String requestId, TransferTelemetry telemetry) {}
+
   final List<Posted> posted = new CopyOnWriteArrayList<>();
   final List<Long> transferBytes = new CopyOnWriteArrayList<>();
+  final List<Measured> measured = new CopyOnWriteArrayList<>();
 
   @Override
   public void transferCompleted(String requestId, long bytes, long nanos) {
@@ -23,6 +28,11 @@ final class RecordingObserver implements ConnectorObserver {
   @Override
   public void readPosted(String requestId, int descriptors, long bytes, long nanos) {
     posted.add(new Posted(requestId, descriptors, bytes));
+  }
+
+  @Override
+  public void transferTelemetry(String requestId, TransferTelemetry telemetry) {
+    measured.add(new Measured(requestId, telemetry));
   }
 
   @Override

@@ -24,23 +24,32 @@ import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.tck.Prompts;
 import io.kvbridge.time.ManualClock;
+import io.kvbridge.transfer.ForwardingTransport;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.TransferHandle;
+import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.TransferTelemetry;
+import io.kvbridge.transfer.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * What a connector tells its observer and its tracer along a request's transfer path: the post,
- * handshakes, clock estimates and failed notifications; P's lease span and D's load span with its
- * phases, joined through the transfer parameters.
+ * what the transport measured of each finished read, handshakes, clock estimates and failed
+ * notifications; P's lease span and D's load span with its phases, joined through the transfer
+ * parameters.
  */
 class TransferObservationTest {
 
@@ -61,6 +70,9 @@ class TransferObservationTest {
   private KvConnector producer;
   private KvConnector consumer;
 
+  /** Wraps each transport of the consumers started from now on. */
+  private UnaryOperator<Transport> consumerTransports = UnaryOperator.identity();
+
   @AfterEach
   void close() {
     connectors.forEach(KvConnector::close);
@@ -80,6 +92,43 @@ class TransferObservationTest {
     assertThat(posted.bytes()).isEqualTo(3L * LAYOUT.blockBytes());
     assertThat(posted.descriptors()).isPositive();
     assertThat(consumerEvents.transferBytes).containsExactly(posted.bytes());
+  }
+
+  @Test
+  void whatTheTransportMeasuredOfAFinishedReadIsReportedBeforeTheReadIsReleased() {
+    consumerTransports = transport -> new Measuring(transport, false);
+    startTraced();
+
+    load("d-1", prefill("p-1", 3));
+
+    assertThat(received).contains("d-1");
+    assertThat(consumerEvents.measured)
+        .containsExactly(
+            new RecordingObserver.Measured(
+                "d-1",
+                new TransferTelemetry(
+                    Measuring.POST, Measuring.TRANSFER, 3L * LAYOUT.blockBytes(), 1)));
+  }
+
+  @Test
+  void aReadThatFailedIsNotMeasured() {
+    consumerTransports = transport -> new Measuring(transport, true);
+    startTraced();
+
+    load("d-1", prefill("p-1", 1));
+
+    assertThat(failed).containsKey("d-1");
+    assertThat(consumerEvents.measured).isEmpty();
+  }
+
+  @Test
+  void aTransportThatMeasuresNothingReportsNoMeasurement() {
+    startTraced();
+
+    load("d-1", prefill("p-1", 1));
+
+    assertThat(received).contains("d-1");
+    assertThat(consumerEvents.measured).isEmpty();
   }
 
   @Test
@@ -280,7 +329,9 @@ class TransferObservationTest {
             .properties(Map.of(FakeTransportProvider.FABRIC, fabric))
             .build();
     KvConnector connector =
-        ConnectorRegistry.of(List.of(new FakeTransportProvider())).create(settings);
+        ConnectorRegistry.of(List.of(new FakeTransportProvider()))
+            .create(
+                settings, role == Role.CONSUMER ? consumerTransports : UnaryOperator.identity());
     KvMemory memory = connector.worker().allocateKvCache(LAYOUT);
     connector.worker().registerKvCache(memory, LAYOUT);
     connectors.add(connector);
@@ -343,6 +394,43 @@ class TransferObservationTest {
     FinishedTransfers finished = connector.worker().getFinished(Set.of());
     received.addAll(finished.doneReceiving());
     finished.failedLoads().forEach(f -> failed.put(f.requestId(), f.reason()));
+  }
+
+  /**
+   * A transport that measures every transfer it passes on, as one that measures its own would,
+   * except that it answers whenever it is asked before the release: a test sees when the runtime
+   * asks. Its reads may all fail.
+   */
+  private static final class Measuring extends ForwardingTransport {
+
+    static final Duration POST = Duration.ofNanos(7_000);
+    static final Duration TRANSFER = Duration.ofNanos(42_000);
+
+    private final boolean failReads;
+    private final Set<Long> released = ConcurrentHashMap.newKeySet();
+
+    Measuring(Transport delegate, boolean failReads) {
+      super(delegate);
+      this.failReads = failReads;
+    }
+
+    @Override
+    public TransferStatus status(TransferHandle handle) {
+      return failReads ? new TransferStatus.Failed("failed on purpose") : super.status(handle);
+    }
+
+    @Override
+    public void release(TransferHandle handle) {
+      released.add(handle.id());
+      super.release(handle);
+    }
+
+    @Override
+    public Optional<TransferTelemetry> telemetry(TransferHandle handle) {
+      return released.contains(handle.id())
+          ? Optional.empty()
+          : Optional.of(new TransferTelemetry(POST, TRANSFER, handle.bytes(), 1));
+    }
   }
 
   private static void awaitTrue(java.util.function.BooleanSupplier condition) {
