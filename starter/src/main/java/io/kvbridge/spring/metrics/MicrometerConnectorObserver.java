@@ -5,6 +5,7 @@ import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.transfer.TransferTelemetry;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -25,8 +26,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * Records one engine's connector events as Micrometer meters, each tagged {@code engine}. Every
  * meter whose tags are known up front is registered up front, so dashboards show zeros rather than
  * gaps and an event costs one increment; meters per notification kind and per producer appear with
- * their first event. Timers and distributions publish histograms, so a Prometheus scrape carries
- * buckets for quantiles across engines.
+ * their first event, and so do the meters of what the transport measured, which only a transport
+ * that measures its transfers (NIXL with {@code kvbridge.nixl.telemetry=true}) reports. Timers and
+ * distributions publish histograms, so a Prometheus scrape carries buckets for quantiles across
+ * engines.
  *
  * <p>Thread-safe: meters and the gauges' values are atomic.
  */
@@ -56,6 +59,7 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
   private final Timer handshakesAccepted;
   private final Timer handshakesFailed;
   private final Map<String, long[]> clocks = new ConcurrentHashMap<>();
+  private volatile TransportMeters transportMeters;
 
   MicrometerConnectorObserver(MeterRegistry registry, String engineId) {
     this.registry = registry;
@@ -219,6 +223,18 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
   }
 
   @Override
+  public void transferTelemetry(String requestId, TransferTelemetry telemetry) {
+    TransportMeters meters = transportMeters;
+    if (meters == null) {
+      // Two first measurements at once register the same meters: the registry returns the one
+      // it has for an id it knows.
+      meters = TransportMeters.register(registry, engine);
+      transportMeters = meters;
+    }
+    meters.record(telemetry);
+  }
+
+  @Override
   public void notificationFailed(String toEngineId, String message) {
     // The kinds are the protocol's; any other name is counted under its own tag once seen.
     failedNotifications.computeIfAbsent(message, this::notificationCounter).increment();
@@ -272,6 +288,55 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
   private static double read(long[] clock, int index) {
     synchronized (clock) {
       return clock[index];
+    }
+  }
+
+  /** The meters of what a transport measured of each finished READ, as it reports them. */
+  private record TransportMeters(
+      Timer postTime,
+      Timer transferTime,
+      DistributionSummary bytes,
+      DistributionSummary descriptors) {
+
+    static TransportMeters register(MeterRegistry registry, Tags engine) {
+      return new TransportMeters(
+          Timer.builder("kvbridge.transport.post.duration")
+              .description("Time to post each READ, as the transport measured it")
+              .tags(engine)
+              .publishPercentileHistogram()
+              .minimumExpectedValue(Duration.ofNanos(1_000))
+              .maximumExpectedValue(Duration.ofSeconds(10))
+              .register(registry),
+          Timer.builder("kvbridge.transport.transfer.duration")
+              .description("Time each READ took to finish, as the transport measured it")
+              .tags(engine)
+              .publishPercentileHistogram()
+              .minimumExpectedValue(Duration.ofNanos(1_000))
+              .maximumExpectedValue(Duration.ofMinutes(1))
+              .register(registry),
+          DistributionSummary.builder("kvbridge.transport.bytes")
+              .description("Bytes each READ moved, as the transport measured it")
+              .baseUnit("bytes")
+              .tags(engine)
+              .publishPercentileHistogram()
+              .minimumExpectedValue(1024.0)
+              .maximumExpectedValue(64.0 * 1024 * 1024 * 1024)
+              .register(registry),
+          DistributionSummary.builder("kvbridge.transport.descriptors")
+              .description("Descriptors each READ moved, as the transport measured it")
+              .baseUnit("descriptors")
+              .tags(engine)
+              .publishPercentileHistogram()
+              .minimumExpectedValue(1.0)
+              .maximumExpectedValue(1_048_576.0)
+              .register(registry));
+    }
+
+    void record(TransferTelemetry telemetry) {
+      postTime.record(telemetry.postTime());
+      transferTime.record(telemetry.transferTime());
+      bytes.record(telemetry.bytes());
+      descriptors.record(telemetry.descriptors());
     }
   }
 }

@@ -19,9 +19,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * kvbridge.transfer.bytes}, {@code kvbridge.transfer.descriptors}, {@code
  * kvbridge.transfer.failures}, {@code kvbridge.notifications.failed{message}}, {@code
  * kvbridge.rejected{kind}}, {@code kvbridge.heartbeats{outcome}}, {@code
- * kvbridge.handshake.duration{outcome}}, {@code kvbridge.clock.offset{producer}} and {@code
- * kvbridge.clock.uncertainty{producer}}; tag values are lower case ({@code expired}, {@code
- * wrong_token}, {@code renewed}).
+ * kvbridge.handshake.duration{outcome}}, {@code kvbridge.clock.offset{producer}}, {@code
+ * kvbridge.clock.uncertainty{producer}}, and, where the transport measures its transfers (NIXL with
+ * {@code kvbridge.nixl.telemetry=true}), {@code kvbridge.transport.post.duration}, {@code
+ * kvbridge.transport.transfer.duration}, {@code kvbridge.transport.bytes} and {@code
+ * kvbridge.transport.descriptors}; tag values are lower case ({@code expired}, {@code wrong_token},
+ * {@code renewed}).
  *
  * <p>Thread-safe.
  */

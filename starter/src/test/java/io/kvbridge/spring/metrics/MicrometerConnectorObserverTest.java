@@ -7,7 +7,13 @@ import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.transfer.TransferTelemetry;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -18,6 +24,10 @@ class MicrometerConnectorObserverTest {
   private final MicrometerConnectorObserver observer =
       new MicrometerConnectorObserver(registry, "prefill-0");
   private final Lease lease = new Lease("r-1", LeaseToken.random(), List.of(1, 2), 0, 10, 20, 1, 0);
+
+  /** A READ of three 1 KiB pieces, as a transport measured it. */
+  private static final TransferTelemetry MEASURED =
+      new TransferTelemetry(Duration.ofNanos(15_000), Duration.ofNanos(250_000), 3072, 3);
 
   @Test
   void everyMeterExistsAtZeroBeforeAnyEvent() {
@@ -144,6 +154,61 @@ class MicrometerConnectorObserverTest {
                 .totalTime(TimeUnit.MICROSECONDS))
         .isEqualTo(30);
     assertThat(registry.get("kvbridge.transfer.descriptors").summary().totalAmount()).isEqualTo(12);
+  }
+
+  @Test
+  void transportMetersAppearOnlyWithTheFirstMeasurement() {
+    assertThat(registry.find("kvbridge.transport.post.duration").meters()).isEmpty();
+    assertThat(registry.find("kvbridge.transport.transfer.duration").meters()).isEmpty();
+    assertThat(registry.find("kvbridge.transport.bytes").meters()).isEmpty();
+    assertThat(registry.find("kvbridge.transport.descriptors").meters()).isEmpty();
+
+    observer.transferTelemetry("r-1", MEASURED);
+
+    assertThat(registry.get("kvbridge.transport.post.duration").tag("engine", "prefill-0").timer())
+        .isNotNull();
+  }
+
+  @Test
+  void transportMeasurementsAreRecordedAsTimersInSecondsAndSummariesOfBytesAndDescriptors() {
+    observer.transferTelemetry("r-1", MEASURED);
+    observer.transferTelemetry("r-1", MEASURED);
+
+    Timer post =
+        registry.get("kvbridge.transport.post.duration").tag("engine", "prefill-0").timer();
+    Timer transfer =
+        registry.get("kvbridge.transport.transfer.duration").tag("engine", "prefill-0").timer();
+    DistributionSummary bytes =
+        registry.get("kvbridge.transport.bytes").tag("engine", "prefill-0").summary();
+    DistributionSummary descriptors =
+        registry.get("kvbridge.transport.descriptors").tag("engine", "prefill-0").summary();
+    assertThat(post.getId().getBaseUnit()).isEqualTo("seconds");
+    assertThat(post.count()).isEqualTo(2);
+    assertThat(post.totalTime(TimeUnit.MICROSECONDS)).isEqualTo(2 * 15);
+    assertThat(transfer.getId().getBaseUnit()).isEqualTo("seconds");
+    assertThat(transfer.totalTime(TimeUnit.MICROSECONDS)).isEqualTo(2 * 250);
+    assertThat(bytes.getId().getBaseUnit()).isEqualTo("bytes");
+    assertThat(bytes.totalAmount()).isEqualTo(2 * 3072);
+    assertThat(descriptors.getId().getBaseUnit()).isEqualTo("descriptors");
+    assertThat(descriptors.totalAmount()).isEqualTo(2 * 3);
+  }
+
+  @Test
+  void transportMeasurementsAreScrapedUnderTheirPrometheusNames() {
+    PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new MicrometerConnectorObserver(prometheus, "decode-0").transferTelemetry("r-1", MEASURED);
+
+    String scrape = prometheus.scrape();
+
+    assertThat(scrape)
+        .contains("# TYPE kvbridge_transport_post_duration_seconds histogram")
+        .contains("# TYPE kvbridge_transport_transfer_duration_seconds histogram")
+        .contains("# TYPE kvbridge_transport_bytes histogram")
+        .contains("# TYPE kvbridge_transport_descriptors histogram")
+        .contains("kvbridge_transport_post_duration_seconds_sum{engine=\"decode-0\"} 1.5E-5")
+        .contains("kvbridge_transport_transfer_duration_seconds_sum{engine=\"decode-0\"} 2.5E-4")
+        .contains("kvbridge_transport_bytes_sum{engine=\"decode-0\"} 3072.0")
+        .contains("kvbridge_transport_descriptors_sum{engine=\"decode-0\"} 3.0");
   }
 
   @Test
