@@ -116,7 +116,7 @@ class EndedIdsTest {
   }
 
   @Test
-  void forgettingAnyOneIdLeavesEveryOtherFindable() {
+  void forgettingAnyOneOfManyCollidingIdsLeavesEveryOtherFindable() {
     // Ids that do not count up collide in runs of neighbouring slots.
     List<String> ids = scatteredIds(64, 7);
     for (String forgotten : ids) {
