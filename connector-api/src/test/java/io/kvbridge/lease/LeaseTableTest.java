@@ -572,6 +572,91 @@ class LeaseTableTest {
     assertThat(token.toString()).startsWith(token.value().substring(0, 6));
   }
 
+  @Test
+  void aLeaseReadByItsLastConsumerEndsNamingThatConsumer() {
+    for (String id : List.of("r1", "r2")) {
+      Lease lease = table.grant(id, List.of(1), 1, READ);
+      table.acknowledge(id, lease.token().value(), "decode-7", claim(READ));
+    }
+    Lease third = table.grant("r3", List.of(1), 2, READ);
+    table.acknowledge("r3", third.token().value(), "decode-7", claim(READ));
+    table.acknowledge("r3", third.token().value(), "decode-8", claim(READ));
+
+    assertThat(ends)
+        .extracting(LeaseEnd::detail)
+        .containsExactly("read by decode-7", "read by decode-7", "read by decode-8");
+  }
+
+  @Test
+  void leasesReadByHundredsOfConsumersEachNameTheirOwn() {
+    for (int i = 0; i < 600; i++) {
+      String consumer = "decode-" + (i % 300);
+      Lease lease = table.grant("r" + i, List.of(1), 1, READ);
+      table.acknowledge("r" + i, lease.token().value(), consumer, claim(READ));
+
+      assertThat(ends.get(i).detail()).isEqualTo("read by " + consumer);
+    }
+  }
+
+  @Test
+  void aLeaseWaitingForMoreConsumersThanAHandfulCountsEachOnce() {
+    Lease lease = table.grant("r1", List.of(1), 12, READ);
+    String token = lease.token().value();
+
+    for (int i = 0; i < 11; i++) {
+      assertThat(table.acknowledge("r1", token, "d" + i, claim(READ)))
+          .isEqualTo(new AckOutcome.Partial(11 - i));
+      assertThat(table.acknowledge("r1", token, "d" + i, claim(READ)))
+          .isEqualTo(new AckOutcome.Partial(11 - i));
+    }
+    assertThat(table.find("r1")).get().extracting(Lease::acksReceived).isEqualTo(11);
+
+    assertThat(table.acknowledge("r1", token, "d11", claim(READ)))
+        .isInstanceOf(AckOutcome.Read.class);
+  }
+
+  @Test
+  void expireReturnsExactlyTheEndsItCausedAndNothingWhenNoLeaseIsDue() {
+    assertThat(table.expire()).isEmpty();
+    table.grant("a", List.of(1), 1, READ);
+    table.grant("b", List.of(2), 1, READ);
+    assertThat(table.expire()).isEmpty();
+    clock.advance(LEASE);
+
+    List<LeaseEnd> expired = table.expire();
+
+    assertThat(expired).isEqualTo(ends).hasSize(2);
+    assertThat(expired).extracting(LeaseEnd::detail).containsOnly("not read before the deadline");
+  }
+
+  @Test
+  void aLeaseSnapshotKeepsItsOwnCopyOfTheBlockList() {
+    List<Integer> blocks = new ArrayList<>(List.of(3, 4));
+    Lease lease = new Lease("r1", LeaseToken.random(), blocks, 0, 1, 2, 1, 0);
+
+    blocks.set(0, 9);
+    blocks.add(5);
+
+    assertThat(lease.blockIds()).containsExactly(3, 4);
+    assertThatThrownBy(() -> lease.blockIds().set(0, 9))
+        .isInstanceOf(UnsupportedOperationException.class);
+    Lease copy = new Lease("r1", lease.token(), lease.blockIds(), 0, 1, 2, 1, 1);
+    assertThat(copy.blockIds()).isEqualTo(lease.blockIds());
+  }
+
+  @Test
+  void aLateMessageForAnIdLeasedAgainIsRefusedForItsTokenAndAfterTheNewLeaseEndsAsEnded() {
+    String oldToken = table.grant("r1", List.of(1), 1, READ).token().value();
+    table.revoke("r1", "abort");
+    Lease again = table.grant("r1", List.of(7), 1, READ);
+
+    assertThat(table.renew("r1", oldToken))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.WRONG_TOKEN));
+    table.release("r1", again.token().value(), "done");
+    assertThat(table.renew("r1", oldToken))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.ALREADY_ENDED));
+  }
+
   private static byte[] digest(int seed) {
     byte[] digest = new byte[32];
     Arrays.fill(digest, (byte) seed);
