@@ -218,6 +218,17 @@ class TcpHandshakeChannelTest {
   }
 
   @Test
+  void totalLimitFarBeyondWhatAHostCanOpenStillServes() throws Exception {
+    HandshakeChannel channel =
+        TcpHandshakeChannel.withLimits(new Limits(Duration.ofSeconds(10), 16, Integer.MAX_VALUE));
+    HandshakeChannel.Server server = serve(channel);
+
+    assertThat(
+            channel.exchange(server.address(), greeting -> new byte[] {5}, Duration.ofSeconds(5)))
+        .containsExactly(5);
+  }
+
+  @Test
   void limitsNameTheLimitThatIsOutOfRange() {
     assertThatThrownBy(() -> new Limits(Duration.ZERO, 16, 1024))
         .hasMessageContaining("connectionDeadline must be positive");
