@@ -25,8 +25,21 @@ final class LoopbackPeers implements AutoCloseable {
 
   /** A socket from {@code localAddress} connected to {@code server}. */
   Socket connect(String localAddress, HandshakeAddress server) throws IOException {
+    return connect(localAddress, server, 0);
+  }
+
+  /**
+   * A socket from {@code localAddress} connected to {@code server}, receiving into a buffer of
+   * about {@code receiveBufferBytes} (0 for the system's default), so a server writing to it fills
+   * the buffers soon once this socket stops reading.
+   */
+  Socket connect(String localAddress, HandshakeAddress server, int receiveBufferBytes)
+      throws IOException {
     Socket socket = new Socket();
     sockets.add(socket);
+    if (receiveBufferBytes > 0) {
+      socket.setReceiveBufferSize(receiveBufferBytes);
+    }
     socket.bind(new InetSocketAddress(localAddress, 0));
     socket.connect(TcpHandshakeChannel.resolved(server), SAFETY_TIMEOUT_MS);
     socket.setSoTimeout(SAFETY_TIMEOUT_MS);

@@ -101,15 +101,42 @@ class TcpHandshakeServerTest {
   void requestAndAnswerOfTheLargestFrameCrossWhole() throws Exception {
     TcpHandshakeChannel channel = TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 16, 16));
     Server server = serve(channel, GREETS_AND_ECHOES);
-    byte[] largest = new byte[Handshake.MAX_FRAME_BYTES];
-    for (int i = 0; i < largest.length; i++) {
-      largest[i] = (byte) (i * 31);
-    }
+    byte[] largest = pattern(Handshake.MAX_FRAME_BYTES);
 
     byte[] answer = channel.exchange(server.address(), greeting -> largest, CLIENT_DEADLINE);
 
     assertThat(answer).isEqualTo(largest);
     assertThat(server.droppedConnections()).isEqualTo(noDrops());
+  }
+
+  @Test
+  void greetingTooLargeForTheSocketBuffersReachesAPeerThatReadsItLate() throws Exception {
+    byte[] largest = pattern(Handshake.MAX_FRAME_BYTES);
+    CountDownLatch secondGreeting = new CountDownLatch(2);
+    HandshakeChannel.Responder greetsLarge =
+        new HandshakeChannel.Responder() {
+          @Override
+          public byte[] greet() {
+            secondGreeting.countDown();
+            return largest;
+          }
+
+          @Override
+          public byte[] answer(byte[] greeting, byte[] request) {
+            return request;
+          }
+        };
+    Server server =
+        serve(TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 16, 16)), greetsLarge);
+    Socket late = peers.connect("127.0.0.24", server.address(), 4096);
+
+    // The I/O thread greets the next connection only once its first write to the late peer has
+    // returned: whatever did not fit then waits for the peer to read.
+    peers.connect("127.0.0.25", server.address());
+    assertThat(secondGreeting.await(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+
+    assertThat(readFrame(late)).isEqualTo(largest);
+    assertThat(converse(late, new byte[] {1})).containsExactly(1);
   }
 
   @Test
@@ -313,25 +340,8 @@ class TcpHandshakeServerTest {
   void peerResetBeforeItIsGreetedIsClosedWithoutADrop() throws Exception {
     CountDownLatch greeting = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    AtomicInteger greetings = new AtomicInteger();
-    HandshakeChannel.Responder holdsItsFirstGreeting =
-        new HandshakeChannel.Responder() {
-          @Override
-          public byte[] greet() {
-            if (greetings.getAndIncrement() == 0) {
-              greeting.countDown();
-              awaitUninterruptibly(release);
-            }
-            return new byte[] {7};
-          }
-
-          @Override
-          public byte[] answer(byte[] greeting, byte[] request) {
-            return request;
-          }
-        };
     TcpHandshakeChannel channel = TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 16, 2));
-    Server server = serve(channel, holdsItsFirstGreeting);
+    Server server = serve(channel, greetsOnceReleased(greeting, release));
     Socket first = peers.connect("127.0.0.45", server.address());
     assertThat(greeting.await(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
     // Connected while the server's I/O thread is held, and reset before it is accepted: greeting
@@ -507,17 +517,30 @@ class TcpHandshakeServerTest {
   }
 
   @Test
-  void closeCalledOnAnInterruptedThreadKeepsTheInterrupt() throws Exception {
-    Server server = serve(new Limits(GENEROUS, 16, 16));
+  void closeOnAnInterruptedThreadReturnsAtOnceKeepingTheInterrupt() throws Exception {
+    CountDownLatch greeting = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Server server =
+        serve(
+            TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 16, 16)),
+            greetsOnceReleased(greeting, release));
+    Socket socket = peers.connect("127.0.0.51", server.address());
+    assertThat(greeting.await(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
     Thread io = thread("kvbridge-handshake-io-" + engineId);
 
+    // The I/O thread is held in the greeting, so close() would wait for it; interrupted, it
+    // returns at once.
     Thread.currentThread().interrupt();
     try {
       server.close();
       assertThat(Thread.currentThread().isInterrupted()).isTrue();
     } finally {
       Thread.interrupted();
+      release.countDown();
     }
+
+    assertThat(readFrame(socket)).containsExactly(7);
+    assertClosedByServer(socket);
     await().atMost(PATIENCE).until(() -> !io.isAlive());
   }
 
@@ -592,6 +615,35 @@ class TcpHandshakeServerTest {
                         channel.exchange(
                             server.address(), greeting -> new byte[] {2}, CLIENT_DEADLINE))
                     .containsExactly(2));
+  }
+
+  private static byte[] pattern(int length) {
+    byte[] bytes = new byte[length];
+    for (int i = 0; i < length; i++) {
+      bytes[i] = (byte) (i * 31);
+    }
+    return bytes;
+  }
+
+  /** Greets with one byte, the first greeting only once {@code release} is counted down. */
+  private static HandshakeChannel.Responder greetsOnceReleased(
+      CountDownLatch greeting, CountDownLatch release) {
+    AtomicInteger greetings = new AtomicInteger();
+    return new HandshakeChannel.Responder() {
+      @Override
+      public byte[] greet() {
+        if (greetings.getAndIncrement() == 0) {
+          greeting.countDown();
+          awaitUninterruptibly(release);
+        }
+        return new byte[] {7};
+      }
+
+      @Override
+      public byte[] answer(byte[] greeting, byte[] request) {
+        return request;
+      }
+    };
   }
 
   private static Map<DropReason, Long> noDrops() {
