@@ -17,8 +17,8 @@ import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -97,7 +97,8 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
             WORKER_THREADS,
             0,
             TimeUnit.MILLISECONDS,
-            new ArrayBlockingQueue<>(limits.total()),
+            // Linked: bounded by the cap without allocating a slot for every connection it allows.
+            new LinkedBlockingQueue<>(limits.total()),
             r -> {
               Thread t =
                   new Thread(

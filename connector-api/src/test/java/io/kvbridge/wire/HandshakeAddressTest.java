@@ -86,6 +86,16 @@ class HandshakeAddressTest {
   }
 
   @Test
+  void valueOfSixtyFourCharactersIsShownWhole() {
+    String text = "tcp://" + "h".repeat(58);
+
+    assertThat(text).hasSize(64);
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> HandshakeAddress.parse(text))
+        .withMessageStartingWith("'" + text + "' is not an address");
+  }
+
+  @Test
   void channelIsChosenByTheKindOfAddress() {
     assertThat(HandshakeChannel.forAddress(HandshakeAddress.parse("local")).mayBlock()).isFalse();
     assertThat(HandshakeChannel.forAddress(HandshakeAddress.parse("tcp://127.0.0.1:0")).mayBlock())

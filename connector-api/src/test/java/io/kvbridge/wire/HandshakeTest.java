@@ -1,12 +1,14 @@
 package io.kvbridge.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -174,6 +176,312 @@ class HandshakeTest {
     assertThatThrownBy(() -> HandshakeSecret.of("hunter2"))
         .hasMessageContaining("at least " + HandshakeSecret.MIN_BYTES)
         .hasMessageNotContaining("hunter2");
+  }
+
+  // ---------------------------------------------------------------- frames refused
+
+  @Test
+  void greetingWithATrailingByteIsRefused() {
+    byte[] bytes = Handshake.encode(greeting);
+
+    assertThatThrownBy(() -> Handshake.decodeGreeting(Arrays.copyOf(bytes, bytes.length + 1)))
+        .isInstanceOf(MalformedMessageException.class)
+        .hasMessage("1 unexpected trailing bytes");
+  }
+
+  @Test
+  void refusalWithATrailingByteIsRefused() {
+    byte[] bytes = Handshake.encode(new Handshake.Refused("incompatible"));
+
+    assertThatThrownBy(
+            () ->
+                Handshake.decodeResponse(
+                    Arrays.copyOf(bytes, bytes.length + 1), greeting, request, NONE))
+        .isInstanceOf(MalformedMessageException.class)
+        .hasMessage("1 unexpected trailing bytes");
+  }
+
+  @Test
+  void requestWithATrailingByteAfterItsMacIsRefused() {
+    Handshake.Greeting challenge = Handshake.Greeting.fresh(true);
+    byte[] bytes = Handshake.encode(request, challenge, SECRET);
+
+    assertThatThrownBy(
+            () ->
+                Handshake.decodeRequest(Arrays.copyOf(bytes, bytes.length + 1), challenge, SECRET))
+        .isInstanceOf(MalformedMessageException.class)
+        .hasMessage("1 unexpected trailing bytes");
+  }
+
+  @Test
+  void acceptanceWithATrailingByteAfterItsMacIsRefused() {
+    byte[] bytes = Handshake.encode(accepted, greeting, request, SECRET);
+
+    assertThatThrownBy(
+            () ->
+                Handshake.decodeResponse(
+                    Arrays.copyOf(bytes, bytes.length + 1), greeting, request, SECRET))
+        .isInstanceOf(MalformedMessageException.class)
+        .hasMessage("1 unexpected trailing bytes");
+  }
+
+  @Test
+  void memoryKindPastTheLastKnownIsRefused() {
+    byte[] bytes = Handshake.encode(accepted, greeting, request, NONE);
+    bytes[memoryKindAt(bytes)] = (byte) MemoryKind.values().length;
+
+    assertThatThrownBy(() -> Handshake.decodeResponse(bytes, greeting, request, NONE))
+        .isInstanceOf(MalformedMessageException.class)
+        .hasMessage("unknown memory kind " + MemoryKind.values().length);
+  }
+
+  @Test
+  void everyMemoryKindSurvivesEncodeAndDecode() throws Exception {
+    for (MemoryKind kind : MemoryKind.values()) {
+      Handshake.Accepted in =
+          new Handshake.Accepted(
+              "prefill-0", 1L, 2L, List.of(new Handshake.Rank(LAYOUT, 0L, 0, kind, new byte[0])));
+
+      assertThat(
+              Handshake.decodeResponse(
+                  Handshake.encode(in, greeting, request, NONE), greeting, request, NONE))
+          .isEqualTo(in);
+    }
+  }
+
+  @Test
+  void refusalEncodedAsAResponseDecodesAsTheRefusal() throws Exception {
+    Handshake.Response refused = new Handshake.Refused("draining");
+
+    assertThat(
+            Handshake.decodeResponse(
+                Handshake.encode(refused, greeting, request, SECRET), greeting, request, SECRET))
+        .isEqualTo(refused);
+  }
+
+  @Test
+  void greetingOfAnotherTypeIsRefused() {
+    byte[] bytes = Handshake.encode(new Handshake.Refused("x"));
+
+    assertThatThrownBy(() -> Handshake.decodeGreeting(bytes))
+        .hasMessage("expected a handshake greeting");
+  }
+
+  @Test
+  void greetingWithUnknownFlagsIsRefused() {
+    byte[] bytes = Handshake.encode(greeting);
+    bytes[bytes.length - 1] = 2;
+
+    assertThatThrownBy(() -> Handshake.decodeGreeting(bytes))
+        .hasMessage("unknown greeting flags 2");
+  }
+
+  // ---------------------------------------------------------------- ranks
+
+  @Test
+  void requestMayNameTheMostRanks() throws Exception {
+    Handshake.Request most =
+        new Handshake.Request(
+            Handshake.randomNonce(),
+            "decode-0",
+            1L,
+            Collections.nCopies(Handshake.MAX_RANKS, LAYOUT),
+            new byte[0]);
+
+    assertThat(Handshake.decodeRequest(Handshake.encode(most, greeting, NONE), greeting, NONE))
+        .isEqualTo(most);
+  }
+
+  @Test
+  void requestWithOneRankTooManyIsRefusedNamingTheRanks() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () ->
+                new Handshake.Request(
+                    Handshake.randomNonce(),
+                    "decode-0",
+                    1L,
+                    Collections.nCopies(Handshake.MAX_RANKS + 1, LAYOUT),
+                    new byte[0]))
+        .withMessage("an engine has 1 to 255 ranks, got 256");
+  }
+
+  @Test
+  void requestWithoutRanksIsRefusedNamingTheRanks() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () ->
+                new Handshake.Request(
+                    Handshake.randomNonce(), "decode-0", 1L, List.of(), new byte[0]))
+        .withMessage("an engine has 1 to 255 ranks, got 0");
+  }
+
+  @Test
+  void acceptanceMayNameTheMostRanks() throws Exception {
+    Handshake.Rank rank = new Handshake.Rank(LAYOUT, 0x1000L, 1, MemoryKind.DRAM, new byte[] {1});
+    Handshake.Accepted most =
+        new Handshake.Accepted("prefill-0", 1L, 2L, Collections.nCopies(Handshake.MAX_RANKS, rank));
+
+    assertThat(
+            Handshake.decodeResponse(
+                Handshake.encode(most, greeting, request, NONE), greeting, request, NONE))
+        .isEqualTo(most);
+  }
+
+  @Test
+  void acceptanceWithOneRankTooManyIsRefusedNamingTheRanks() {
+    Handshake.Rank rank = new Handshake.Rank(LAYOUT, 0x1000L, 1, MemoryKind.DRAM, new byte[] {1});
+
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () ->
+                new Handshake.Accepted(
+                    "prefill-0", 1L, 2L, Collections.nCopies(Handshake.MAX_RANKS + 1, rank)))
+        .withMessage("a producer has 1 to 255 ranks, got 256");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> new Handshake.Accepted("prefill-0", 1L, 2L, List.of()))
+        .withMessage("a producer has 1 to 255 ranks, got 0");
+  }
+
+  @Test
+  void rankWithANegativeDeviceIsRefusedNamingTheDevice() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> new Handshake.Rank(LAYOUT, 0L, -1, MemoryKind.VRAM, new byte[0]))
+        .withMessage("a device id is at least 0, got -1");
+  }
+
+  @Test
+  void nonceOfAnotherLengthIsRefusedNamingTheNonce() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> new Handshake.Greeting(new byte[Handshake.NONCE_BYTES - 1], false))
+        .withMessage("a nonce is 16 bytes, got 15");
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () ->
+                new Handshake.Request(
+                    new byte[Handshake.NONCE_BYTES + 1],
+                    "decode-0",
+                    1L,
+                    List.of(LAYOUT),
+                    new byte[0]))
+        .withMessage("a nonce is 16 bytes, got 17");
+  }
+
+  // ---------------------------------------------------------------- values
+
+  @Test
+  void recordsCopyTheirArraysInAndOut() {
+    byte[] nonce = nonce(1);
+    byte[] metadata = {1, 2};
+    Handshake.Greeting g = new Handshake.Greeting(nonce, false);
+    Handshake.Request r = new Handshake.Request(nonce, "decode-0", 1L, List.of(LAYOUT), metadata);
+    Handshake.Rank rank = new Handshake.Rank(LAYOUT, 0L, 0, MemoryKind.VRAM, metadata);
+    nonce[0] = 9;
+    metadata[0] = 9;
+    g.nonce()[1] = 9;
+    r.nonce()[1] = 9;
+    r.consumerMetadata()[1] = 9;
+    rank.metadata()[1] = 9;
+
+    assertThat(g.nonce()).isEqualTo(nonce(1));
+    assertThat(r.nonce()).isEqualTo(nonce(1));
+    assertThat(r.consumerMetadata()).containsExactly(1, 2);
+    assertThat(rank.metadata()).containsExactly(1, 2);
+  }
+
+  @Test
+  void greetingsAreEqualByNonceAndFlag() {
+    Handshake.Greeting g = new Handshake.Greeting(nonce(1), true);
+
+    assertThat(g)
+        .isEqualTo(new Handshake.Greeting(nonce(1), true))
+        .hasSameHashCodeAs(new Handshake.Greeting(nonce(1), true));
+    assertThat(g).isNotEqualTo(new Handshake.Greeting(nonce(2), true));
+    assertThat(g).isNotEqualTo(new Handshake.Greeting(nonce(1), false));
+    assertThat(g).isNotEqualTo("a greeting");
+    assertThat(g.hashCode())
+        .isNotEqualTo(new Handshake.Greeting(nonce(2), true).hashCode())
+        .isNotEqualTo(new Handshake.Greeting(nonce(1), false).hashCode());
+  }
+
+  @Test
+  void requestsAreEqualByEveryField() {
+    Handshake.Request r = request("decode-0", nonce(1), 1L, List.of(LAYOUT), new byte[] {1});
+
+    assertThat(r)
+        .isEqualTo(request("decode-0", nonce(1), 1L, List.of(LAYOUT), new byte[] {1}))
+        .hasSameHashCodeAs(request("decode-0", nonce(1), 1L, List.of(LAYOUT), new byte[] {1}));
+    assertThat(r).isNotEqualTo(request("decode-0", nonce(2), 1L, List.of(LAYOUT), new byte[] {1}));
+    assertThat(r).isNotEqualTo(request("decode-1", nonce(1), 1L, List.of(LAYOUT), new byte[] {1}));
+    assertThat(r).isNotEqualTo(request("decode-0", nonce(1), 2L, List.of(LAYOUT), new byte[] {1}));
+    assertThat(r)
+        .isNotEqualTo(request("decode-0", nonce(1), 1L, List.of(LAYOUT, LAYOUT), new byte[] {1}));
+    assertThat(r).isNotEqualTo(request("decode-0", nonce(1), 1L, List.of(LAYOUT), new byte[] {2}));
+    assertThat(r).isNotEqualTo("a request");
+  }
+
+  @Test
+  void requestsOfNeighbouringEnginesHashApart() {
+    Handshake.Request r = request("decode-0", nonce(1), 1L, List.of(LAYOUT), new byte[0]);
+
+    assertThat(r.hashCode())
+        .isNotEqualTo(request("decode-1", nonce(1), 1L, List.of(LAYOUT), new byte[0]).hashCode())
+        .isNotEqualTo(request("decode-0", nonce(1), 2L, List.of(LAYOUT), new byte[0]).hashCode());
+  }
+
+  @Test
+  void ranksAreEqualByEveryField() {
+    Handshake.Rank rank = new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.VRAM, new byte[] {1});
+
+    assertThat(rank)
+        .isEqualTo(new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.VRAM, new byte[] {1}))
+        .hasSameHashCodeAs(new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.VRAM, new byte[] {1}));
+    assertThat(rank)
+        .isNotEqualTo(
+            new Handshake.Rank(LAYOUT.forRank(0, 2), 16L, 0, MemoryKind.VRAM, new byte[] {1}));
+    assertThat(rank)
+        .isNotEqualTo(new Handshake.Rank(LAYOUT, 32L, 0, MemoryKind.VRAM, new byte[] {1}));
+    assertThat(rank)
+        .isNotEqualTo(new Handshake.Rank(LAYOUT, 16L, 1, MemoryKind.VRAM, new byte[] {1}));
+    assertThat(rank)
+        .isNotEqualTo(new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.DRAM, new byte[] {1}));
+    assertThat(rank)
+        .isNotEqualTo(new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.VRAM, new byte[] {2}));
+    assertThat(rank).isNotEqualTo("a rank");
+    assertThat(rank.hashCode())
+        .isNotEqualTo(
+            new Handshake.Rank(LAYOUT, 32L, 0, MemoryKind.VRAM, new byte[] {1}).hashCode());
+  }
+
+  @Test
+  void printedValuesAreShortAndNeverShowMetadata() {
+    Handshake.Greeting g = new Handshake.Greeting(nonce(0xab), true);
+
+    assertThat(g).hasToString("Greeting[" + "ab".repeat(16) + ", auth=true]");
+    assertThat(request("decode-0", nonce(1), 0x1234L, List.of(LAYOUT), new byte[] {1}))
+        .hasToString("Request[decode-0#1234]");
+    assertThat(accepted).hasToString("Accepted[prefill-0#5678]");
+    assertThat(accepted.ranks().get(0)).hasToString("Rank[heads 0+8 at 0x7f0000000000]");
+  }
+
+  private static Handshake.Request request(
+      String engineId, byte[] nonce, long incarnation, List<KvLayout> ranks, byte[] metadata) {
+    return new Handshake.Request(nonce, engineId, incarnation, ranks, metadata);
+  }
+
+  private static byte[] nonce(int fill) {
+    byte[] nonce = new byte[Handshake.NONCE_BYTES];
+    Arrays.fill(nonce, (byte) fill);
+    return nonce;
+  }
+
+  /**
+   * Where the single rank's memory kind is in an unauthenticated acceptance: it ends with the kind,
+   * the metadata's length and bytes, then the empty MAC's length.
+   */
+  private int memoryKindAt(byte[] acceptance) {
+    int metadataLength = accepted.ranks().get(0).metadata().length;
+    return acceptance.length - 1 - metadataLength - Integer.BYTES - 1;
   }
 
   private static byte[] replace(byte[] frame, String from, String to) {

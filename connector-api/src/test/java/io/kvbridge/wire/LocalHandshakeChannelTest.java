@@ -3,6 +3,7 @@ package io.kvbridge.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.net.ConnectException;
 import java.time.Duration;
 import java.util.UUID;
@@ -112,6 +113,76 @@ class LocalHandshakeChannelTest {
                     Duration.ofSeconds(1)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("tcp://127.0.0.1:1");
+  }
+
+  @Test
+  void framesOfTheLargestSizeCross() throws Exception {
+    byte[] largest = new byte[Handshake.MAX_FRAME_BYTES];
+    TestResponder responder = new TestResponder(largest, (greeting, request) -> request);
+    try (HandshakeChannel.Server server = channel.serve(LOCAL, engineId(), responder)) {
+      byte[] answer =
+          channel.exchange(server.address(), greeting -> greeting, Duration.ofSeconds(1));
+
+      assertThat(answer).hasSize(Handshake.MAX_FRAME_BYTES);
+    }
+  }
+
+  @Test
+  void framesOverTheLargestSizeAreRefusedNamingWhichFrame() throws Exception {
+    byte[] tooLarge = new byte[Handshake.MAX_FRAME_BYTES + 1];
+    String refused =
+        " of " + tooLarge.length + " bytes refused; limit " + Handshake.MAX_FRAME_BYTES;
+    try (HandshakeChannel.Server greets = channel.serve(LOCAL, engineId(), responder(tooLarge, 0));
+        HandshakeChannel.Server answers =
+            channel.serve(LOCAL, engineId(), responder(new byte[1], tooLarge.length))) {
+      assertThatThrownBy(() -> exchange(greets, new byte[1]))
+          .isInstanceOf(IOException.class)
+          .hasMessage("handshake greeting" + refused);
+      assertThatThrownBy(() -> exchange(answers, tooLarge))
+          .isInstanceOf(IOException.class)
+          .hasMessage("handshake request" + refused);
+      assertThatThrownBy(() -> exchange(answers, new byte[1]))
+          .isInstanceOf(IOException.class)
+          .hasMessage("handshake answer" + refused);
+    }
+  }
+
+  @Test
+  void localServerDropsNothingAndSaysSoForEveryReason() throws Exception {
+    try (HandshakeChannel.Server server = channel.serve(LOCAL, engineId(), TestResponder.echo())) {
+      assertThat(server.droppedConnections())
+          .containsOnlyKeys(HandshakeChannel.DropReason.values())
+          .allSatisfy((reason, count) -> assertThat(count).isZero());
+    }
+  }
+
+  @Test
+  void secondServerUnderATakenNameIsRefusedAndTheFirstKeepsAnswering() throws Exception {
+    String engineId = engineId();
+    try (HandshakeChannel.Server first = channel.serve(LOCAL, engineId, TestResponder.echo())) {
+      assertThatThrownBy(() -> channel.serve(LOCAL, engineId, TestResponder.echo()))
+          .isInstanceOf(IOException.class)
+          .hasMessageContaining("local://" + engineId + " is taken");
+      assertThat(exchange(first, new byte[] {4})).containsExactly(4);
+    }
+  }
+
+  @Test
+  void closedServerNoLongerAnswers() throws Exception {
+    HandshakeChannel.Server server = channel.serve(LOCAL, engineId(), TestResponder.echo());
+
+    server.close();
+
+    assertThatThrownBy(() -> exchange(server, new byte[1])).isInstanceOf(ConnectException.class);
+  }
+
+  private byte[] exchange(HandshakeChannel.Server server, byte[] request) throws IOException {
+    return channel.exchange(server.address(), greeting -> request, Duration.ofSeconds(1));
+  }
+
+  /** Greets with {@code greeting} and answers with {@code answerLength} bytes. */
+  private static TestResponder responder(byte[] greeting, int answerLength) {
+    return new TestResponder(greeting, (g, request) -> new byte[answerLength]);
   }
 
   private static String engineId() {

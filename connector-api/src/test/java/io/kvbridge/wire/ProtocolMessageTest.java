@@ -109,6 +109,78 @@ class ProtocolMessageTest {
     assertThatThrownBy(() -> ProtocolMessage.decode(bytes)).hasMessageContaining("leases");
   }
 
+  @Test
+  void messageOfTheLargestSizeIsDecoded() throws Exception {
+    ProtocolMessage.Heartbeat largest = heartbeatOfSize(ProtocolMessage.MAX_BYTES);
+
+    assertThat(ProtocolMessage.decode(ProtocolMessage.encode(largest))).isEqualTo(largest);
+  }
+
+  @Test
+  void messageOneByteOverTheLargestSizeIsRefusedForItsSize() {
+    byte[] bytes = ProtocolMessage.encode(heartbeatOfSize(ProtocolMessage.MAX_BYTES + 1));
+
+    assertThatThrownBy(() -> ProtocolMessage.decode(bytes))
+        .hasMessage(
+            (ProtocolMessage.MAX_BYTES + 1) + " bytes, more than " + ProtocolMessage.MAX_BYTES);
+  }
+
+  @Test
+  void heartbeatWithTheMostLeasesIsDecoded() throws Exception {
+    ProtocolMessage.Heartbeat most =
+        new ProtocolMessage.Heartbeat(
+            "d", 0L, Collections.nCopies(ProtocolMessage.MAX_HEARTBEAT_LEASES, lease));
+
+    assertThat(ProtocolMessage.decode(ProtocolMessage.encode(most))).isEqualTo(most);
+  }
+
+  @Test
+  void heartbeatWithoutLeasesIsRefused() {
+    byte[] bytes = ProtocolMessage.encode(new ProtocolMessage.Heartbeat("d", 0L, List.of()));
+
+    assertThatThrownBy(() -> ProtocolMessage.decode(bytes))
+        .hasMessage("a heartbeat or renewal names 1 to 4096 leases, got 0");
+  }
+
+  @Test
+  void reasonsAreKeptUpToTheLongestTextAndClippedBeyond() throws Exception {
+    String longest = "r".repeat(ProtocolMessage.MAX_TEXT);
+
+    assertThat(
+            ProtocolMessage.decode(
+                ProtocolMessage.encode(new ProtocolMessage.Nack(lease, longest + "tail"))))
+        .isEqualTo(new ProtocolMessage.Nack(lease, longest));
+    assertThat(ProtocolMessage.decode(ProtocolMessage.encode(new ProtocolMessage.Nack(lease, " "))))
+        .isEqualTo(new ProtocolMessage.Nack(lease, "unspecified"));
+  }
+
+  /** A heartbeat whose encoding is exactly {@code size} bytes, its leases' request ids padded. */
+  private ProtocolMessage.Heartbeat heartbeatOfSize(int size) {
+    int header = size(List.of());
+    int perLease = size(List.of(leaseWithIdOf(ProtocolMessage.MAX_TEXT))) - header;
+    int count = (size - header + perLease - 1) / perLease;
+    int[] idLengths = new int[count];
+    Arrays.fill(idLengths, ProtocolMessage.MAX_TEXT);
+    int excess = count * perLease - (size - header);
+    for (int i = count - 1; excess > 0; i--) {
+      int shave = Math.min(excess, ProtocolMessage.MAX_TEXT - 1);
+      idLengths[i] -= shave;
+      excess -= shave;
+    }
+    List<LeaseRef> leases = Arrays.stream(idLengths).mapToObj(this::leaseWithIdOf).toList();
+    ProtocolMessage.Heartbeat heartbeat = new ProtocolMessage.Heartbeat("d", 0L, leases);
+    assertThat(ProtocolMessage.encode(heartbeat)).hasSize(size);
+    return heartbeat;
+  }
+
+  private LeaseRef leaseWithIdOf(int length) {
+    return new LeaseRef("q".repeat(length), lease.token());
+  }
+
+  private static int size(List<LeaseRef> leases) {
+    return ProtocolMessage.encode(new ProtocolMessage.Heartbeat("d", 0L, leases)).length;
+  }
+
   @Property(tries = 2000)
   void arbitraryBytesNeverDecodeIntoAnythingButAMessageOrARefusal(@ForAll byte[] bytes) {
     try {

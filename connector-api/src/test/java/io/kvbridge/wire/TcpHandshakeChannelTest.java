@@ -1,5 +1,6 @@
 package io.kvbridge.wire;
 
+import static io.kvbridge.wire.LoopbackPeers.readFrame;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -7,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.kvbridge.wire.HandshakeChannel.DropReason;
 import io.kvbridge.wire.TcpHandshakeChannel.Limits;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -33,15 +33,14 @@ class TcpHandshakeChannelTest {
 
   private static final HandshakeAddress ANY_PORT = HandshakeAddress.parse("tcp://127.0.0.1:0");
 
-  /** How long a raw test socket waits for the server before the test fails instead of hanging. */
-  private static final int SAFETY_TIMEOUT_MS = 10_000;
-
   private final List<AutoCloseable> toClose = new CopyOnWriteArrayList<>();
   private final ScheduledExecutorService peers = Executors.newScheduledThreadPool(2);
+  private final LoopbackPeers sockets = new LoopbackPeers();
 
   @AfterEach
   void closeEverything() throws Exception {
     peers.shutdownNow();
+    sockets.close();
     for (AutoCloseable c : toClose) {
       c.close();
     }
@@ -227,6 +226,123 @@ class TcpHandshakeChannelTest {
         .hasMessageContaining("total connection limit must be at least 1");
   }
 
+  @Test
+  void serverThatNeverReadsCannotHoldAnExchangePastItsDeadline() throws Exception {
+    ServerSocket deaf = new ServerSocket();
+    toClose.add(deaf);
+    deaf.setReceiveBufferSize(4096);
+    deaf.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
+    peers.execute(() -> greetThenNeverRead(deaf));
+    HandshakeAddress address = HandshakeAddress.parse("tcp://127.0.0.1:" + deaf.getLocalPort());
+    HandshakeChannel channel = HandshakeChannel.forAddress(address);
+    byte[] largest = new byte[Handshake.MAX_FRAME_BYTES];
+
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(5),
+        () ->
+            assertThatThrownBy(
+                    () -> channel.exchange(address, greeting -> largest, Duration.ofSeconds(1)))
+                .isInstanceOf(SocketTimeoutException.class)
+                .hasMessageContaining("deadline of 1000 ms passed at " + address)
+                .hasMessageContaining("while waiting to send the request"));
+  }
+
+  @Test
+  void serverThatNeverAcceptsCannotHoldAnExchangePastItsDeadline() throws Exception {
+    ServerSocket full = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+    toClose.add(full);
+    fillAcceptQueue(full);
+    HandshakeAddress address = HandshakeAddress.parse("tcp://127.0.0.1:" + full.getLocalPort());
+    HandshakeChannel channel = HandshakeChannel.forAddress(address);
+
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(5),
+        () ->
+            assertThatThrownBy(
+                    () ->
+                        channel.exchange(address, greeting -> new byte[1], Duration.ofMillis(300)))
+                .isInstanceOf(SocketTimeoutException.class)
+                .hasMessageContaining("deadline of 300 ms passed at " + address)
+                .hasMessageContaining("while waiting for a connection"));
+  }
+
+  @Test
+  void requestOverTheFrameLimitIsRefusedBeforeItIsSent() throws Exception {
+    HandshakeChannel channel = HandshakeChannel.forAddress(ANY_PORT);
+    HandshakeChannel.Server server = serve(channel);
+
+    assertThatThrownBy(
+            () ->
+                channel.exchange(
+                    server.address(),
+                    greeting -> new byte[Handshake.MAX_FRAME_BYTES + 1],
+                    Duration.ofSeconds(5)))
+        .isInstanceOf(IOException.class)
+        .hasMessage(
+            "handshake request of "
+                + (Handshake.MAX_FRAME_BYTES + 1)
+                + " bytes refused; limit "
+                + Handshake.MAX_FRAME_BYTES);
+    assertThat(server.droppedConnections()).containsEntry(DropReason.FRAME_REFUSED, 0L);
+  }
+
+  @Test
+  void deadlinesTooLongForNanosecondsNeitherOverflowNorExpire() throws Exception {
+    Duration centuries = Duration.ofSeconds(Long.MAX_VALUE);
+    HandshakeChannel channel = TcpHandshakeChannel.withLimits(new Limits(centuries, 16, 16));
+    HandshakeChannel.Server server = serve(channel);
+
+    assertThat(channel.exchange(server.address(), greeting -> new byte[] {6}, centuries))
+        .containsExactly(6);
+    assertThat(server.droppedConnections()).containsEntry(DropReason.DEADLINE_PASSED, 0L);
+  }
+
+  @Test
+  void durationsTooLongForNanosecondsSaturate() {
+    assertThat(TcpHandshakeChannel.saturatedNanos(Duration.ofMillis(5))).isEqualTo(5_000_000L);
+    assertThat(TcpHandshakeChannel.saturatedNanos(Duration.ofSeconds(Long.MAX_VALUE)))
+        .isEqualTo(Long.MAX_VALUE);
+    assertThat(TcpHandshakeChannel.saturatedNanos(Duration.ofSeconds(Long.MIN_VALUE)))
+        .isEqualTo(Long.MIN_VALUE);
+  }
+
+  @Test
+  void waitsAreRoundedUpToWholeMillisecondsAndNeverZero() {
+    assertThat(TcpHandshakeChannel.ceilMillis(0)).isEqualTo(1);
+    assertThat(TcpHandshakeChannel.ceilMillis(1)).isEqualTo(1);
+    assertThat(TcpHandshakeChannel.ceilMillis(1_000_000)).isEqualTo(1);
+    assertThat(TcpHandshakeChannel.ceilMillis(1_000_001)).isEqualTo(2);
+    assertThat(TcpHandshakeChannel.ceilMillis(2_000_000)).isEqualTo(2);
+    assertThat(TcpHandshakeChannel.ceilMillis(2_500_000)).isEqualTo(3);
+  }
+
+  @Test
+  void totalLimitFarBeyondWhatAHostCanOpenStillServes() throws Exception {
+    HandshakeChannel channel =
+        TcpHandshakeChannel.withLimits(new Limits(Duration.ofSeconds(10), 16, Integer.MAX_VALUE));
+    HandshakeChannel.Server server = serve(channel);
+
+    assertThat(
+            channel.exchange(server.address(), greeting -> new byte[] {5}, Duration.ofSeconds(5)))
+        .containsExactly(5);
+  }
+
+  @Test
+  void limitsOfOneAreTheSmallestAccepted() {
+    Limits smallest = new Limits(Duration.ofNanos(1), 1, 1);
+
+    assertThat(smallest.perAddress()).isEqualTo(1);
+    assertThat(smallest.total()).isEqualTo(1);
+  }
+
+  @Test
+  void channelKeepsTheLimitsItWasMadeWith() {
+    Limits limits = new Limits(Duration.ofSeconds(3), 4, 8);
+
+    assertThat(TcpHandshakeChannel.withLimits(limits).limits()).isSameAs(limits);
+    assertThat(TcpHandshakeChannel.INSTANCE.limits()).isEqualTo(Limits.DEFAULTS);
+  }
+
   // ---------------------------------------------------------------- helpers
 
   private HandshakeChannel.Server serve(HandshakeChannel channel) throws IOException {
@@ -240,21 +356,36 @@ class TcpHandshakeChannelTest {
     return server;
   }
 
-  /** A raw client socket from {@code localAddress} (any 127.0.0.0/8 address works on Linux). */
+  /** A raw client socket from {@code localAddress}. */
   private Socket connect(String localAddress, HandshakeChannel.Server server) throws IOException {
-    Socket socket = new Socket();
-    toClose.add(socket);
-    socket.bind(new InetSocketAddress(localAddress, 0));
-    socket.connect(TcpHandshakeChannel.resolved(server.address()), SAFETY_TIMEOUT_MS);
-    socket.setSoTimeout(SAFETY_TIMEOUT_MS);
-    return socket;
+    return sockets.connect(localAddress, server.address());
   }
 
-  private static byte[] readFrame(Socket socket) throws IOException {
-    DataInputStream in = new DataInputStream(socket.getInputStream());
-    byte[] frame = new byte[in.readInt()];
-    in.readFully(frame);
-    return frame;
+  /** Connects until the kernel drops connection attempts: the listener's accept queue is full. */
+  private void fillAcceptQueue(ServerSocket listener) throws IOException {
+    for (int i = 0; i < 64; i++) {
+      Socket socket = new Socket();
+      toClose.add(socket);
+      try {
+        socket.connect(listener.getLocalSocketAddress(), 200);
+      } catch (SocketTimeoutException full) {
+        return;
+      }
+    }
+    throw new AssertionError("the accept queue of " + listener + " never filled");
+  }
+
+  /** Greets the first connection with an empty frame, then never reads from it. */
+  private void greetThenNeverRead(ServerSocket server) {
+    try {
+      Socket socket = server.accept();
+      toClose.add(socket);
+      OutputStream out = socket.getOutputStream();
+      out.write(new byte[] {0, 0, 0, 0});
+      out.flush();
+    } catch (IOException closed) {
+      // The test ended first.
+    }
   }
 
   /** How many of {@code sockets} were greeted; the others must have been closed unanswered. */
