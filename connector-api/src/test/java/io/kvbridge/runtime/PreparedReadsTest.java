@@ -1,0 +1,295 @@
+package io.kvbridge.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.layout.KvLayout;
+import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.spi.TokenIds;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.transfer.Descriptor;
+import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.MemoryKind;
+import io.kvbridge.transfer.Notification;
+import io.kvbridge.transfer.PreparedList;
+import io.kvbridge.transfer.TransferHandle;
+import io.kvbridge.transfer.TransferOp;
+import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.transfer.TransportException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Reads between ranks of one shape go by block index from lists prepared once; the rest is
+ * described piece by piece; lists a failed post used, and every list at close, are released.
+ */
+class PreparedReadsTest {
+
+  /** Blocks of 4 tokens of 4 bytes: 16 bytes each. */
+  private static final KvLayout LAYOUT = KvLayout.opaque("m", 4, 4, 16);
+
+  private static final long BLOCK = 16;
+  private static final long LOCAL_BASE = 0x1000;
+  private static final long REMOTE_BASE = 0x9000;
+
+  private final RecordingTransport transport = new RecordingTransport();
+  private final PreparedReads reads = new PreparedReads(ranks());
+  private final TransferPlanner.RankPair pair = new TransferPlanner.RankPair(0, 0);
+
+  private Ranks ranks() {
+    Ranks ranks = new Ranks(List.of(transport));
+    ranks.register(0, new StubMemory(LOCAL_BASE, BLOCK * 16), LAYOUT);
+    return ranks;
+  }
+
+  private static Load load() {
+    Load load =
+        new Load(
+            "d-1",
+            new TransferParams(
+                "prefill-0",
+                1L,
+                "p-1",
+                List.of(0),
+                4,
+                TokenIds.of(new int[4]).digest(4),
+                LeaseToken.random().value(),
+                0L,
+                Optional.empty(),
+                ChecksumScheme.CRC32C,
+                List.of(List.of(0))),
+            0,
+            0L,
+            0L);
+    load.peer =
+        new ProducerPeer(
+            "prefill-0",
+            "local://prefill-0",
+            1L,
+            List.of(new ProducerPeer.Rank("p0", LAYOUT, REMOTE_BASE, 0, MemoryKind.DRAM)),
+            null);
+    load.reads = new ArrayList<>();
+    return load;
+  }
+
+  @Test
+  void wholeBlocksGoByIndexAndAPartialTailIsDescribed() {
+    Load load = load();
+    // Six whole blocks (more than the initial room for indices) and five bytes of a seventh.
+    TransferPlanner.Piece piece = new TransferPlanner.Piece(0, 0, 0, 2 * BLOCK, 6 * BLOCK + 5);
+
+    reads.post(load, pair, List.of(piece));
+
+    assertThat(transport.indexedPosts).hasSize(1);
+    assertThat(transport.indexedPosts.get(0).local()).containsExactly(2, 3, 4, 5, 6, 7);
+    assertThat(transport.indexedPosts.get(0).remote()).containsExactly(0, 1, 2, 3, 4, 5);
+    assertThat(transport.describedPosts)
+        .containsExactly(
+            new DescribedPost(
+                List.of(new Descriptor(LOCAL_BASE + 8 * BLOCK, 5, 0)),
+                "p0",
+                List.of(new Descriptor(REMOTE_BASE + 6 * BLOCK, 5, 0))));
+    assertThat(load.reads).hasSize(2);
+    assertThat(load.bytes).isEqualTo(6 * BLOCK + 5);
+    assertThat(load.descriptors).isEqualTo(7);
+  }
+
+  @Test
+  void piecesOffBlockBoundariesAreDescribedWithoutAnIndexedRead() {
+    Load load = load();
+
+    reads.post(
+        load,
+        pair,
+        List.of(
+            new TransferPlanner.Piece(0, 3, 0, 3, 10), new TransferPlanner.Piece(0, 20, 0, 36, 4)));
+
+    assertThat(transport.indexedPosts).isEmpty();
+    assertThat(transport.describedPosts).hasSize(1);
+    assertThat(transport.describedPosts.get(0).local()).hasSize(2);
+    assertThat(load.reads).hasSize(1);
+    assertThat(load.bytes).isEqualTo(14);
+    assertThat(load.descriptors).isEqualTo(2);
+  }
+
+  @Test
+  void aRefusedPostReleasesTheListsItUsedAndTheNextReadPreparesThemAgain() {
+    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
+    assertThat(transport.localPrepares).isEqualTo(1);
+    assertThat(transport.remotePrepares).isEqualTo(1);
+    transport.refuseNextIndexedPost = true;
+
+    assertThatThrownBy(
+            () -> reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK))))
+        .isInstanceOf(TransportException.class);
+
+    assertThat(transport.released).extracting(PreparedList::id).containsExactlyInAnyOrder(1L, 2L);
+    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
+    assertThat(transport.localPrepares).isEqualTo(2);
+    assertThat(transport.remotePrepares).isEqualTo(2);
+    assertThat(transport.indexedPosts).hasSize(2);
+  }
+
+  @Test
+  void listsArePreparedOnceAndReleasedAtCloseAfterWhichAReadPreparesAfresh() {
+    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
+    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, BLOCK, 0, BLOCK, BLOCK)));
+    assertThat(transport.localPrepares).isEqualTo(1);
+    assertThat(transport.remotePrepares).isEqualTo(1);
+
+    reads.close();
+
+    assertThat(transport.released).extracting(PreparedList::id).containsExactlyInAnyOrder(1L, 2L);
+    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
+    assertThat(transport.localPrepares).isEqualTo(2);
+    assertThat(transport.remotePrepares).isEqualTo(2);
+  }
+
+  record IndexedPost(long localList, int[] local, long remoteList, int[] remote) {}
+
+  record DescribedPost(List<Descriptor> local, String agent, List<Descriptor> remote) {}
+
+  /** A transport that records what it is asked to prepare, post and release. */
+  static final class RecordingTransport implements Transport {
+    final List<IndexedPost> indexedPosts = new ArrayList<>();
+    final List<DescribedPost> describedPosts = new ArrayList<>();
+    final List<PreparedList> released = new ArrayList<>();
+    int localPrepares;
+    int remotePrepares;
+    boolean refuseNextIndexedPost;
+    private long nextId = 1;
+
+    @Override
+    public PreparedList prepare(DescriptorList local) {
+      localPrepares++;
+      return new PreparedList(nextId++, Optional.empty(), local);
+    }
+
+    @Override
+    public PreparedList prepare(String remoteAgent, DescriptorList remote) {
+      remotePrepares++;
+      return new PreparedList(nextId++, Optional.of(remoteAgent), remote);
+    }
+
+    @Override
+    public TransferHandle post(
+        TransferOp op,
+        PreparedList local,
+        int[] localIndices,
+        PreparedList remote,
+        int[] remoteIndices,
+        Optional<byte[]> notification) {
+      PreparedList.requireSides(op, local, remote);
+      local.checkIndices(localIndices);
+      remote.checkIndices(remoteIndices);
+      if (refuseNextIndexedPost) {
+        refuseNextIndexedPost = false;
+        throw new TransportException("peer invalidated");
+      }
+      indexedPosts.add(
+          new IndexedPost(local.id(), localIndices.clone(), remote.id(), remoteIndices.clone()));
+      return new TransferHandle(indexedPosts.size(), 0);
+    }
+
+    @Override
+    public TransferHandle post(
+        TransferOp op,
+        DescriptorList local,
+        String remoteAgent,
+        DescriptorList remote,
+        Optional<byte[]> notification) {
+      describedPosts.add(new DescribedPost(local.descriptors(), remoteAgent, remote.descriptors()));
+      return new TransferHandle(-describedPosts.size(), 0);
+    }
+
+    @Override
+    public void release(PreparedList list) {
+      released.add(list);
+    }
+
+    @Override
+    public String agentName() {
+      return "d0";
+    }
+
+    @Override
+    public MemoryKind memoryKind() {
+      return MemoryKind.DRAM;
+    }
+
+    @Override
+    public KvMemory allocate(long sizeBytes) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void register(KvMemory memory) {}
+
+    @Override
+    public void deregister(KvMemory memory) {}
+
+    @Override
+    public byte[] localMetadata() {
+      return new byte[0];
+    }
+
+    @Override
+    public String loadRemoteMetadata(byte[] metadata) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void invalidateRemote(String agentName) {}
+
+    @Override
+    public TransferStatus status(TransferHandle handle) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void release(TransferHandle handle) {}
+
+    @Override
+    public void notify(String remoteAgent, byte[] message) {}
+
+    @Override
+    public List<Notification> drainNotifications() {
+      return List.of();
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  /** Memory that is only an address range: these tests move no bytes. */
+  record StubMemory(long address, long sizeBytes) implements KvMemory {
+    @Override
+    public MemoryKind kind() {
+      return MemoryKind.DRAM;
+    }
+
+    @Override
+    public int deviceId() {
+      return 0;
+    }
+
+    @Override
+    public void write(long offset, ByteBuffer src) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void read(long offset, ByteBuffer dst) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void close() {}
+  }
+}
