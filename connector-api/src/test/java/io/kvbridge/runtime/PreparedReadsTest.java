@@ -9,15 +9,9 @@ import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.Descriptor;
-import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
-import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.PreparedList;
-import io.kvbridge.transfer.TransferHandle;
-import io.kvbridge.transfer.TransferOp;
-import io.kvbridge.transfer.TransferStatus;
-import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -38,7 +32,7 @@ class PreparedReadsTest {
   private static final long LOCAL_BASE = 0x1000;
   private static final long REMOTE_BASE = 0x9000;
 
-  private final RecordingTransport transport = new RecordingTransport();
+  private final StubTransport transport = new StubTransport();
   private final PreparedReads reads = new PreparedReads(ranks());
   private final TransferPlanner.RankPair pair = new TransferPlanner.RankPair(0, 0);
 
@@ -91,7 +85,7 @@ class PreparedReadsTest {
     assertThat(transport.indexedPosts.get(0).remote()).containsExactly(0, 1, 2, 3, 4, 5);
     assertThat(transport.describedPosts)
         .containsExactly(
-            new DescribedPost(
+            new StubTransport.DescribedPost(
                 List.of(new Descriptor(LOCAL_BASE + 8 * BLOCK, 5, 0)),
                 "p0",
                 List.of(new Descriptor(REMOTE_BASE + 6 * BLOCK, 5, 0))));
@@ -149,122 +143,6 @@ class PreparedReadsTest {
     reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
     assertThat(transport.localPrepares).isEqualTo(2);
     assertThat(transport.remotePrepares).isEqualTo(2);
-  }
-
-  record IndexedPost(long localList, int[] local, long remoteList, int[] remote) {}
-
-  record DescribedPost(List<Descriptor> local, String agent, List<Descriptor> remote) {}
-
-  /** A transport that records what it is asked to prepare, post and release. */
-  static final class RecordingTransport implements Transport {
-    final List<IndexedPost> indexedPosts = new ArrayList<>();
-    final List<DescribedPost> describedPosts = new ArrayList<>();
-    final List<PreparedList> released = new ArrayList<>();
-    int localPrepares;
-    int remotePrepares;
-    boolean refuseNextIndexedPost;
-    private long nextId = 1;
-
-    @Override
-    public PreparedList prepare(DescriptorList local) {
-      localPrepares++;
-      return new PreparedList(nextId++, Optional.empty(), local);
-    }
-
-    @Override
-    public PreparedList prepare(String remoteAgent, DescriptorList remote) {
-      remotePrepares++;
-      return new PreparedList(nextId++, Optional.of(remoteAgent), remote);
-    }
-
-    @Override
-    public TransferHandle post(
-        TransferOp op,
-        PreparedList local,
-        int[] localIndices,
-        PreparedList remote,
-        int[] remoteIndices,
-        Optional<byte[]> notification) {
-      PreparedList.requireSides(op, local, remote);
-      local.checkIndices(localIndices);
-      remote.checkIndices(remoteIndices);
-      if (refuseNextIndexedPost) {
-        refuseNextIndexedPost = false;
-        throw new TransportException("peer invalidated");
-      }
-      indexedPosts.add(
-          new IndexedPost(local.id(), localIndices.clone(), remote.id(), remoteIndices.clone()));
-      return new TransferHandle(indexedPosts.size(), 0);
-    }
-
-    @Override
-    public TransferHandle post(
-        TransferOp op,
-        DescriptorList local,
-        String remoteAgent,
-        DescriptorList remote,
-        Optional<byte[]> notification) {
-      describedPosts.add(new DescribedPost(local.descriptors(), remoteAgent, remote.descriptors()));
-      return new TransferHandle(-describedPosts.size(), 0);
-    }
-
-    @Override
-    public void release(PreparedList list) {
-      released.add(list);
-    }
-
-    @Override
-    public String agentName() {
-      return "d0";
-    }
-
-    @Override
-    public MemoryKind memoryKind() {
-      return MemoryKind.DRAM;
-    }
-
-    @Override
-    public KvMemory allocate(long sizeBytes) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void register(KvMemory memory) {}
-
-    @Override
-    public void deregister(KvMemory memory) {}
-
-    @Override
-    public byte[] localMetadata() {
-      return new byte[0];
-    }
-
-    @Override
-    public String loadRemoteMetadata(byte[] metadata) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void invalidateRemote(String agentName) {}
-
-    @Override
-    public TransferStatus status(TransferHandle handle) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void release(TransferHandle handle) {}
-
-    @Override
-    public void notify(String remoteAgent, byte[] message) {}
-
-    @Override
-    public List<Notification> drainNotifications() {
-      return List.of();
-    }
-
-    @Override
-    public void close() {}
   }
 
   /** Memory that is only an address range: these tests move no bytes. */

@@ -1,0 +1,93 @@
+package io.kvbridge.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.integrity.ReadDigest;
+import io.kvbridge.layout.KvLayout;
+import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.spi.TokenIds;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.transfer.MemoryKind;
+import io.kvbridge.wire.ProtocolMessage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** What the consumer sends its producers, and what it reports when a message cannot be sent. */
+class ConsumerRepliesTest {
+
+  private final StubTransport transport = new StubTransport();
+  private final List<String> failedNotifications = new ArrayList<>();
+  private final ConnectorCounters counters =
+      new ConnectorCounters(
+          new ConnectorObserver() {
+            @Override
+            public void notificationFailed(String toEngineId, String message) {
+              failedNotifications.add(toEngineId + " " + message);
+            }
+          });
+  private final Load load = load();
+
+  private static Load load() {
+    Load load =
+        new Load(
+            "d-1",
+            new TransferParams(
+                "prefill-0",
+                1L,
+                "p-1",
+                List.of(0),
+                4,
+                TokenIds.of(new int[4]).digest(4),
+                LeaseToken.random().value(),
+                0L,
+                Optional.empty(),
+                ChecksumScheme.CRC32C,
+                List.of(List.of(0))),
+            0,
+            0L,
+            0L);
+    load.peer =
+        new ProducerPeer(
+            "prefill-0",
+            "local://prefill-0",
+            1L,
+            List.of(
+                new ProducerPeer.Rank(
+                    "p0", KvLayout.opaque("m", 4, 4, 16), 0x9000, 0, MemoryKind.DRAM)),
+            null);
+    load.readDigest = ReadDigest.fromBytes(new byte[32]);
+    return load;
+  }
+
+  @Test
+  void aMessagesKindIsItsTypeInLowerCase() {
+    assertThat(ConsumerReplies.kind(new ProtocolMessage.Ack(load.lease))).isEqualTo("ack");
+  }
+
+  @Test
+  void messagesGoToTheProducersLeadAgent() throws Exception {
+    assertThat(ConsumerReplies.sendConfirm(transport, "decode-0", counters, load, 5L)).isTrue();
+    assertThat(ConsumerReplies.sendCompletion(transport, "decode-0", counters, load)).isTrue();
+
+    assertThat(transport.sent).extracting(StubTransport.Sent::toAgent).containsExactly("p0", "p0");
+    assertThat(ProtocolMessage.decode(transport.sent.get(1).message()))
+        .isEqualTo(new ProtocolMessage.Completion(load.lease, "decode-0", load.readDigest, 0));
+    assertThat(failedNotifications).isEmpty();
+  }
+
+  @Test
+  void aMessageTheTransportRefusesIsReportedAsFailedAndCountedByKind() {
+    transport.refuseNotifications = true;
+
+    assertThat(ConsumerReplies.sendConfirm(transport, "decode-0", counters, load, 5L)).isFalse();
+    assertThat(ConsumerReplies.sendCompletion(transport, "decode-0", counters, load)).isFalse();
+    ConsumerReplies.sendRelease(transport, "decode-0", counters, load, "cancelled");
+
+    assertThat(failedNotifications)
+        .containsExactly("prefill-0 confirm", "prefill-0 completion", "prefill-0 release");
+  }
+}

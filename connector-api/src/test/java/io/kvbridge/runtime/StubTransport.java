@@ -1,0 +1,145 @@
+package io.kvbridge.runtime;
+
+import io.kvbridge.transfer.Descriptor;
+import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.MemoryKind;
+import io.kvbridge.transfer.Notification;
+import io.kvbridge.transfer.PreparedList;
+import io.kvbridge.transfer.TransferHandle;
+import io.kvbridge.transfer.TransferOp;
+import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.transfer.TransportException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A transport that records what it is asked to prepare, post, release and send; it moves no bytes.
+ */
+final class StubTransport implements Transport {
+
+  record IndexedPost(long localList, int[] local, long remoteList, int[] remote) {}
+
+  record DescribedPost(List<Descriptor> local, String agent, List<Descriptor> remote) {}
+
+  /** A notification sent. */
+  record Sent(String toAgent, byte[] message) {}
+
+  final List<IndexedPost> indexedPosts = new ArrayList<>();
+  final List<DescribedPost> describedPosts = new ArrayList<>();
+  final List<PreparedList> released = new ArrayList<>();
+  int localPrepares;
+  int remotePrepares;
+  boolean refuseNextIndexedPost;
+  boolean refuseNotifications;
+  final List<Sent> sent = new ArrayList<>();
+  private long nextId = 1;
+
+  @Override
+  public PreparedList prepare(DescriptorList local) {
+    localPrepares++;
+    return new PreparedList(nextId++, Optional.empty(), local);
+  }
+
+  @Override
+  public PreparedList prepare(String remoteAgent, DescriptorList remote) {
+    remotePrepares++;
+    return new PreparedList(nextId++, Optional.of(remoteAgent), remote);
+  }
+
+  @Override
+  public TransferHandle post(
+      TransferOp op,
+      PreparedList local,
+      int[] localIndices,
+      PreparedList remote,
+      int[] remoteIndices,
+      Optional<byte[]> notification) {
+    PreparedList.requireSides(op, local, remote);
+    local.checkIndices(localIndices);
+    remote.checkIndices(remoteIndices);
+    if (refuseNextIndexedPost) {
+      refuseNextIndexedPost = false;
+      throw new TransportException("peer invalidated");
+    }
+    indexedPosts.add(
+        new IndexedPost(local.id(), localIndices.clone(), remote.id(), remoteIndices.clone()));
+    return new TransferHandle(indexedPosts.size(), 0);
+  }
+
+  @Override
+  public TransferHandle post(
+      TransferOp op,
+      DescriptorList local,
+      String remoteAgent,
+      DescriptorList remote,
+      Optional<byte[]> notification) {
+    describedPosts.add(new DescribedPost(local.descriptors(), remoteAgent, remote.descriptors()));
+    return new TransferHandle(-describedPosts.size(), 0);
+  }
+
+  @Override
+  public void release(PreparedList list) {
+    released.add(list);
+  }
+
+  @Override
+  public String agentName() {
+    return "d0";
+  }
+
+  @Override
+  public MemoryKind memoryKind() {
+    return MemoryKind.DRAM;
+  }
+
+  @Override
+  public KvMemory allocate(long sizeBytes) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public void register(KvMemory memory) {}
+
+  @Override
+  public void deregister(KvMemory memory) {}
+
+  @Override
+  public byte[] localMetadata() {
+    return new byte[0];
+  }
+
+  @Override
+  public String loadRemoteMetadata(byte[] metadata) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public void invalidateRemote(String agentName) {}
+
+  @Override
+  public TransferStatus status(TransferHandle handle) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public void release(TransferHandle handle) {}
+
+  @Override
+  public void notify(String remoteAgent, byte[] message) {
+    if (refuseNotifications) {
+      throw new TransportException("agent " + remoteAgent + " is not loaded");
+    }
+    sent.add(new Sent(remoteAgent, message.clone()));
+  }
+
+  @Override
+  public List<Notification> drainNotifications() {
+    return List.of();
+  }
+
+  @Override
+  public void close() {}
+}
