@@ -34,6 +34,8 @@ final class StubTransport implements Transport {
   int remotePrepares;
   boolean refuseNextIndexedPost;
   boolean refuseNotifications;
+  TransferStatus status = TransferStatus.IN_PROGRESS;
+  final List<TransferHandle> releasedHandles = new ArrayList<>();
   final List<Sent> sent = new ArrayList<>();
   private long nextId = 1;
 
@@ -121,11 +123,13 @@ final class StubTransport implements Transport {
 
   @Override
   public TransferStatus status(TransferHandle handle) {
-    throw new UnsupportedOperationException();
+    return status;
   }
 
   @Override
-  public void release(TransferHandle handle) {}
+  public void release(TransferHandle handle) {
+    releasedHandles.add(handle);
+  }
 
   @Override
   public void notify(String remoteAgent, byte[] message) {
