@@ -11,6 +11,7 @@ import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -37,7 +38,17 @@ final class StubTransport implements Transport {
   TransferStatus status = TransferStatus.IN_PROGRESS;
   final List<TransferHandle> releasedHandles = new ArrayList<>();
   final List<Sent> sent = new ArrayList<>();
+  private final String agent;
   private long nextId = 1;
+
+  /** A transport whose agent is {@code agent}; its metadata is the agent's name. */
+  StubTransport(String agent) {
+    this.agent = agent;
+  }
+
+  StubTransport() {
+    this("d0");
+  }
 
   @Override
   public PreparedList prepare(DescriptorList local) {
@@ -89,7 +100,7 @@ final class StubTransport implements Transport {
 
   @Override
   public String agentName() {
-    return "d0";
+    return agent;
   }
 
   @Override
@@ -110,12 +121,12 @@ final class StubTransport implements Transport {
 
   @Override
   public byte[] localMetadata() {
-    return new byte[0];
+    return agent.getBytes(StandardCharsets.UTF_8);
   }
 
   @Override
   public String loadRemoteMetadata(byte[] metadata) {
-    throw new UnsupportedOperationException();
+    return new String(metadata, StandardCharsets.UTF_8);
   }
 
   @Override
