@@ -324,6 +324,18 @@ class ConsumerTest {
   }
 
   @Test
+  void aFinishedReadWhoseTelemetryCannotBeReadStillCompletes() {
+    Load load = reading();
+    transport.status = TransferStatus.DONE;
+    transport.refuseTelemetry = true;
+
+    consumer.progress();
+
+    assertThat(load.state()).isEqualTo(Load.State.AWAITING_REPLY);
+    assertThat(consumer.drainFailures()).isEmpty();
+  }
+
+  @Test
   void aCompletionThatCannotBeSentFailsTheLoad() {
     Load load = reading();
     transport.status = TransferStatus.DONE;

@@ -145,6 +145,16 @@ class PreparedReadsTest {
     assertThat(transport.remotePrepares).isEqualTo(2);
   }
 
+  @Test
+  void aListThatFailsToReleaseDoesNotStopCloseReleasingTheRest() {
+    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
+    transport.refuseReleases = true;
+
+    reads.close();
+
+    assertThat(transport.released).extracting(PreparedList::id).containsExactlyInAnyOrder(1L, 2L);
+  }
+
   /** Memory that is only an address range, reading as zeros: these tests move no bytes. */
   record StubMemory(long address, long sizeBytes) implements KvMemory {
     @Override

@@ -9,6 +9,7 @@ import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.TransferTelemetry;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.nio.charset.StandardCharsets;
@@ -35,6 +36,8 @@ final class StubTransport implements Transport {
   int remotePrepares;
   boolean refuseNextIndexedPost;
   boolean refuseNotifications;
+  boolean refuseReleases;
+  boolean refuseTelemetry;
   TransferStatus status = TransferStatus.IN_PROGRESS;
   final List<TransferHandle> releasedHandles = new ArrayList<>();
   final List<Sent> sent = new ArrayList<>();
@@ -96,6 +99,17 @@ final class StubTransport implements Transport {
   @Override
   public void release(PreparedList list) {
     released.add(list);
+    if (refuseReleases) {
+      throw new TransportException("list " + list.id() + " is unknown");
+    }
+  }
+
+  @Override
+  public Optional<TransferTelemetry> telemetry(TransferHandle handle) {
+    if (refuseTelemetry) {
+      throw new TransportException("telemetry unavailable");
+    }
+    return Optional.empty();
   }
 
   @Override
