@@ -4,14 +4,21 @@ import static io.kvbridge.runtime.HandshakeFixture.freshLocalAddress;
 import static io.kvbridge.runtime.HandshakeFixture.ranks;
 import static io.kvbridge.runtime.HandshakeFixture.serve;
 import static io.kvbridge.runtime.HandshakeFixture.settings;
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.runtime.HandshakeClient.Resolution;
 import io.kvbridge.runtime.HandshakeFixture.RecordingObserver;
 import io.kvbridge.runtime.HandshakeFixture.RecordingTransport;
+import io.kvbridge.transfer.MemoryKind;
+import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.HandshakeChannel;
+import io.kvbridge.wire.MalformedMessageException;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -261,6 +268,46 @@ class HandshakeClientTest {
               assertThat(t.isDaemon()).isTrue();
               assertThat(t.getName()).isEqualTo("kvbridge-handshake-client-c");
             });
+  }
+
+  @Test
+  void aProducerWhoseKvCannotBeLoadedHereFailsTheHandshake() {
+    KvLayout other =
+        new KvLayout("other", 2, 3, 2, 4, 0, 4, 8, 16, 64, KvLayout.MemoryOrder.HEAD_MAJOR);
+    server =
+        serve(
+            address,
+            "p",
+            new HandshakeChannel.Responder() {
+              @Override
+              public byte[] greet() {
+                return Handshake.encode(Handshake.Greeting.fresh(false));
+              }
+
+              @Override
+              public byte[] answer(byte[] greetingFrame, byte[] requestFrame) {
+                try {
+                  Handshake.Greeting greeting = Handshake.decodeGreeting(greetingFrame);
+                  Handshake.Request request =
+                      Handshake.decodeRequest(requestFrame, greeting, Optional.empty());
+                  Handshake.Rank rank =
+                      new Handshake.Rank(
+                          other, 4096, 0, MemoryKind.DRAM, "p-agent".getBytes(UTF_8));
+                  return Handshake.encode(
+                      new Handshake.Accepted("p", INCARNATION, 0, List.of(rank)),
+                      greeting,
+                      request,
+                      Optional.empty());
+                } catch (MalformedMessageException e) {
+                  throw new IllegalStateException(e);
+                }
+              }
+            });
+
+    assertThat(client.resolve("p", address, INCARNATION))
+        .isEqualTo(
+            new Resolution.Failed("producer p's KV cannot be loaded here: model m vs other"));
+    assertThat(consumerTransport.events).isEmpty();
   }
 
   private void startProducer(long incarnation) {

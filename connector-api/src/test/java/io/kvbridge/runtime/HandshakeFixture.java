@@ -74,6 +74,7 @@ final class HandshakeFixture {
   static final class RecordingTransport implements Transport {
     final String agent;
     final List<String> events = new CopyOnWriteArrayList<>();
+    final List<String> notified = new CopyOnWriteArrayList<>();
     volatile boolean rejectMetadata;
 
     RecordingTransport(String agent) {
@@ -140,7 +141,9 @@ final class HandshakeFixture {
     public void release(TransferHandle handle) {}
 
     @Override
-    public void notify(String remoteAgent, byte[] message) {}
+    public void notify(String remoteAgent, byte[] message) {
+      notified.add(remoteAgent);
+    }
 
     @Override
     public List<Notification> drainNotifications() {
