@@ -17,6 +17,8 @@ import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.MalformedMessageException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -308,6 +310,29 @@ class HandshakeClientTest {
         .isEqualTo(
             new Resolution.Failed("producer p's KV cannot be loaded here: model m vs other"));
     assertThat(consumerTransport.events).isEmpty();
+  }
+
+  @Test
+  void aHandshakeBeyondThePoolAndItsQueueIsRefusedAtOnce() throws Exception {
+    // A producer that takes connections but never greets: every handshake waits.
+    try (ServerSocket silent = new ServerSocket(0, 256, InetAddress.getLoopbackAddress())) {
+      String tcp = "tcp://127.0.0.1:" + silent.getLocalPort();
+      int capacity = HandshakeClient.THREADS + HandshakeClient.QUEUE;
+      for (int i = 0; i < capacity; i++) {
+        assertThat(client.resolve("p" + i, tcp, INCARNATION)).isEqualTo(new Resolution.Pending());
+      }
+
+      Resolution resolution = client.resolve("q", tcp, INCARNATION);
+
+      String reason =
+          "too many handshakes in flight on engine c ("
+              + capacity
+              + "); not handshaking with q at "
+              + tcp;
+      assertThat(resolution).isEqualTo(new Resolution.Failed(reason));
+      assertThat(observer.events)
+          .containsExactly("rejected HANDSHAKE_REFUSED: " + reason, "failed q in 0: " + reason);
+    }
   }
 
   private void startProducer(long incarnation) {
