@@ -248,6 +248,20 @@ class HandshakeClientTest {
   }
 
   @Test
+  void aLoadGrantedByAnEarlierIncarnationOfAProducerAcrossTheNetworkFailsOnItsHandshake() {
+    server = serve("tcp://127.0.0.1:0", "p", producer(INCARNATION + 1));
+    String tcp = server.address().toString();
+
+    await().until(() -> !(client.resolve("p", tcp, INCARNATION) instanceof Resolution.Pending));
+
+    assertThat(client.resolve("p", tcp, INCARNATION))
+        .isEqualTo(
+            new Resolution.Failed(
+                "the lease was granted by incarnation 11 of producer p, which now answers as"
+                    + " incarnation 12: it restarted, and its leases ended with it"));
+  }
+
+  @Test
   void aProducerAcrossTheNetworkThatStopsAnsweringIsGoneOnceSuspected() {
     server = serve("tcp://127.0.0.1:0", "p", producer(INCARNATION));
     String tcp = server.address().toString();
