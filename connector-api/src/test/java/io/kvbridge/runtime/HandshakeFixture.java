@@ -52,7 +52,7 @@ final class HandshakeFixture {
         .build();
   }
 
-  /** One registered rank whose transport agent is {@code agent}. */
+  /** An engine of one rank, registered, that speaks through {@code transport}. */
   static Ranks ranks(RecordingTransport transport) {
     Ranks ranks = new Ranks(List.of(transport));
     ranks.register(0, new StubMemory(), LAYOUT);
