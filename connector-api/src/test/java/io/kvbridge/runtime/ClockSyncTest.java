@@ -58,6 +58,52 @@ class ClockSyncTest {
     assertThat(sync.current()).isEqualTo(sample(0, 8 * MS));
   }
 
+  @Test
+  void ofTwoEquallyGoodSamplesTheEarlierOneStays() {
+    ClockSync sync = new ClockSync(sample(0, 2 * MS), 2 * MS);
+
+    // As quick a round trip, but P's clock seems 7 ms further ahead.
+    sync.offer(10 * MS, 11 * MS + AHEAD + 7 * MS, 12 * MS);
+
+    assertThat(sync.current()).isEqualTo(sample(0, 2 * MS));
+  }
+
+  @Test
+  void theLatestSixtyFourSamplesAreKept() {
+    ClockSync sync = new ClockSync(sample(0, 2 * MS), 2 * MS);
+    for (int i = 1; i < ClockSync.MAX_SAMPLES; i++) {
+      long sent = i * 100 * MS;
+      sync.offer(sent, sent + 2 * MS + AHEAD, sent + 4 * MS);
+    }
+    assertThat(sync.current()).isEqualTo(sample(0, 2 * MS));
+
+    long sent = ClockSync.MAX_SAMPLES * 100 * MS;
+    sync.offer(sent, sent + 2 * MS + AHEAD, sent + 4 * MS);
+
+    assertThat(sync.current().uncertaintyNanos()).isEqualTo(2 * MS + 1);
+  }
+
+  @Test
+  void aSampleExactlyOneWindowOldIsStillTrusted() {
+    ClockSync sync = new ClockSync(sample(0, 2 * MS), 2 * MS);
+    long at = 2 * MS + ClockSync.WINDOW_NANOS;
+
+    sync.offer(at - 20 * MS, at - 10 * MS + AHEAD, at);
+
+    assertThat(sync.current()).isEqualTo(sample(0, 2 * MS));
+  }
+
+  @Test
+  void aSampleLessThanOneWindowOldIsTrustedLateInTheClocksLife() {
+    long start = ClockSync.WINDOW_NANOS;
+    ClockSync sync = new ClockSync(sample(start, start + 2 * MS), start + 2 * MS);
+    long at = start + 60_000 * MS;
+
+    sync.offer(at - 20 * MS, at - 10 * MS + AHEAD, at);
+
+    assertThat(sync.current()).isEqualTo(sample(start, start + 2 * MS));
+  }
+
   /** A handshake sent at {@code sent} and answered at {@code received}, P answering midway. */
   private static ClockOffset sample(long sent, long received) {
     return ClockOffset.estimate(sent, (sent + received) / 2 + AHEAD, received);
