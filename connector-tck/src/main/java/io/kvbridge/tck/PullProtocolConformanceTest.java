@@ -89,6 +89,9 @@ public abstract class PullProtocolConformanceTest {
   /** The peer directory of the engines started from now on. */
   protected PeerDirectory directory = PeerDirectory.NONE;
 
+  /** How many loads from one producer the engines started from now on hold; 0: the default. */
+  protected int maxLoadsPerProducer = 0;
+
   /** The observer of the engines started from now on. */
   protected ConnectorObserver observer = ConnectorObserver.NONE;
 
@@ -166,7 +169,7 @@ public abstract class PullProtocolConformanceTest {
   }
 
   private Node start(String engineId, Role role, KvLayout layout, String secret) {
-    ConnectorSettings settings =
+    ConnectorSettings.Builder builder =
         ConnectorSettings.builder(provider().type(), engineId)
             .role(role)
             .handshakeSecret(secret)
@@ -179,8 +182,11 @@ public abstract class PullProtocolConformanceTest {
             .handshakeTimeout(HANDSHAKE_TIMEOUT)
             .handshakeAddress(handshakeAddress())
             .clock(clock)
-            .properties(connectorProperties())
-            .build();
+            .properties(connectorProperties());
+    if (maxLoadsPerProducer > 0) {
+      builder.maxLoadsPerProducer(maxLoadsPerProducer);
+    }
+    ConnectorSettings settings = builder.build();
     KvConnector connector = newConnector(settings);
     List<RecordingTransport> recordings = List.copyOf(unclaimedRecordings);
     unclaimedRecordings.clear();
@@ -587,6 +593,7 @@ public abstract class PullProtocolConformanceTest {
     load("d-1", params, List.of(8));
 
     assertThat(consumer.failed.get("d-1").reason()).contains("has no handshake address");
+    assertThat(consumer.consumerPart().loadsFailed()).isEqualTo(1);
     assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
@@ -1120,6 +1127,48 @@ public abstract class PullProtocolConformanceTest {
                 producer.connector.settings().engineId()));
 
     awaitRejected(consumer, RejectedInput.UNEXPECTED_REPLY);
+  }
+
+  @Test
+  void oneLeaseLoadedUnderTwoRequestsIsRefusedTheSecondTime() {
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(1));
+    TokenIds prompt = Prompts.of("p-1", params.tokens());
+    assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
+        .isEqualTo(LoadMatch.PENDING);
+
+    assertThatThrownBy(() -> consumer.connector.scheduler().matchRemote("d-2", prompt, 0, params))
+        .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class)
+        .hasMessageContaining("is already being loaded on this engine");
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
+  }
+
+  @Test
+  void loadsBeyondTheLimitPerProducerAreRefusedAndCounted() {
+    maxLoadsPerProducer = 1;
+    consumer = node("decode-limited", Role.CONSUMER, CONSUMER_LAYOUT);
+    TransferParams first = prefill("p-1", List.of(1));
+    TransferParams second = prefill("p-2", List.of(2));
+    assertThat(
+            consumer
+                .connector
+                .scheduler()
+                .matchRemote("d-1", Prompts.of("p-1", first.tokens()), 0, first))
+        .isEqualTo(LoadMatch.PENDING);
+
+    LoadMatch match =
+        consumer
+            .connector
+            .scheduler()
+            .matchRemote("d-2", Prompts.of("p-2", second.tokens()), 0, second);
+
+    assertThat(match)
+        .isInstanceOfSatisfying(
+            LoadMatch.Unavailable.class,
+            unavailable -> assertThat(unavailable.reason()).contains("max-loads-per-producer"));
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.OVER_PRODUCER_LIMIT, 1L);
   }
 
   // ---------------------------------------------------------------- calls an engine may not make
