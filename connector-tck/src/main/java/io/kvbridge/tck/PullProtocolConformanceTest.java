@@ -1171,6 +1171,75 @@ public abstract class PullProtocolConformanceTest {
         .containsEntry(RejectedInput.OVER_PRODUCER_LIMIT, 1L);
   }
 
+  @Test
+  void grantedLeasesAreCounted() {
+    prefill("p-1", List.of(1));
+    prefill("p-2", List.of(2));
+
+    assertThat(producer.producerPart().leasesGranted()).isEqualTo(2);
+  }
+
+  @Test
+  void aRenewalIsReportedToTheObserver() {
+    List<String> renewed = java.util.Collections.synchronizedList(new ArrayList<>());
+    observer =
+        new ConnectorObserver() {
+          @Override
+          public void renewed(io.kvbridge.lease.Lease lease) {
+            renewed.add(lease.requestId());
+          }
+        };
+    producer = node("prefill-observed", Role.PRODUCER, PRODUCER_LAYOUT);
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(1));
+    // A renewal moves the deadline only once time has passed since the grant.
+    clock.advance(Duration.ofSeconds(1));
+
+    sendFromConsumer(
+        new ProtocolMessage.Heartbeat(
+            consumer.connector.settings().engineId(),
+            0,
+            List.of(new LeaseRef(params.requestId(), params.leaseToken()))));
+    awaitTrue(() -> producer.drain().producerPart().heartbeatsRenewed() == 1);
+
+    assertThat(renewed).containsExactly("p-1");
+  }
+
+  @Test
+  void aLoadFromAHandshakenProducerIsConfirmedWithinOneStepOfEachEngine() {
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(1));
+    TokenIds prompt = Prompts.of("p-1", params.tokens());
+    assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
+        .isEqualTo(LoadMatch.PENDING);
+
+    producer.drain();
+    consumer.drain();
+
+    assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
+        .isInstanceOf(LoadMatch.Ready.class);
+  }
+
+  @Test
+  void aPromptHeldWhollyLocallyReleasesTheLeaseWithoutReading() {
+    TransferParams params = prefill("p-1", List.of(1, 2));
+
+    LoadMatch match =
+        consumer
+            .connector
+            .scheduler()
+            .matchRemote("d-1", Prompts.of("p-1", params.tokens()), params.tokens(), params);
+
+    assertThat(match).isEqualTo(new LoadMatch.Ready(params.tokens(), 0));
+    awaitTrue(
+        () -> {
+          consumer.drain();
+          return producer.drain().producerPart().liveLeases() == 0;
+        });
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.RELEASED, 1L);
+    assertThat(consumer.consumerPart().readsCompleted()).isZero();
+  }
+
   // ---------------------------------------------------------------- calls an engine may not make
 
   @Test
