@@ -1240,6 +1240,31 @@ public abstract class PullProtocolConformanceTest {
     assertThat(consumer.consumerPart().readsCompleted()).isZero();
   }
 
+  @Test
+  void anAnswerThatCannotBeSentIsReportedAndItsConsumerForgotten() {
+    List<String> failedTo = java.util.Collections.synchronizedList(new ArrayList<>());
+    observer =
+        new ConnectorObserver() {
+          @Override
+          public void notificationFailed(String toEngineId, String message) {
+            failedTo.add(toEngineId);
+          }
+        };
+    producer = node("prefill-observed", Role.PRODUCER, PRODUCER_LAYOUT);
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(1));
+    String consumerId = consumer.connector.settings().engineId();
+    sendFromConsumer(
+        new ProtocolMessage.Heartbeat(
+            consumerId, 0, List.of(new LeaseRef(params.requestId(), params.leaseToken()))));
+
+    producerTransport().invalidateRemote(consumerTransport().agentName());
+    awaitTrue(() -> producer.drain().producerPart().heartbeatsRenewed() == 1);
+
+    assertThat(failedTo).containsExactly(consumerId);
+    assertThat(producer.producerPart().consumers()).isEmpty();
+  }
+
   // ---------------------------------------------------------------- calls an engine may not make
 
   @Test
