@@ -1358,6 +1358,24 @@ public abstract class PullProtocolConformanceTest {
   }
 
   @Test
+  void aProducerWhoseKvCacheIsNotRegisteredYetAnswersNoHandshakes() {
+    ConnectorSettings settings =
+        ConnectorSettings.builder(provider().type(), "prefill-" + UUID.randomUUID())
+            .role(Role.PRODUCER)
+            .handshakeAddress(handshakeAddress())
+            .clock(clock)
+            .properties(connectorProperties())
+            .build();
+    try (KvConnector unstarted = newConnector(settings)) {
+      ProducerStatus status = unstarted.status().producer().orElseThrow();
+
+      assertThat(status.handshakeAddress()).isEmpty();
+      assertThat(status.consumers()).isEmpty();
+      assertThat(status.droppedConnections().values()).containsOnly(0L);
+    }
+  }
+
+  @Test
   void eachSideNamesThePeersItHandshookWith() {
     TransferParams params = establishPeer();
 
