@@ -1335,6 +1335,14 @@ public abstract class PullProtocolConformanceTest {
   }
 
   @Test
+  void aRankRegistersItsKvCacheOnlyOnce() {
+    assertThatThrownBy(
+            () -> producer.connector.worker().registerKvCache(producer.memory, PRODUCER_LAYOUT))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("rank 0 already has a KV cache registered");
+  }
+
+  @Test
   void aRankTheEngineDoesNotHaveIsRefused() {
     assertThatThrownBy(() -> producer.connector.worker(1))
         .isInstanceOf(IllegalArgumentException.class)
