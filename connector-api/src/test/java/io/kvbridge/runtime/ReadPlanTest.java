@@ -109,6 +109,44 @@ class ReadPlanTest {
             "read plan: the shapes cannot be translated: memory order block_major vs head_major");
   }
 
+  @Test
+  void producerRanksThatAreNotOneEnginesAreRefused() {
+    List<KvLayout> gap = List.of(MODEL.forRank(1, 2));
+
+    assertThatThrownBy(() -> ReadPlan.of(gap, ranks(MODEL, 1), blocks(0, 6), blocks(0, 6), 96, 0))
+        .hasMessageStartingWith("read plan: producer ranks: ");
+  }
+
+  @Test
+  void aConsumerBlockIdOutsideThePoolIsRefused() {
+    assertThatThrownBy(
+            () -> ReadPlan.of(ranks(MODEL, 1), ranks(MODEL, 1), blocks(0, 6), blocks(59, 6), 96, 0))
+        .hasMessage("read plan: consumer block id 64 is outside the consumer's pool of 64 blocks");
+  }
+
+  @Test
+  void noTokensIsRefused() {
+    assertThatThrownBy(
+            () -> ReadPlan.of(ranks(MODEL, 1), ranks(MODEL, 1), blocks(0, 6), blocks(0, 6), 0, 0))
+        .hasMessage("read plan: tokens must be positive, got 0");
+  }
+
+  @Test
+  void negativeSkipTokensAreRefused() {
+    assertThatThrownBy(
+            () -> ReadPlan.of(ranks(MODEL, 1), ranks(MODEL, 1), blocks(0, 6), blocks(0, 6), 96, -1))
+        .hasMessage("read plan: skip_tokens must be 0 or more, got -1");
+  }
+
+  @Test
+  void aReadDescribesItselfByItsRanksAndDescriptors() {
+    ReadPlan plan =
+        ReadPlan.of(ranks(MODEL, 2), ranks(MODEL, 2), blocks(4, 6), blocks(20, 6), 96, 0);
+
+    assertThat(plan.reads().get(1))
+        .hasToString("READ of consumer rank 1 from producer rank 1: 1 descriptors");
+  }
+
   private static List<KvLayout> ranks(KvLayout model, int tp) {
     return IntStream.range(0, tp).mapToObj(r -> model.forRank(r, tp)).toList();
   }

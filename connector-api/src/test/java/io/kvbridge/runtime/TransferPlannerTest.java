@@ -1,6 +1,7 @@
 package io.kvbridge.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.layout.KvLayout.MemoryOrder;
@@ -111,6 +112,57 @@ class TransferPlannerTest {
 
     // A 16-token block lands in two 8-token consumer blocks, for each layer and plane.
     assertThat(segments).hasSize(LAYERS * PLANES * 2);
+  }
+
+  @Test
+  void aFullBlockOfAnIdenticalConsumerRankIsOneSegment() {
+    Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 16, 96, 0);
+    List<TransferPlanner.Piece> segments = new ArrayList<>();
+
+    TransferPlanner.segments(shape.load(), 0, 0, segments::add);
+
+    KvLayout layout = shape.producerLayouts.get(0);
+    assertThat(segments)
+        .containsExactly(
+            new TransferPlanner.Piece(
+                0, 3L * layout.blockBytes(), 0, 10L * layout.blockBytes(), layout.blockBytes()));
+  }
+
+  @Test
+  void inBlockMajorOrderTheFirstRanksSameHeadsAreOneSegmentPerConsumerBlock() {
+    Shape shape = new Shape(MemoryOrder.BLOCK_MAJOR, 1, 1, 16, 8, 96, 0);
+    List<TransferPlanner.Piece> segments = new ArrayList<>();
+
+    TransferPlanner.segments(shape.load(), 0, 0, segments::add);
+
+    assertThat(segments).hasSize(LAYERS * PLANES * 2);
+  }
+
+  @Test
+  void aHeadNoConsumerRankHoldsIsAnError() {
+    Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 1, 2, 16, 8, 96, 0);
+    TransferPlanner.Load onlyFirstRank =
+        new TransferPlanner.Load(
+            shape.producerLayouts,
+            shape.consumerLayouts.subList(0, 1),
+            shape.producerBlocks,
+            shape.consumerBlocks,
+            96,
+            0);
+
+    assertThatThrownBy(() -> TransferPlanner.segments(onlyFirstRank, 0, 0, segment -> {}))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("no consumer rank holds head " + HEADS / 2);
+  }
+
+  @Test
+  void theConsumerNeedsEveryBlockUpToTheOneHoldingTheLastToken() {
+    assertThat(new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 16, 96, 0).load().consumerBlocksNeeded())
+        .isEqualTo(6);
+    assertThat(new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 16, 87, 0).load().consumerBlocksNeeded())
+        .isEqualTo(6);
+    assertThat(new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 8, 97, 0).load().consumerBlocksNeeded())
+        .isEqualTo(13);
   }
 
   @Test

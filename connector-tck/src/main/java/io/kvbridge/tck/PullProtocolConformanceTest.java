@@ -1,6 +1,7 @@
 package io.kvbridge.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -22,9 +23,11 @@ import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.PeerDirectory;
 import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.StepMetadata;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.TransportProvider;
@@ -35,6 +38,7 @@ import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
+import io.kvbridge.wire.ProtocolMessage;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -84,6 +88,9 @@ public abstract class PullProtocolConformanceTest {
 
   /** The peer directory of the engines started from now on. */
   protected PeerDirectory directory = PeerDirectory.NONE;
+
+  /** How many loads from one producer the engines started from now on hold; 0: the default. */
+  protected int maxLoadsPerProducer = 0;
 
   /** The observer of the engines started from now on. */
   protected ConnectorObserver observer = ConnectorObserver.NONE;
@@ -162,7 +169,7 @@ public abstract class PullProtocolConformanceTest {
   }
 
   private Node start(String engineId, Role role, KvLayout layout, String secret) {
-    ConnectorSettings settings =
+    ConnectorSettings.Builder builder =
         ConnectorSettings.builder(provider().type(), engineId)
             .role(role)
             .handshakeSecret(secret)
@@ -175,8 +182,11 @@ public abstract class PullProtocolConformanceTest {
             .handshakeTimeout(HANDSHAKE_TIMEOUT)
             .handshakeAddress(handshakeAddress())
             .clock(clock)
-            .properties(connectorProperties())
-            .build();
+            .properties(connectorProperties());
+    if (maxLoadsPerProducer > 0) {
+      builder.maxLoadsPerProducer(maxLoadsPerProducer);
+    }
+    ConnectorSettings settings = builder.build();
     KvConnector connector = newConnector(settings);
     List<RecordingTransport> recordings = List.copyOf(unclaimedRecordings);
     unclaimedRecordings.clear();
@@ -583,6 +593,7 @@ public abstract class PullProtocolConformanceTest {
     load("d-1", params, List.of(8));
 
     assertThat(consumer.failed.get("d-1").reason()).contains("has no handshake address");
+    assertThat(consumer.consumerPart().loadsFailed()).isEqualTo(1);
     assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
   }
 
@@ -1038,6 +1049,309 @@ public abstract class PullProtocolConformanceTest {
   // ---------------------------------------------------------------- the status
 
   @Test
+  void heartbeatWithAWrongTokenRenewsNothingAndIsCounted() {
+    establishPeer();
+    prefill("p-2", List.of(2));
+
+    sendFromConsumer(
+        new ProtocolMessage.Heartbeat(
+            consumer.connector.settings().engineId(),
+            0,
+            List.of(new LeaseRef("p-2", LeaseToken.random().value()))));
+
+    awaitRejected(producer, RejectedInput.WRONG_TOKEN);
+    assertThat(producer.producerPart().heartbeatsIgnored()).isEqualTo(1);
+    assertThat(producer.producerPart().heartbeatsRenewed()).isZero();
+  }
+
+  @Test
+  void consumerGoneRevokesALeaseOnlyItsHeartbeatsKeptAlive() {
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(1));
+    sendFromConsumer(
+        new ProtocolMessage.Heartbeat(
+            consumer.connector.settings().engineId(),
+            0,
+            List.of(new LeaseRef(params.requestId(), params.leaseToken()))));
+    awaitTrue(() -> producer.drain().producerPart().heartbeatsRenewed() == 1);
+
+    producer.connector.peerGone(consumer.connector.settings().engineId(), "its key expired");
+
+    assertThat(producer.drain().sent).contains("p-1");
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.REVOKED, 1L);
+  }
+
+  @Test
+  void releaseWithAWrongTokenFreesNothingAndIsCounted() {
+    establishPeer();
+    prefill("p-2", List.of(2));
+
+    sendFromConsumer(
+        new ProtocolMessage.Release(
+            new LeaseRef("p-2", LeaseToken.random().value()),
+            consumer.connector.settings().engineId(),
+            "no longer needed"));
+
+    awaitRejected(producer, RejectedInput.WRONG_TOKEN);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
+    assertThat(producer.drain().sent).doesNotContain("p-2");
+  }
+
+  @Test
+  void consumerGoneIsForgottenByTheProducer() {
+    establishPeer();
+
+    producer.connector.peerGone(consumer.connector.settings().engineId(), "its key expired");
+
+    assertThat(producer.producerPart().consumers()).isEmpty();
+  }
+
+  @Test
+  void revokingALeaseThatIsNotLiveChangesNothing() {
+    prefill("p-1", List.of(1));
+
+    assertThat(producer.connector.scheduler().revoke("ghost", "client went away")).isFalse();
+
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
+  }
+
+  @Test
+  void completionSentToAnEngineThatDoesNotProduceIsCounted() {
+    establishPeer();
+
+    producerTransport()
+        .notify(
+            consumerTransport().agentName(),
+            Messages.completion(
+                new LeaseRef("p-9", LeaseToken.random().value()),
+                producer.connector.settings().engineId()));
+
+    awaitRejected(consumer, RejectedInput.UNEXPECTED_REPLY);
+  }
+
+  @Test
+  void oneLeaseLoadedUnderTwoRequestsIsRefusedTheSecondTime() {
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(1));
+    TokenIds prompt = Prompts.of("p-1", params.tokens());
+    assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
+        .isEqualTo(LoadMatch.PENDING);
+
+    assertThatThrownBy(() -> consumer.connector.scheduler().matchRemote("d-2", prompt, 0, params))
+        .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class)
+        .hasMessageContaining("is already being loaded on this engine");
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.MALFORMED_TRANSFER_PARAMS, 1L);
+  }
+
+  @Test
+  void loadsBeyondTheLimitPerProducerAreRefusedAndCounted() {
+    maxLoadsPerProducer = 1;
+    consumer = node("decode-limited", Role.CONSUMER, CONSUMER_LAYOUT);
+    TransferParams first = prefill("p-1", List.of(1));
+    TransferParams second = prefill("p-2", List.of(2));
+    assertThat(
+            consumer
+                .connector
+                .scheduler()
+                .matchRemote("d-1", Prompts.of("p-1", first.tokens()), 0, first))
+        .isEqualTo(LoadMatch.PENDING);
+
+    LoadMatch match =
+        consumer
+            .connector
+            .scheduler()
+            .matchRemote("d-2", Prompts.of("p-2", second.tokens()), 0, second);
+
+    assertThat(match)
+        .isInstanceOfSatisfying(
+            LoadMatch.Unavailable.class,
+            unavailable -> assertThat(unavailable.reason()).contains("max-loads-per-producer"));
+    assertThat(consumer.connector.status().rejected())
+        .containsEntry(RejectedInput.OVER_PRODUCER_LIMIT, 1L);
+  }
+
+  @Test
+  void grantedLeasesAreCounted() {
+    prefill("p-1", List.of(1));
+    prefill("p-2", List.of(2));
+
+    assertThat(producer.producerPart().leasesGranted()).isEqualTo(2);
+  }
+
+  @Test
+  void aRenewalIsReportedToTheObserver() {
+    List<String> renewed = java.util.Collections.synchronizedList(new ArrayList<>());
+    observer =
+        new ConnectorObserver() {
+          @Override
+          public void renewed(io.kvbridge.lease.Lease lease) {
+            renewed.add(lease.requestId());
+          }
+        };
+    producer = node("prefill-observed", Role.PRODUCER, PRODUCER_LAYOUT);
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(1));
+    // A renewal moves the deadline only once time has passed since the grant.
+    clock.advance(Duration.ofSeconds(1));
+
+    sendFromConsumer(
+        new ProtocolMessage.Heartbeat(
+            consumer.connector.settings().engineId(),
+            0,
+            List.of(new LeaseRef(params.requestId(), params.leaseToken()))));
+    awaitTrue(() -> producer.drain().producerPart().heartbeatsRenewed() == 1);
+
+    assertThat(renewed).containsExactly("p-1");
+  }
+
+  @Test
+  void aLoadFromAHandshakenProducerIsConfirmedWithinOneStepOfEachEngine() {
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(1));
+    TokenIds prompt = Prompts.of("p-1", params.tokens());
+    assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
+        .isEqualTo(LoadMatch.PENDING);
+
+    producer.drain();
+    consumer.drain();
+
+    assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
+        .isInstanceOf(LoadMatch.Ready.class);
+  }
+
+  @Test
+  void aPromptHeldWhollyLocallyReleasesTheLeaseWithoutReading() {
+    TransferParams params = prefill("p-1", List.of(1, 2));
+
+    LoadMatch match =
+        consumer
+            .connector
+            .scheduler()
+            .matchRemote("d-1", Prompts.of("p-1", params.tokens()), params.tokens(), params);
+
+    assertThat(match).isEqualTo(new LoadMatch.Ready(params.tokens(), 0));
+    awaitTrue(
+        () -> {
+          consumer.drain();
+          return producer.drain().producerPart().liveLeases() == 0;
+        });
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.RELEASED, 1L);
+    assertThat(consumer.consumerPart().readsCompleted()).isZero();
+  }
+
+  @Test
+  void anAnswerThatCannotBeSentIsReportedAndItsConsumerForgotten() {
+    List<String> failedTo = java.util.Collections.synchronizedList(new ArrayList<>());
+    observer =
+        new ConnectorObserver() {
+          @Override
+          public void notificationFailed(String toEngineId, String message) {
+            failedTo.add(toEngineId);
+          }
+        };
+    producer = node("prefill-observed", Role.PRODUCER, PRODUCER_LAYOUT);
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(1));
+    String consumerId = consumer.connector.settings().engineId();
+    sendFromConsumer(
+        new ProtocolMessage.Heartbeat(
+            consumerId, 0, List.of(new LeaseRef(params.requestId(), params.leaseToken()))));
+
+    producerTransport().invalidateRemote(consumerTransport().agentName());
+    awaitTrue(() -> producer.drain().producerPart().heartbeatsRenewed() == 1);
+
+    assertThat(failedTo).containsExactly(consumerId);
+    assertThat(producer.producerPart().consumers()).isEmpty();
+  }
+
+  // ---------------------------------------------------------------- calls an engine may not make
+
+  @Test
+  void aProducerRefusesTheConsumersCalls() {
+    TransferParams params = prefill("p-1", List.of(1));
+    var scheduler = producer.connector.scheduler();
+    TokenIds prompt = Prompts.of("p-1", params.tokens());
+    StepMetadata loads = new StepMetadata(List.of(new LoadSpec("d-1", params, List.of(1))));
+
+    assertThatThrownBy(() -> scheduler.matchRemote("d-1", prompt, 0, params))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("does not load remote KV");
+    assertThatThrownBy(() -> scheduler.afterAllocate("d-1", List.of(1)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("does not load remote KV");
+    assertThatThrownBy(() -> producer.connector.worker().startLoad(loads))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("does not load remote KV");
+    assertThat(scheduler.cancelLoad("d-1", "client went away")).isFalse();
+    assertThat(scheduler.buildStepMetadata().loadsToStart()).isEmpty();
+  }
+
+  @Test
+  void aConsumerFreesEveryFinishedRequestAtOnce() {
+    FinishDecision decision =
+        consumer
+            .connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest("d-1", List.of(1, 2), Prompts.of("d-1", 8), 8, false, true));
+
+    assertThat(decision.delayFree()).isFalse();
+    assertThat(decision.params()).isEmpty();
+  }
+
+  @Test
+  void cancellingALoadTheConsumerDoesNotKnowIsRefusedAndLeavesItUsable() throws Exception {
+    assertThat(consumer.connector.scheduler().cancelLoad("ghost", "client went away")).isFalse();
+
+    // Another thread can still reach the consumer's state.
+    assertThat(
+            java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> consumer.connector.status().consumer())
+                .get(patience().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+        .isPresent();
+  }
+
+  @Test
+  void aClosedConnectorRefusesEveryEngineCall() {
+    TransferParams params = prefill("p-1", List.of(1));
+    KvConnector closed = consumer.connector;
+    TokenIds prompt = Prompts.of("p-1", params.tokens());
+    StepMetadata loads = new StepMetadata(List.of(new LoadSpec("d-1", params, List.of(1))));
+    closed.close();
+
+    for (org.assertj.core.api.ThrowableAssert.ThrowingCallable call :
+        List.<org.assertj.core.api.ThrowableAssert.ThrowingCallable>of(
+            () -> closed.scheduler().matchRemote("d-1", prompt, 0, params),
+            () -> closed.scheduler().afterAllocate("d-1", List.of(1)),
+            () -> closed.worker().startLoad(loads),
+            () -> closed.worker().allocateKvCache(CONSUMER_LAYOUT),
+            () -> closed.worker().registerKvCache(consumer.memory, CONSUMER_LAYOUT))) {
+      assertThatThrownBy(call)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("is closed");
+    }
+    assertThat(closed.scheduler().cancelLoad("d-1", "client went away")).isFalse();
+  }
+
+  @Test
+  void aRankRegistersItsKvCacheOnlyOnce() {
+    assertThatThrownBy(
+            () -> producer.connector.worker().registerKvCache(producer.memory, PRODUCER_LAYOUT))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("rank 0 already has a KV cache registered");
+  }
+
+  @Test
+  void aRankTheEngineDoesNotHaveIsRefused() {
+    assertThatThrownBy(() -> producer.connector.worker(1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("has ranks 0 to 0");
+    assertThatThrownBy(() -> producer.connector.worker(-1))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void eachEngineShowsOnlyThePartsOfItsRole() {
     ConnectorStatus p = producer.connector.status();
     ConnectorStatus c = consumer.connector.status();
@@ -1049,6 +1363,24 @@ public abstract class PullProtocolConformanceTest {
     assertThat(c.role()).isEqualTo(Role.CONSUMER);
     assertThat(c.producer()).isEmpty();
     assertThat(c.consumer()).isPresent();
+  }
+
+  @Test
+  void aProducerWhoseKvCacheIsNotRegisteredYetAnswersNoHandshakes() {
+    ConnectorSettings settings =
+        ConnectorSettings.builder(provider().type(), "prefill-" + UUID.randomUUID())
+            .role(Role.PRODUCER)
+            .handshakeAddress(handshakeAddress())
+            .clock(clock)
+            .properties(connectorProperties())
+            .build();
+    try (KvConnector unstarted = newConnector(settings)) {
+      ProducerStatus status = unstarted.status().producer().orElseThrow();
+
+      assertThat(status.handshakeAddress()).isEmpty();
+      assertThat(status.consumers()).isEmpty();
+      assertThat(status.droppedConnections().values()).containsOnly(0L);
+    }
   }
 
   @Test
@@ -1210,6 +1542,10 @@ public abstract class PullProtocolConformanceTest {
           node.drain();
           return node.connector.status().rejected().getOrDefault(kind, 0L) >= 1;
         });
+  }
+
+  private void sendFromConsumer(ProtocolMessage message) {
+    consumerTransport().notify(producerTransport().agentName(), ProtocolMessage.encode(message));
   }
 
   private void sendFromConsumer(LeaseRef lease) {
