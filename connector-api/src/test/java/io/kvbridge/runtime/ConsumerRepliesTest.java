@@ -2,18 +2,12 @@ package io.kvbridge.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.layout.KvLayout;
-import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.observe.ConnectorObserver;
-import io.kvbridge.spi.TokenIds;
-import io.kvbridge.spi.TransferParams;
-import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.wire.ProtocolMessage;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** What the consumer sends its producers, and what it reports when a message cannot be sent. */
@@ -32,33 +26,8 @@ class ConsumerRepliesTest {
   private final Load load = load();
 
   private static Load load() {
-    Load load =
-        new Load(
-            "d-1",
-            new TransferParams(
-                "prefill-0",
-                1L,
-                "p-1",
-                List.of(0),
-                4,
-                TokenIds.of(new int[4]).digest(4),
-                LeaseToken.random().value(),
-                0L,
-                Optional.empty(),
-                ChecksumScheme.CRC32C,
-                List.of(List.of(0))),
-            0,
-            0L,
-            0L);
-    load.peer =
-        new ProducerPeer(
-            "prefill-0",
-            "local://prefill-0",
-            1L,
-            List.of(
-                new ProducerPeer.Rank(
-                    "p0", KvLayout.opaque("m", 4, 4, 16), 0x9000, 0, MemoryKind.DRAM)),
-            null);
+    Load load = TestLoads.oneBlock();
+    load.peer = TestLoads.oneRankProducer(KvLayout.opaque("m", 4, 4, 16), 0x9000);
     load.readDigest = ReadDigest.fromBytes(new byte[32]);
     return load;
   }

@@ -2,17 +2,12 @@ package io.kvbridge.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvbridge.integrity.ChecksumScheme;
-import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.observe.TraceContext;
 import io.kvbridge.observe.TransferSpan;
 import io.kvbridge.runtime.Load.State;
-import io.kvbridge.spi.TokenIds;
-import io.kvbridge.spi.TransferParams;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class LoadTest {
@@ -31,24 +26,7 @@ class LoadTest {
 
   @Test
   void aFailedLoadMarksBothItsSpanAndTheCurrentPhaseAsErrors() {
-    Load load =
-        new Load(
-            "d-1",
-            new TransferParams(
-                "prefill-0",
-                1L,
-                "p-1",
-                List.of(0),
-                4,
-                TokenIds.of(new int[4]).digest(4),
-                LeaseToken.random().value(),
-                0L,
-                Optional.empty(),
-                ChecksumScheme.CRC32C,
-                List.of(List.of(0))),
-            0,
-            0L,
-            0L);
+    Load load = TestLoads.oneBlock();
     RecordingSpan root = new RecordingSpan("load");
     load.span = root;
     load.startPhase("read");

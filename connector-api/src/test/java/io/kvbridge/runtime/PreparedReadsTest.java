@@ -3,11 +3,7 @@ package io.kvbridge.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.layout.KvLayout;
-import io.kvbridge.lease.LeaseToken;
-import io.kvbridge.spi.TokenIds;
-import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
@@ -16,7 +12,6 @@ import io.kvbridge.transfer.TransportException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -43,31 +38,8 @@ class PreparedReadsTest {
   }
 
   private static Load load() {
-    Load load =
-        new Load(
-            "d-1",
-            new TransferParams(
-                "prefill-0",
-                1L,
-                "p-1",
-                List.of(0),
-                4,
-                TokenIds.of(new int[4]).digest(4),
-                LeaseToken.random().value(),
-                0L,
-                Optional.empty(),
-                ChecksumScheme.CRC32C,
-                List.of(List.of(0))),
-            0,
-            0L,
-            0L);
-    load.peer =
-        new ProducerPeer(
-            "prefill-0",
-            "local://prefill-0",
-            1L,
-            List.of(new ProducerPeer.Rank("p0", LAYOUT, REMOTE_BASE, 0, MemoryKind.DRAM)),
-            null);
+    Load load = TestLoads.oneBlock();
+    load.peer = TestLoads.oneRankProducer(LAYOUT, REMOTE_BASE);
     load.reads = new ArrayList<>();
     return load;
   }
