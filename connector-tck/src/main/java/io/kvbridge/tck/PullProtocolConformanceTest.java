@@ -1212,9 +1212,14 @@ public abstract class PullProtocolConformanceTest {
     TokenIds prompt = Prompts.of("p-1", params.tokens());
     assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
         .isEqualTo(LoadMatch.PENDING);
+    int producerHeard = producer.count(r -> r.notificationsReceived.get());
+    int consumerHeard = consumer.count(r -> r.notificationsReceived.get());
 
-    producer.drain();
-    consumer.drain();
+    // Only P steps until the confirmation arrives (a transport may take a while to deliver it):
+    // D must have sent it from matchRemote, not from a later step of its own. P answers in the
+    // step that hears it, and D's next step that hears the answer makes the load ready.
+    awaitTrue(() -> producer.drain().count(r -> r.notificationsReceived.get()) > producerHeard);
+    awaitTrue(() -> consumer.drain().count(r -> r.notificationsReceived.get()) > consumerHeard);
 
     assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
         .isInstanceOf(LoadMatch.Ready.class);

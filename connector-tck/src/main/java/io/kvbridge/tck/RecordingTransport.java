@@ -2,17 +2,19 @@ package io.kvbridge.tck;
 
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.ForwardingTransport;
+import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.Transport;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Passes every call to the transport it wraps, prepared lists included, and counts how a connector
  * moves its bytes: posts described piece by piece, posts by index from prepared lists, lists
- * prepared and released.
+ * prepared and released, notifications received.
  *
  * <p>Threads: as safe as the wrapped transport; the counts are atomic.
  */
@@ -23,6 +25,7 @@ final class RecordingTransport extends ForwardingTransport {
   final AtomicInteger localListsPrepared = new AtomicInteger();
   final AtomicInteger remoteListsPrepared = new AtomicInteger();
   final AtomicInteger listsReleased = new AtomicInteger();
+  final AtomicInteger notificationsReceived = new AtomicInteger();
 
   RecordingTransport(Transport delegate) {
     super(delegate);
@@ -67,5 +70,12 @@ final class RecordingTransport extends ForwardingTransport {
   public void release(PreparedList list) {
     listsReleased.incrementAndGet();
     super.release(list);
+  }
+
+  @Override
+  public List<Notification> drainNotifications() {
+    List<Notification> drained = super.drainNotifications();
+    notificationsReceived.addAndGet(drained.size());
+    return drained;
   }
 }
