@@ -36,12 +36,12 @@ class ConsumerLocalHitTest {
 
   ConsumerLocalHitTest() throws Exception {
     Ranks ranks = new Ranks(List.of(transport));
-    ranks.register(0, new PreparedReadsTest.StubMemory(0x1000, 256), LAYOUT);
+    ranks.register(0, new StubMemory(0x1000, 256), LAYOUT);
     ConnectorCounters counters = new ConnectorCounters(ConnectorObserver.NONE);
     consumer = new Consumer(settings, ranks, counters);
     consumer.start();
     Ranks producerRanks = new Ranks(List.of(new StubTransport("local-hit-producer-agent")));
-    producerRanks.register(0, new PreparedReadsTest.StubMemory(0x9000, 256), LAYOUT);
+    producerRanks.register(0, new StubMemory(0x9000, 256), LAYOUT);
     HandshakeAddress address = HandshakeAddress.parse("tcp://127.0.0.1:0");
     server =
         HandshakeChannel.forAddress(address)

@@ -44,7 +44,7 @@ class ConsumerRepliesFlowTest {
   private final List<String> clockSamples = new ArrayList<>();
   private final List<RejectedInput> rejected = new ArrayList<>();
   private final StubTransport transport = new StubTransport("decode-agent");
-  private final PreparedReadsTest.StubMemory memory = new PreparedReadsTest.StubMemory(0x1000, 256);
+  private final StubMemory memory = new StubMemory(0x1000, 256);
   private final ConnectorSettings settings =
       ConnectorSettings.builder("stub", "decode-0").clock(() -> now).build();
   private final ConnectorCounters counters =
@@ -78,7 +78,7 @@ class ConsumerRepliesFlowTest {
     consumer.start();
     replies = new ConsumerReplies(consumer, settings, counters);
     Ranks producerRanks = new Ranks(List.of(new StubTransport(producerAgent)));
-    producerRanks.register(0, new PreparedReadsTest.StubMemory(0x9000, 256), LAYOUT);
+    producerRanks.register(0, new StubMemory(0x9000, 256), LAYOUT);
     ConnectorSettings producerSettings =
         ConnectorSettings.builder("stub", producer).incarnation(7).clock(() -> now).build();
     HandshakeAddress address = HandshakeAddress.parse("local://" + producer);

@@ -43,7 +43,7 @@ class ConsumerTest {
   private final List<Long> postedNanos = new ArrayList<>();
   private final List<Long> completedNanos = new ArrayList<>();
   private final StubTransport transport = new StubTransport();
-  private final PreparedReadsTest.StubMemory memory = new PreparedReadsTest.StubMemory(0x1000, 256);
+  private final StubMemory memory = new StubMemory(0x1000, 256);
   private final ConnectorSettings settings =
       ConnectorSettings.builder("stub", "decode-0")
           .safetyMargin(Duration.ofSeconds(2))

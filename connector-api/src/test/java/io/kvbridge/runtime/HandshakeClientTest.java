@@ -12,7 +12,6 @@ import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.runtime.HandshakeClient.Resolution;
 import io.kvbridge.runtime.HandshakeFixture.RecordingObserver;
-import io.kvbridge.runtime.HandshakeFixture.RecordingTransport;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.HandshakeChannel;
@@ -43,7 +42,7 @@ class HandshakeClientTest {
   private final AtomicLong answerTime = new AtomicLong();
 
   private final RecordingObserver observer = new RecordingObserver();
-  private final RecordingTransport consumerTransport = new RecordingTransport("c-agent");
+  private final StubTransport consumerTransport = new StubTransport("c-agent");
   private final HandshakeClient client =
       new HandshakeClient(
           settings("c", 0x22, now::get), ranks(consumerTransport), new ConnectorCounters(observer));
@@ -356,7 +355,7 @@ class HandshakeClientTest {
   private HandshakeResponder producer(long incarnation) {
     return new HandshakeResponder(
         settings("p", incarnation, this::producerClock),
-        ranks(new RecordingTransport("p-agent")),
+        ranks(new StubTransport("p-agent")),
         new ConnectorCounters(ConnectorObserver.NONE));
   }
 

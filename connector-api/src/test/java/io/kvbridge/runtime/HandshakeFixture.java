@@ -6,30 +6,17 @@ import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.time.MonotonicClock;
-import io.kvbridge.transfer.DescriptorList;
-import io.kvbridge.transfer.KvMemory;
-import io.kvbridge.transfer.MemoryKind;
-import io.kvbridge.transfer.Notification;
-import io.kvbridge.transfer.TransferHandle;
-import io.kvbridge.transfer.TransferOp;
-import io.kvbridge.transfer.TransferStatus;
-import io.kvbridge.transfer.Transport;
-import io.kvbridge.transfer.TransportException;
 import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Engines for handshake tests, in this JVM: a transport that only records the metadata it loads and
- * invalidates, one-rank engines registered with a small layout, and an observer that records the
- * handshake events.
+ * Engines for handshake tests, in this JVM: one-rank engines registered with a small layout over a
+ * {@link StubTransport}, and an observer that records the handshake events.
  */
 final class HandshakeFixture {
 
@@ -53,9 +40,9 @@ final class HandshakeFixture {
   }
 
   /** An engine of one rank, registered, that speaks through {@code transport}. */
-  static Ranks ranks(RecordingTransport transport) {
+  static Ranks ranks(StubTransport transport) {
     Ranks ranks = new Ranks(List.of(transport));
-    ranks.register(0, new StubMemory(), LAYOUT);
+    ranks.register(0, new StubMemory(4096, LAYOUT.totalBytes()), LAYOUT);
     return ranks;
   }
 
@@ -68,90 +55,6 @@ final class HandshakeFixture {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  /** Records what is loaded and invalidated; its metadata is its agent name. */
-  static final class RecordingTransport implements Transport {
-    final String agent;
-    final List<String> events = new CopyOnWriteArrayList<>();
-    final List<String> notified = new CopyOnWriteArrayList<>();
-    volatile boolean rejectMetadata;
-
-    RecordingTransport(String agent) {
-      this.agent = agent;
-    }
-
-    @Override
-    public String agentName() {
-      return agent;
-    }
-
-    @Override
-    public MemoryKind memoryKind() {
-      return MemoryKind.DRAM;
-    }
-
-    @Override
-    public KvMemory allocate(long sizeBytes) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void register(KvMemory memory) {}
-
-    @Override
-    public void deregister(KvMemory memory) {}
-
-    @Override
-    public byte[] localMetadata() {
-      return agent.getBytes(StandardCharsets.UTF_8);
-    }
-
-    @Override
-    public String loadRemoteMetadata(byte[] metadata) {
-      String name = new String(metadata, StandardCharsets.UTF_8);
-      if (rejectMetadata) {
-        throw new TransportException("metadata of " + name + " does not parse");
-      }
-      events.add("load " + name);
-      return name;
-    }
-
-    @Override
-    public void invalidateRemote(String agentName) {
-      events.add("invalidate " + agentName);
-    }
-
-    @Override
-    public TransferHandle post(
-        TransferOp op,
-        DescriptorList local,
-        String remoteAgent,
-        DescriptorList remote,
-        Optional<byte[]> notification) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public TransferStatus status(TransferHandle handle) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void release(TransferHandle handle) {}
-
-    @Override
-    public void notify(String remoteAgent, byte[] message) {
-      notified.add(remoteAgent);
-    }
-
-    @Override
-    public List<Notification> drainNotifications() {
-      return List.of();
-    }
-
-    @Override
-    public void close() {}
   }
 
   /** Records handshake events as text, and the thread that reported each failure. */
@@ -183,40 +86,5 @@ final class HandshakeFixture {
     List<String> starting(String prefix) {
       return events.stream().filter(e -> e.startsWith(prefix)).toList();
     }
-  }
-
-  private static final class StubMemory implements KvMemory {
-    @Override
-    public MemoryKind kind() {
-      return MemoryKind.DRAM;
-    }
-
-    @Override
-    public int deviceId() {
-      return 0;
-    }
-
-    @Override
-    public long address() {
-      return 4096;
-    }
-
-    @Override
-    public long sizeBytes() {
-      return LAYOUT.totalBytes();
-    }
-
-    @Override
-    public void write(long offset, ByteBuffer src) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void read(long offset, ByteBuffer dst) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void close() {}
   }
 }

@@ -9,7 +9,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.runtime.HandshakeClient.Resolution;
 import io.kvbridge.runtime.HandshakeFixture.RecordingObserver;
-import io.kvbridge.runtime.HandshakeFixture.RecordingTransport;
 import io.kvbridge.wire.HandshakeChannel;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +20,7 @@ class HandshakeResponderTest {
   private static final long PRODUCER_INCARNATION = 0x33;
 
   private final RecordingObserver observer = new RecordingObserver();
-  private final RecordingTransport producerTransport = new RecordingTransport("p-agent");
+  private final StubTransport producerTransport = new StubTransport("p-agent");
   private final HandshakeResponder responder =
       new HandshakeResponder(
           settings("p", PRODUCER_INCARNATION, () -> 0),
@@ -121,7 +120,7 @@ class HandshakeResponderTest {
     HandshakeClient client =
         new HandshakeClient(
             settings(engineId, incarnation, () -> 0),
-            ranks(new RecordingTransport(engineId + "-agent")),
+            ranks(new StubTransport(engineId + "-agent")),
             new ConnectorCounters(ConnectorObserver.NONE));
     clients.add(client);
     return client;

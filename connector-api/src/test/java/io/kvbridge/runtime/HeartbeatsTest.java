@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.observe.ConnectorObserver;
-import io.kvbridge.runtime.HandshakeFixture.RecordingTransport;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -22,7 +21,7 @@ class HeartbeatsTest {
   private static final long START = 1_000_000_000L;
   private static final Duration INTERVAL = Duration.ofSeconds(2);
 
-  private final RecordingTransport transport = new RecordingTransport("c-agent");
+  private final StubTransport transport = new StubTransport("c-agent");
   private final LoadTable loads = new LoadTable();
   private final ProducerPeer peer =
       new ProducerPeer(
@@ -47,12 +46,12 @@ class HeartbeatsTest {
     long due = START + INTERVAL.toNanos();
 
     heartbeats.sendIfDue(due - 1);
-    assertThat(transport.notified).isEmpty();
+    assertThat(transport.sent).isEmpty();
     assertThat(heartbeats.isEchoOfLastRound("p", due - 1)).isFalse();
 
     heartbeats.sendIfDue(due);
 
-    assertThat(transport.notified).containsExactly("p-agent");
+    assertThat(transport.sent).extracting(StubTransport.Sent::toAgent).containsExactly("p-agent");
     assertThat(heartbeats.isEchoOfLastRound("p", due)).isTrue();
     assertThat(heartbeats.isEchoOfLastRound("p", due - 1)).isFalse();
     assertThat(heartbeats.isEchoOfLastRound("q", due)).isFalse();
@@ -63,11 +62,13 @@ class HeartbeatsTest {
     addReadyLoads(ProtocolMessage.MAX_HEARTBEAT_LEASES);
 
     heartbeats.sendIfDue(START + INTERVAL.toNanos());
-    assertThat(transport.notified).containsExactly("p-agent");
+    assertThat(transport.sent).extracting(StubTransport.Sent::toAgent).containsExactly("p-agent");
 
     addReadyLoads(1);
     heartbeats.sendIfDue(START + 2 * INTERVAL.toNanos());
-    assertThat(transport.notified).containsExactly("p-agent", "p-agent", "p-agent");
+    assertThat(transport.sent)
+        .extracting(StubTransport.Sent::toAgent)
+        .containsExactly("p-agent", "p-agent", "p-agent");
   }
 
   private void addReadyLoads(int count) {

@@ -5,11 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.Descriptor;
-import io.kvbridge.transfer.KvMemory;
-import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransportException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -125,33 +122,5 @@ class PreparedReadsTest {
     reads.close();
 
     assertThat(transport.released).extracting(PreparedList::id).containsExactlyInAnyOrder(1L, 2L);
-  }
-
-  /** Memory that is only an address range, reading as zeros: these tests move no bytes. */
-  record StubMemory(long address, long sizeBytes) implements KvMemory {
-    @Override
-    public MemoryKind kind() {
-      return MemoryKind.DRAM;
-    }
-
-    @Override
-    public int deviceId() {
-      return 0;
-    }
-
-    @Override
-    public void write(long offset, ByteBuffer src) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void read(long offset, ByteBuffer dst) {
-      while (dst.hasRemaining()) {
-        dst.put((byte) 0);
-      }
-    }
-
-    @Override
-    public void close() {}
   }
 }

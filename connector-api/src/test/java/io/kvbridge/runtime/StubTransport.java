@@ -16,9 +16,14 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A transport that records what it is asked to prepare, post, release and send; it moves no bytes.
+ * A transport that records what it is asked to prepare, post, release and send, and the metadata it
+ * loads and invalidates; it moves no bytes. Its metadata is its agent name.
+ *
+ * <p>Threads: the metadata events and the notifications sent may be recorded from a handshake
+ * server's threads while the test reads them; the rest is for one thread.
  */
 final class StubTransport implements Transport {
 
@@ -40,7 +45,12 @@ final class StubTransport implements Transport {
   boolean refuseTelemetry;
   TransferStatus status = TransferStatus.IN_PROGRESS;
   final List<TransferHandle> releasedHandles = new ArrayList<>();
-  final List<Sent> sent = new ArrayList<>();
+  final List<Sent> sent = new CopyOnWriteArrayList<>();
+
+  /** {@code "load <agent>"} and {@code "invalidate <agent>"}, in order. */
+  final List<String> events = new CopyOnWriteArrayList<>();
+
+  volatile boolean rejectMetadata;
   private final String agent;
   private long nextId = 1;
 
@@ -140,11 +150,18 @@ final class StubTransport implements Transport {
 
   @Override
   public String loadRemoteMetadata(byte[] metadata) {
-    return new String(metadata, StandardCharsets.UTF_8);
+    String name = new String(metadata, StandardCharsets.UTF_8);
+    if (rejectMetadata) {
+      throw new TransportException("metadata of " + name + " does not parse");
+    }
+    events.add("load " + name);
+    return name;
   }
 
   @Override
-  public void invalidateRemote(String agentName) {}
+  public void invalidateRemote(String agentName) {
+    events.add("invalidate " + agentName);
+  }
 
   @Override
   public TransferStatus status(TransferHandle handle) {
