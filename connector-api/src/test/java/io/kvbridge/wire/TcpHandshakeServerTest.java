@@ -202,19 +202,13 @@ class TcpHandshakeServerTest {
 
   @Test
   void connectionThatEndsFreesItsPlaceUnderThePerAddressCap() throws Exception {
-    Server server = serve(new Limits(GENEROUS, 2, 16));
-    Socket first = peers.connect("127.0.0.23", server.address());
-    Socket second = peers.connect("127.0.0.23", server.address());
-    readFrame(first);
-    readFrame(second);
-
-    assertThat(converse(first, new byte[] {1})).containsExactly(1);
-
-    Socket third = peers.connect("127.0.0.23", server.address());
-    Socket fourth = peers.connect("127.0.0.23", server.address());
-    assertThat(readFrame(third)).containsExactly(7);
-    assertClosedByServer(fourth);
-    assertThat(server.droppedConnections()).isEqualTo(drops(DropReason.ADDRESS_LIMIT, 1));
+    assertAnEndedConnectionFreesItsPlace(
+        new Limits(GENEROUS, 2, 16),
+        DropReason.ADDRESS_LIMIT,
+        "127.0.0.23",
+        "127.0.0.23",
+        "127.0.0.23",
+        "127.0.0.23");
   }
 
   @Test
@@ -232,19 +226,35 @@ class TcpHandshakeServerTest {
 
   @Test
   void connectionThatEndsFreesItsPlaceUnderTheTotalCap() throws Exception {
-    Server server = serve(new Limits(GENEROUS, 16, 2));
-    Socket first = peers.connect("127.0.0.34", server.address());
-    Socket second = peers.connect("127.0.0.35", server.address());
+    assertAnEndedConnectionFreesItsPlace(
+        new Limits(GENEROUS, 16, 2),
+        DropReason.TOTAL_LIMIT,
+        "127.0.0.34",
+        "127.0.0.35",
+        "127.0.0.36",
+        "127.0.0.37");
+  }
+
+  /**
+   * Under a cap of two, connects from the first two addresses, ends the first conversation, and
+   * checks that the third address takes the freed place while the fourth is dropped for {@code
+   * cap}.
+   */
+  private void assertAnEndedConnectionFreesItsPlace(
+      Limits limits, DropReason cap, String... addresses) throws Exception {
+    Server server = serve(limits);
+    Socket first = peers.connect(addresses[0], server.address());
+    Socket second = peers.connect(addresses[1], server.address());
     readFrame(first);
     readFrame(second);
 
     assertThat(converse(first, new byte[] {1})).containsExactly(1);
 
-    Socket third = peers.connect("127.0.0.36", server.address());
-    Socket fourth = peers.connect("127.0.0.37", server.address());
+    Socket third = peers.connect(addresses[2], server.address());
+    Socket fourth = peers.connect(addresses[3], server.address());
     assertThat(readFrame(third)).containsExactly(7);
     assertClosedByServer(fourth);
-    assertThat(server.droppedConnections()).isEqualTo(drops(DropReason.TOTAL_LIMIT, 1));
+    assertThat(server.droppedConnections()).isEqualTo(drops(cap, 1));
   }
 
   // ---------------------------------------------------------------- deadline and frames
@@ -257,13 +267,7 @@ class TcpHandshakeServerTest {
 
     socket.getOutputStream().write(new byte[] {0, 0});
 
-    assertClosedByServer(socket);
-    await()
-        .atMost(PATIENCE)
-        .untilAsserted(
-            () ->
-                assertThat(server.droppedConnections())
-                    .isEqualTo(drops(DropReason.DEADLINE_PASSED, 1)));
+    assertDroppedFor(server, socket, DropReason.DEADLINE_PASSED);
   }
 
   @Test
@@ -285,13 +289,7 @@ class TcpHandshakeServerTest {
     writeFrame(socket, new byte[] {1});
 
     try {
-      assertClosedByServer(socket);
-      await()
-          .atMost(PATIENCE)
-          .untilAsserted(
-              () ->
-                  assertThat(server.droppedConnections())
-                      .isEqualTo(drops(DropReason.DEADLINE_PASSED, 1)));
+      assertDroppedFor(server, socket, DropReason.DEADLINE_PASSED);
     } finally {
       release.countDown();
     }
@@ -305,13 +303,7 @@ class TcpHandshakeServerTest {
 
     new DataOutputStream(socket.getOutputStream()).writeInt(Handshake.MAX_FRAME_BYTES + 1);
 
-    assertClosedByServer(socket);
-    await()
-        .atMost(PATIENCE)
-        .untilAsserted(
-            () ->
-                assertThat(server.droppedConnections())
-                    .isEqualTo(drops(DropReason.FRAME_REFUSED, 1)));
+    assertDroppedFor(server, socket, DropReason.FRAME_REFUSED);
   }
 
   // ---------------------------------------------------------------- peers and responders that fail
@@ -652,6 +644,18 @@ class TcpHandshakeServerTest {
       drops.put(reason, 0L);
     }
     return drops;
+  }
+
+  /**
+   * Checks that the server closed {@code socket} and counts it, soon, as one drop for {@code
+   * reason}.
+   */
+  private static void assertDroppedFor(Server server, Socket socket, DropReason reason)
+      throws IOException {
+    assertClosedByServer(socket);
+    await()
+        .atMost(PATIENCE)
+        .untilAsserted(() -> assertThat(server.droppedConnections()).isEqualTo(drops(reason, 1)));
   }
 
   private static Map<DropReason, Long> drops(DropReason reason, long count) {
