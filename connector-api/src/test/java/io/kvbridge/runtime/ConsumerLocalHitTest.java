@@ -1,5 +1,7 @@
 package io.kvbridge.runtime;
 
+import static io.kvbridge.runtime.HandshakeFixture.serve;
+import static io.kvbridge.runtime.HandshakeFixture.stubProducer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -11,7 +13,6 @@ import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
@@ -40,18 +41,13 @@ class ConsumerLocalHitTest {
     ConnectorCounters counters = new ConnectorCounters(ConnectorObserver.NONE);
     consumer = new Consumer(settings, ranks, counters);
     consumer.start();
-    Ranks producerRanks = new Ranks(List.of(new StubTransport("local-hit-producer-agent")));
-    producerRanks.register(0, new StubMemory(0x9000, 256), LAYOUT);
-    HandshakeAddress address = HandshakeAddress.parse("tcp://127.0.0.1:0");
     server =
-        HandshakeChannel.forAddress(address)
-            .serve(
-                address,
-                "local-hit-producer",
-                new HandshakeResponder(
-                    ConnectorSettings.builder("stub", "local-hit-producer").incarnation(7).build(),
-                    producerRanks,
-                    new ConnectorCounters(ConnectorObserver.NONE)));
+        serve(
+            "tcp://127.0.0.1:0",
+            "local-hit-producer",
+            stubProducer(
+                ConnectorSettings.builder("stub", "local-hit-producer").incarnation(7).build(),
+                LAYOUT));
   }
 
   @AfterEach

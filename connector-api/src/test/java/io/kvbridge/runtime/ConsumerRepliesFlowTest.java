@@ -1,5 +1,7 @@
 package io.kvbridge.runtime;
 
+import static io.kvbridge.runtime.HandshakeFixture.serve;
+import static io.kvbridge.runtime.HandshakeFixture.stubProducer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvbridge.integrity.ChecksumInput;
@@ -15,7 +17,6 @@ import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.TransferStatus;
-import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
@@ -77,20 +78,9 @@ class ConsumerRepliesFlowTest {
     consumer = new Consumer(settings, ranks, counters);
     consumer.start();
     replies = new ConsumerReplies(consumer, settings, counters);
-    Ranks producerRanks = new Ranks(List.of(new StubTransport(producerAgent)));
-    producerRanks.register(0, new StubMemory(0x9000, 256), LAYOUT);
     ConnectorSettings producerSettings =
         ConnectorSettings.builder("stub", producer).incarnation(7).clock(() -> now).build();
-    HandshakeAddress address = HandshakeAddress.parse("local://" + producer);
-    server =
-        HandshakeChannel.forAddress(address)
-            .serve(
-                address,
-                producer,
-                new HandshakeResponder(
-                    producerSettings,
-                    producerRanks,
-                    new ConnectorCounters(ConnectorObserver.NONE)));
+    server = serve("local://" + producer, producer, stubProducer(producerSettings, LAYOUT));
   }
 
   @AfterEach

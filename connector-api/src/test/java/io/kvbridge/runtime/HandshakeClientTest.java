@@ -1,15 +1,16 @@
 package io.kvbridge.runtime;
 
+import static io.kvbridge.runtime.HandshakeFixture.LAYOUT;
 import static io.kvbridge.runtime.HandshakeFixture.freshLocalAddress;
 import static io.kvbridge.runtime.HandshakeFixture.ranks;
 import static io.kvbridge.runtime.HandshakeFixture.serve;
 import static io.kvbridge.runtime.HandshakeFixture.settings;
+import static io.kvbridge.runtime.HandshakeFixture.stubProducer;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.layout.KvLayout;
-import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.runtime.HandshakeClient.Resolution;
 import io.kvbridge.runtime.HandshakeFixture.RecordingObserver;
 import io.kvbridge.transfer.MemoryKind;
@@ -353,10 +354,7 @@ class HandshakeClientTest {
   }
 
   private HandshakeResponder producer(long incarnation) {
-    return new HandshakeResponder(
-        settings("p", incarnation, this::producerClock),
-        ranks(new StubTransport("p-agent")),
-        new ConnectorCounters(ConnectorObserver.NONE));
+    return stubProducer(settings("p", incarnation, this::producerClock), LAYOUT);
   }
 
   /** Samples midway through the answer, and the answer takes {@link #answerTime}. */

@@ -39,11 +39,31 @@ final class HandshakeFixture {
         .build();
   }
 
-  /** An engine of one rank, registered, that speaks through {@code transport}. */
+  /**
+   * An engine of one rank, registered with {@link #LAYOUT}, that speaks through {@code transport}.
+   */
   static Ranks ranks(StubTransport transport) {
+    return ranks(transport, LAYOUT);
+  }
+
+  /**
+   * An engine of one rank, registered with {@code layout}, that speaks through {@code transport}.
+   */
+  static Ranks ranks(StubTransport transport, KvLayout layout) {
     Ranks ranks = new Ranks(List.of(transport));
-    ranks.register(0, new StubMemory(4096, LAYOUT.totalBytes()), LAYOUT);
+    ranks.register(0, new StubMemory(4096, layout.totalBytes()), layout);
     return ranks;
+  }
+
+  /**
+   * A producer of one rank with {@code layout} over a stub transport whose agent is the engine id
+   * and {@code -agent}, answering handshakes as {@code settings} say; it counts nothing.
+   */
+  static HandshakeResponder stubProducer(ConnectorSettings settings, KvLayout layout) {
+    return new HandshakeResponder(
+        settings,
+        ranks(new StubTransport(settings.engineId() + "-agent"), layout),
+        new ConnectorCounters(ConnectorObserver.NONE));
   }
 
   /** Serves {@code responder} at {@code address}; close the result to stop answering. */
