@@ -79,14 +79,13 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
               .register(registry));
       leaseAge.put(
           reason,
-          Timer.builder("kvbridge.leases.age")
-              .description("How long a lease held its blocks, from grant to end, by end reason")
-              .tags(engine)
-              .tag("reason", tagValue(reason))
-              .publishPercentileHistogram()
-              .minimumExpectedValue(Duration.ofMillis(1))
-              .maximumExpectedValue(Duration.ofMinutes(10))
-              .register(registry));
+          histogramTimer(
+              registry,
+              "kvbridge.leases.age",
+              "How long a lease held its blocks, from grant to end, by end reason",
+              engine.and("reason", tagValue(reason)),
+              Duration.ofMillis(1),
+              Duration.ofMinutes(10)));
     }
     Gauge.builder("kvbridge.leases.active", activeLeases, AtomicLong::get)
         .description("Leases a producer holds now")
@@ -98,39 +97,39 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
         .tags(engine)
         .register(registry);
     this.transferDuration =
-        Timer.builder("kvbridge.transfer.duration")
-            .description("Time from posting a read to the producer's acknowledgement")
-            .tags(engine)
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofMillis(1))
-            .maximumExpectedValue(Duration.ofMinutes(1))
-            .register(registry);
+        histogramTimer(
+            registry,
+            "kvbridge.transfer.duration",
+            "Time from posting a read to the producer's acknowledgement",
+            engine,
+            Duration.ofMillis(1),
+            Duration.ofMinutes(1));
     this.postDuration =
-        Timer.builder("kvbridge.transfer.post.duration")
-            .description("Time to plan a read's descriptors and post them to the transport")
-            .tags(engine)
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofNanos(10_000))
-            .maximumExpectedValue(Duration.ofSeconds(10))
-            .register(registry);
+        histogramTimer(
+            registry,
+            "kvbridge.transfer.post.duration",
+            "Time to plan a read's descriptors and post them to the transport",
+            engine,
+            Duration.ofNanos(10_000),
+            Duration.ofSeconds(10));
     this.transferBytes =
-        DistributionSummary.builder("kvbridge.transfer.bytes")
-            .description("Bytes moved by validated reads")
-            .baseUnit("bytes")
-            .tags(engine)
-            .publishPercentileHistogram()
-            .minimumExpectedValue(1024.0)
-            .maximumExpectedValue(64.0 * 1024 * 1024 * 1024)
-            .register(registry);
+        histogramSummary(
+            registry,
+            "kvbridge.transfer.bytes",
+            "Bytes moved by validated reads",
+            "bytes",
+            engine,
+            1024.0,
+            64.0 * 1024 * 1024 * 1024);
     this.descriptors =
-        DistributionSummary.builder("kvbridge.transfer.descriptors")
-            .description("Descriptors posted per read, over every rank pair")
-            .baseUnit("descriptors")
-            .tags(engine)
-            .publishPercentileHistogram()
-            .minimumExpectedValue(1.0)
-            .maximumExpectedValue(1_048_576.0)
-            .register(registry);
+        histogramSummary(
+            registry,
+            "kvbridge.transfer.descriptors",
+            "Descriptors posted per read, over every rank pair",
+            "descriptors",
+            engine,
+            1.0,
+            1_048_576.0);
     this.transferFailures =
         Counter.builder("kvbridge.transfer.failures")
             .description("Loads that failed and fell to the load-failure policy")
@@ -154,6 +153,44 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
     this.handshakesFailed = handshakes(registry, engine, "failed");
   }
 
+  /** A timer with a percentile histogram between {@code min} and {@code max}. */
+  private static Timer histogramTimer(
+      MeterRegistry registry,
+      String name,
+      String description,
+      Tags tags,
+      Duration min,
+      Duration max) {
+    return Timer.builder(name)
+        .description(description)
+        .tags(tags)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(min)
+        .maximumExpectedValue(max)
+        .register(registry);
+  }
+
+  /**
+   * A summary in {@code baseUnit} with a percentile histogram between {@code min} and {@code max}.
+   */
+  private static DistributionSummary histogramSummary(
+      MeterRegistry registry,
+      String name,
+      String description,
+      String baseUnit,
+      Tags tags,
+      double min,
+      double max) {
+    return DistributionSummary.builder(name)
+        .description(description)
+        .baseUnit(baseUnit)
+        .tags(tags)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(min)
+        .maximumExpectedValue(max)
+        .register(registry);
+  }
+
   private static Counter heartbeats(MeterRegistry registry, Tags engine, String outcome) {
     return Counter.builder("kvbridge.heartbeats")
         .description("Lease renewals a producer received, by outcome")
@@ -163,16 +200,14 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
   }
 
   private static Timer handshakes(MeterRegistry registry, Tags engine, String outcome) {
-    return Timer.builder("kvbridge.handshake.duration")
-        .description(
-            "Handshakes a consumer made with producers, by outcome; one refused before it started"
-                + " counts as failed in no time")
-        .tags(engine)
-        .tag("outcome", outcome)
-        .publishPercentileHistogram()
-        .minimumExpectedValue(Duration.ofNanos(10_000))
-        .maximumExpectedValue(Duration.ofMinutes(1))
-        .register(registry);
+    return histogramTimer(
+        registry,
+        "kvbridge.handshake.duration",
+        "Handshakes a consumer made with producers, by outcome; one refused before it started"
+            + " counts as failed in no time",
+        engine.and("outcome", outcome),
+        Duration.ofNanos(10_000),
+        Duration.ofMinutes(1));
   }
 
   private Counter notificationCounter(String kind) {
@@ -300,36 +335,36 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
 
     static TransportMeters register(MeterRegistry registry, Tags engine) {
       return new TransportMeters(
-          Timer.builder("kvbridge.transport.post.duration")
-              .description("Time to post each READ, as the transport measured it")
-              .tags(engine)
-              .publishPercentileHistogram()
-              .minimumExpectedValue(Duration.ofNanos(1_000))
-              .maximumExpectedValue(Duration.ofSeconds(10))
-              .register(registry),
-          Timer.builder("kvbridge.transport.transfer.duration")
-              .description("Time each READ took to finish, as the transport measured it")
-              .tags(engine)
-              .publishPercentileHistogram()
-              .minimumExpectedValue(Duration.ofNanos(1_000))
-              .maximumExpectedValue(Duration.ofMinutes(1))
-              .register(registry),
-          DistributionSummary.builder("kvbridge.transport.bytes")
-              .description("Bytes each READ moved, as the transport measured it")
-              .baseUnit("bytes")
-              .tags(engine)
-              .publishPercentileHistogram()
-              .minimumExpectedValue(1024.0)
-              .maximumExpectedValue(64.0 * 1024 * 1024 * 1024)
-              .register(registry),
-          DistributionSummary.builder("kvbridge.transport.descriptors")
-              .description("Descriptors each READ moved, as the transport measured it")
-              .baseUnit("descriptors")
-              .tags(engine)
-              .publishPercentileHistogram()
-              .minimumExpectedValue(1.0)
-              .maximumExpectedValue(1_048_576.0)
-              .register(registry));
+          histogramTimer(
+              registry,
+              "kvbridge.transport.post.duration",
+              "Time to post each READ, as the transport measured it",
+              engine,
+              Duration.ofNanos(1_000),
+              Duration.ofSeconds(10)),
+          histogramTimer(
+              registry,
+              "kvbridge.transport.transfer.duration",
+              "Time each READ took to finish, as the transport measured it",
+              engine,
+              Duration.ofNanos(1_000),
+              Duration.ofMinutes(1)),
+          histogramSummary(
+              registry,
+              "kvbridge.transport.bytes",
+              "Bytes each READ moved, as the transport measured it",
+              "bytes",
+              engine,
+              1024.0,
+              64.0 * 1024 * 1024 * 1024),
+          histogramSummary(
+              registry,
+              "kvbridge.transport.descriptors",
+              "Descriptors each READ moved, as the transport measured it",
+              "descriptors",
+              engine,
+              1.0,
+              1_048_576.0));
     }
 
     void record(TransferTelemetry telemetry) {
