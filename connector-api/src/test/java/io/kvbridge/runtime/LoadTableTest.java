@@ -1,41 +1,19 @@
 package io.kvbridge.runtime;
 
+import static io.kvbridge.runtime.TestLoads.oneBlock;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvbridge.integrity.ChecksumScheme;
-import io.kvbridge.lease.LeaseToken;
-import io.kvbridge.spi.TokenIds;
-import io.kvbridge.spi.TransferParams;
-import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class LoadTableTest {
-
-  private static Load load(String requestId, String producer, String producerRequestId) {
-    TransferParams params =
-        new TransferParams(
-            producer,
-            1L,
-            producerRequestId,
-            List.of(0),
-            4,
-            TokenIds.of(new int[4]).digest(4),
-            LeaseToken.random().value(),
-            0L,
-            Optional.empty(),
-            ChecksumScheme.CRC32C,
-            List.of(List.of(0)));
-    return new Load(requestId, params, 0, 0L, 0L);
-  }
 
   private final LoadTable table = new LoadTable();
 
   @Test
   void countsLoadsPerProducerAsTheyComeAndGo() {
-    Load a = load("a", "p", "pa");
-    Load b = load("b", "p", "pb");
-    Load c = load("c", "q", "qc");
+    Load a = oneBlock("a", "p", "pa");
+    Load b = oneBlock("b", "p", "pb");
+    Load c = oneBlock("c", "q", "qc");
     table.add(a);
     table.add(b);
     table.add(c);
@@ -55,7 +33,7 @@ class LoadTableTest {
 
   @Test
   void knowsWhichLeasesAreRead() {
-    Load a = load("a", "p", "pa");
+    Load a = oneBlock("a", "p", "pa");
     table.add(a);
 
     assertThat(table.reads(a.key)).isTrue();

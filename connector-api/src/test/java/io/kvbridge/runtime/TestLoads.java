@@ -16,12 +16,20 @@ final class TestLoads {
 
   /** Request {@code d-1}'s load of lease {@code p-1}: block 0 of {@code prefill-0}, 4 tokens. */
   static Load oneBlock() {
+    return oneBlock("d-1", "prefill-0", "p-1");
+  }
+
+  /**
+   * Request {@code requestId}'s load of block 0 of {@code producer}, 4 tokens, under lease {@code
+   * producerRequestId}.
+   */
+  static Load oneBlock(String requestId, String producer, String producerRequestId) {
     return new Load(
-        "d-1",
+        requestId,
         new TransferParams(
-            "prefill-0",
+            producer,
             1L,
-            "p-1",
+            producerRequestId,
             List.of(0),
             4,
             TokenIds.of(new int[4]).digest(4),
