@@ -5,10 +5,10 @@ import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
+import io.kvbridge.wire.ConsumerHandshake;
 import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
-import io.kvbridge.wire.MalformedMessageException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -300,42 +300,33 @@ final class HandshakeClient implements AutoCloseable {
     String address = key.address();
     Handshake.Request request =
         new Handshake.Request(
-            Handshake.randomNonce(),
             settings.engineId(),
             settings.incarnation(),
             ranks.layouts(),
             ranks.lead().localMetadata());
-    Handshake.Greeting[] greeting = new Handshake.Greeting[1];
-    long sent = settings.clock().nanoTime();
-    Handshake.Response response;
+    ConsumerHandshake.Outcome outcome;
     try {
-      byte[] answer =
-          channel.exchange(
+      outcome =
+          ConsumerHandshake.run(
+              channel,
               target,
-              greetingFrame -> {
-                try {
-                  greeting[0] = Handshake.decodeGreeting(greetingFrame);
-                } catch (MalformedMessageException e) {
-                  throw new IllegalArgumentException("a malformed greeting: " + e.getMessage(), e);
-                }
-                if (settings.handshakeSecret().isPresent()
-                    && !greeting[0].authenticationRequired()) {
-                  throw new IllegalArgumentException(
-                      "the producer does not authenticate handshakes, and this consumer trusts only"
-                          + " producers that prove the deployment's secret");
-                }
-                return Handshake.encode(request, greeting[0], settings.handshakeSecret());
-              },
-              settings.handshakeTimeout());
-      response = Handshake.decodeResponse(answer, greeting[0], request, settings.handshakeSecret());
+              request,
+              settings.handshakeSecret(),
+              settings.handshakeTimeout(),
+              settings.clock()::nanoTime);
+    } catch (ConsumerHandshake.RefusedFrameException e) {
+      if (e.authentication()) {
+        counters.rejected(RejectedInput.HANDSHAKE_UNAUTHENTICATED, e.getMessage());
+      }
+      throw new HandshakeFailedException(
+          "handshake with " + engineId + " at " + address + " refused: " + e.getMessage());
     } catch (IOException | IllegalArgumentException e) {
       throw new HandshakeFailedException(
           "handshake with " + engineId + " at " + address + " failed: " + e.getMessage());
-    } catch (MalformedMessageException e) {
-      throw new HandshakeFailedException(
-          "producer at " + address + " answered a handshake that is refused: " + e.getMessage());
     }
-    long receivedAt = settings.clock().nanoTime();
+    Handshake.Response response = outcome.response();
+    long sent = outcome.requestSentNanos();
+    long receivedAt = outcome.answerReceivedNanos();
     if (response instanceof Handshake.Refused refused) {
       throw new HandshakeFailedException(
           "producer " + engineId + " refused the handshake: " + refused.reason());

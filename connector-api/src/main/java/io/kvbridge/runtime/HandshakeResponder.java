@@ -7,9 +7,8 @@ import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import io.kvbridge.wire.Handshake;
-import io.kvbridge.wire.HandshakeAuthenticationException;
 import io.kvbridge.wire.HandshakeChannel;
-import io.kvbridge.wire.MalformedMessageException;
+import io.kvbridge.wire.ProducerHandshake;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,8 +18,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * P's side of handshakes: greets each connection with a fresh nonce, checks the consumer's request
- * (its MAC first, when the deployment has a secret: nothing of P's leaves before it), loads the
+ * P's side of handshakes: the conversation itself (greeting, and with a deployment secret the
+ * proof, the sealed request and answer) is {@link ProducerHandshake}'s; this class decides what to
+ * answer a request that decoded and authenticated: it checks the consumer's layouts, loads the
  * consumer's transport metadata, and answers with P's own. Remembers which transport agent speaks
  * for which consumer, so notifications are attributed to the consumer that authenticated.
  *
@@ -28,8 +28,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * its old agent's metadata invalidated before the new one is loaded; one that handshakes again with
  * the same incarnation keeps the metadata already loaded.
  *
- * <p>Threads: {@link #greet} runs on the channel's I/O thread, {@link #answer} on its workers;
- * state is in concurrent maps, and one consumer's handshakes are serialized.
+ * <p>Threads: {@link #open} runs on the channel's I/O thread, the decision on its workers; state is
+ * in concurrent maps, and one consumer's handshakes are serialized.
  */
 final class HandshakeResponder implements HandshakeChannel.Responder {
 
@@ -39,6 +39,7 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
   private final Ranks ranks;
   private final Transport transport;
   private final ConnectorCounters counters;
+  private final ProducerHandshake conversations;
   private final Map<String, String> consumersByAgent = new ConcurrentHashMap<>();
   private final Map<String, KnownConsumer> consumers = new ConcurrentHashMap<>();
 
@@ -48,36 +49,37 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     this.ranks = ranks;
     this.transport = ranks.lead();
     this.counters = counters;
+    this.conversations =
+        new ProducerHandshake(
+            settings.handshakeSecret(),
+            this::decide,
+            new ProducerHandshake.Listener() {
+              @Override
+              public void unauthenticated(String why) {
+                counters.rejected(RejectedInput.HANDSHAKE_UNAUTHENTICATED, why);
+                LOG.log(Level.WARNING, "handshake refused: not authenticated: {0}", why);
+              }
+
+              @Override
+              public void malformed(String why) {
+                counters.rejected(RejectedInput.HANDSHAKE_REFUSED, why);
+                LOG.log(Level.WARNING, "handshake refused: {0}", why);
+              }
+            });
   }
 
   @Override
-  public byte[] greet() {
-    return Handshake.encode(Handshake.Greeting.fresh(settings.handshakeSecret().isPresent()));
+  public HandshakeChannel.Conversation open() {
+    return conversations.open();
   }
 
-  @Override
-  public byte[] answer(byte[] greetingFrame, byte[] requestFrame) {
-    Handshake.Greeting greeting;
-    try {
-      greeting = Handshake.decodeGreeting(greetingFrame);
-    } catch (MalformedMessageException e) {
-      throw new IllegalStateException("this producer's own greeting did not decode", e);
-    }
-    Handshake.Request request;
-    try {
-      request = Handshake.decodeRequest(requestFrame, greeting, settings.handshakeSecret());
-    } catch (HandshakeAuthenticationException e) {
-      counters.rejected(RejectedInput.HANDSHAKE_UNAUTHENTICATED, e.getMessage());
-      LOG.log(Level.WARNING, "handshake refused: {0}", e.getMessage());
-      return refusal("handshake not authenticated: " + e.getMessage());
-    } catch (MalformedMessageException e) {
-      return refused("malformed handshake: " + e.getMessage());
-    }
+  /** The answer to a request that decoded and, with a secret, authenticated. */
+  private Handshake.Response decide(Handshake.Request request) {
     Optional<String> problem =
         KvLayout.partitionProblem(request.consumerRanks())
             .or(() -> request.consumerRanks().get(0).incompatibilityWith(ranks.layout(0)));
     if (problem.isPresent()) {
-      return refused(
+      return refusedWith(
           "incompatible KV layout: consumer "
               + request.consumerEngineId()
               + " vs this producer: "
@@ -85,7 +87,7 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     }
     Optional<String> agent = load(request);
     if (agent.isEmpty()) {
-      return refused("consumer metadata of " + request.consumerEngineId() + " rejected");
+      return refusedWith("consumer metadata of " + request.consumerEngineId() + " rejected");
     }
     List<Handshake.Rank> mine = new ArrayList<>(ranks.count());
     for (int r = 0; r < ranks.count(); r++) {
@@ -101,7 +103,7 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     Handshake.Accepted accepted =
         new Handshake.Accepted(
             settings.engineId(), settings.incarnation(), settings.clock().nanoTime(), mine);
-    return Handshake.encode(accepted, greeting, request, settings.handshakeSecret());
+    return accepted;
   }
 
   /** The layouts of consumer {@code engineId}'s ranks, as its last handshake gave them; or none. */
@@ -188,14 +190,10 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     }
   }
 
-  private byte[] refused(String reason) {
+  private Handshake.Refused refusedWith(String reason) {
     counters.rejected(RejectedInput.HANDSHAKE_REFUSED, reason);
     LOG.log(Level.WARNING, "handshake refused: {0}", reason);
-    return refusal(reason);
-  }
-
-  private static byte[] refusal(String reason) {
-    return Handshake.encode(new Handshake.Refused(reason));
+    return new Handshake.Refused(reason);
   }
 
   /** A consumer's incarnation and the agent it loaded; guarded by its own monitor. */

@@ -8,30 +8,32 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The consumer's first contact with a producer, and its wire form, specified field by field in
- * {@code docs/protocol.md}. One conversation of three frames over a {@link HandshakeChannel}:
+ * {@code docs/protocol.md}. One conversation over a {@link HandshakeChannel}, opened by P's {@link
+ * Greeting} (a fresh nonce, and whether P requires the deployment's secret):
  *
- * <ol>
- *   <li>P → D {@link Greeting}: a fresh nonce, and whether P requires authentication;
- *   <li>D → P {@link Request}: D's own nonce, engine id, incarnation, the layouts of its ranks and
- *       its lead rank's transport metadata (so P can send it notifications);
- *   <li>P → D {@link Accepted}: P's engine id, incarnation and a sample of its clock, and for each
- *       of its ranks the layout, the address of its KV region and its transport metadata; or {@link
- *       Refused} with a reason.
- * </ol>
+ * <ul>
+ *   <li>without a secret, three frames: the greeting; D's {@link Request} (its engine id,
+ *       incarnation, the layouts of its ranks and its lead rank's transport metadata); P's {@link
+ *       Accepted} (its engine id, incarnation, a clock sample and, per rank, layout, region address
+ *       and transport metadata) or {@link Refused};
+ *   <li>with a secret, five: the greeting; D's {@link Challenge} (its own fresh nonce and nothing
+ *       else); P's {@link Proof} that it knows the secret, bound to both nonces; then the request
+ *       and the answer, each {@linkplain #sealed sealed} with AES-256-GCM under a key of its own
+ *       derived from the secret and both nonces ({@link HandshakeKeys}). D sends nothing of its own
+ *       before P proved the secret, and a relay, a replay or a reflection learns or achieves
+ *       nothing.
+ * </ul>
  *
- * <p>With a {@link HandshakeSecret}, the request and the acceptance each end with an HMAC-SHA256
- * over both nonces and the frame's own bytes: P checks the request's before anything of its own
- * leaves it, D checks the acceptance's before it loads anything. A refusal carries no MAC and gives
- * nothing away but its reason.
+ * <p>{@link ProducerHandshake} and {@link ConsumerHandshake} hold the two sides of a conversation;
+ * this class only encodes and decodes frames.
  */
 public final class Handshake {
 
   /** The handshake version this code speaks; a frame of another version is refused. */
-  public static final int VERSION = 3;
+  public static final int VERSION = 4;
 
   /** The largest handshake frame accepted (a NIXL metadata blob is a few KiB). */
   public static final int MAX_FRAME_BYTES = 4 * 1024 * 1024;
@@ -47,9 +49,10 @@ public final class Handshake {
   private static final int ACCEPTED = 2;
   private static final int REFUSED = 3;
   private static final int GREETING = 4;
+  private static final int CHALLENGE = 5;
+  private static final int PROOF = 6;
+  private static final int SEALED = 7;
   private static final int AUTHENTICATION_REQUIRED = 1;
-  private static final String REQUEST_DOMAIN = "kvbridge/handshake/request/2";
-  private static final String ACCEPTED_DOMAIN = "kvbridge/handshake/accepted/2";
   private static final int MAX_TEXT = ProtocolMessage.MAX_TEXT;
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -102,7 +105,6 @@ public final class Handshake {
   /**
    * What the consumer sends.
    *
-   * @param nonce {@value #NONCE_BYTES} fresh random bytes of D's
    * @param consumerEngineId the consumer's engine id
    * @param consumerIncarnation the consumer's incarnation: drawn at every start, so a restarted
    *     engine of the same id is told apart from its former self
@@ -111,21 +113,14 @@ public final class Handshake {
    *     it notifications
    */
   public record Request(
-      byte[] nonce,
       String consumerEngineId,
       long consumerIncarnation,
       List<KvLayout> consumerRanks,
       byte[] consumerMetadata) {
-    /** Copies the arrays and the list. */
+    /** Copies the array and the list. */
     public Request {
-      nonce = checkedNonce(nonce);
       consumerRanks = checkedRanks(consumerRanks);
       consumerMetadata = consumerMetadata.clone();
-    }
-
-    @Override
-    public byte[] nonce() {
-      return nonce.clone();
     }
 
     @Override
@@ -136,7 +131,6 @@ public final class Handshake {
     @Override
     public boolean equals(Object o) {
       return o instanceof Request r
-          && Arrays.equals(nonce, r.nonce)
           && consumerEngineId.equals(r.consumerEngineId)
           && consumerIncarnation == r.consumerIncarnation
           && consumerRanks.equals(r.consumerRanks)
@@ -151,6 +145,44 @@ public final class Handshake {
     @Override
     public String toString() {
       return "Request[" + consumerEngineId + "#" + Long.toHexString(consumerIncarnation) + "]";
+    }
+  }
+
+  /**
+   * D's answer to a greeting that requires the secret: a fresh nonce of D's, and nothing else of
+   * D's until P proved the secret.
+   *
+   * @param nonce {@value #NONCE_BYTES} fresh random bytes
+   */
+  public record Challenge(byte[] nonce) {
+    /** Copies the nonce; it must be {@value #NONCE_BYTES} bytes. */
+    public Challenge {
+      nonce = checkedNonce(nonce);
+    }
+
+    /** A challenge with a fresh random nonce. */
+    public static Challenge fresh() {
+      return new Challenge(randomNonce());
+    }
+
+    @Override
+    public byte[] nonce() {
+      return nonce.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Challenge c && Arrays.equals(nonce, c.nonce);
+    }
+
+    @Override
+    public int hashCode() {
+      return Arrays.hashCode(nonce);
+    }
+
+    @Override
+    public String toString() {
+      return "Challenge[" + HexFormat.of().formatHex(nonce) + "]";
     }
   }
 
@@ -247,10 +279,7 @@ public final class Handshake {
 
   /** Encodes a greeting. */
   public static byte[] encode(Greeting greeting) {
-    return new WireWriter()
-        .raw(MAGIC)
-        .u8(VERSION)
-        .u8(GREETING)
+    return header(GREETING)
         .raw(greeting.nonce)
         .u8(greeting.authenticationRequired() ? AUTHENTICATION_REQUIRED : 0)
         .toByteArray();
@@ -258,11 +287,7 @@ public final class Handshake {
 
   /** Decodes an untrusted greeting. */
   public static Greeting decodeGreeting(byte[] frame) throws MalformedMessageException {
-    WireReader r = new WireReader(frame);
-    r.expectMagic(MAGIC, "kvbridge handshake", VERSION);
-    if (r.u8() != GREETING) {
-      throw new MalformedMessageException("expected a handshake greeting");
-    }
+    WireReader r = expect(frame, GREETING, "a handshake greeting");
     byte[] nonce = r.fixed(NONCE_BYTES);
     int flags = r.u8();
     if ((flags & ~AUTHENTICATION_REQUIRED) != 0) {
@@ -272,90 +297,92 @@ public final class Handshake {
     return new Greeting(nonce, flags == AUTHENTICATION_REQUIRED);
   }
 
-  /**
-   * Encodes a request answering {@code greeting}; with {@code secret}, ends it with the MAC that
-   * proves D knows it.
-   */
-  public static byte[] encode(
-      Request request, Greeting greeting, Optional<HandshakeSecret> secret) {
+  /** Encodes a challenge. */
+  public static byte[] encode(Challenge challenge) {
+    return header(CHALLENGE).raw(challenge.nonce).toByteArray();
+  }
+
+  /** Decodes an untrusted challenge. */
+  public static Challenge decodeChallenge(byte[] frame) throws MalformedMessageException {
+    WireReader r = expect(frame, CHALLENGE, "a handshake challenge");
+    byte[] nonce = r.fixed(NONCE_BYTES);
+    r.expectEnd();
+    return new Challenge(nonce);
+  }
+
+  /** Encodes P's proof of the secret: the {@value HandshakeKeys#PROOF_BYTES}-byte tag. */
+  public static byte[] encodeProof(byte[] tag) {
+    return header(PROOF).raw(tag).toByteArray();
+  }
+
+  /** The tag of an untrusted proof frame. */
+  public static byte[] decodeProof(byte[] frame) throws MalformedMessageException {
+    WireReader r = expect(frame, PROOF, "a handshake proof");
+    byte[] tag = r.fixed(HandshakeKeys.PROOF_BYTES);
+    r.expectEnd();
+    return tag;
+  }
+
+  /** The header of a sealed frame, which is also its AES-GCM associated data. */
+  static byte[] sealedHeader() {
+    return header(SEALED).toByteArray();
+  }
+
+  /** Whether {@code frame} is a sealed frame of this version (its content not yet checked). */
+  static boolean isSealed(byte[] frame) {
+    return hasHeader(frame, SEALED);
+  }
+
+  /** Whether {@code frame} is a request of this version (its content not yet checked). */
+  static boolean isRequest(byte[] frame) {
+    return hasHeader(frame, REQUEST);
+  }
+
+  /** Whether {@code frame} is a refusal of this version (its content not yet checked). */
+  static boolean isRefused(byte[] frame) {
+    return hasHeader(frame, REFUSED);
+  }
+
+  /** Encodes a request. */
+  public static byte[] encode(Request request) {
     WireWriter w =
-        new WireWriter()
-            .raw(MAGIC)
-            .u8(VERSION)
-            .u8(REQUEST)
-            .raw(request.nonce)
+        header(REQUEST)
             .text(request.consumerEngineId())
             .i64(request.consumerIncarnation())
             .u8(request.consumerRanks().size());
     request.consumerRanks().forEach(l -> w.raw(l.encode()));
-    byte[] body = w.blob(request.consumerMetadata).toByteArray();
-    return withMac(body, secret.map(s -> s.mac(REQUEST_DOMAIN, greeting.nonce, body)));
+    return w.blob(request.consumerMetadata).toByteArray();
   }
 
-  /**
-   * Decodes an untrusted request answering {@code greeting}.
-   *
-   * @param secret the deployment's secret, if P has one: the request must then carry its MAC
-   * @throws HandshakeAuthenticationException if a MAC is required and missing or wrong
-   */
-  public static Request decodeRequest(
-      byte[] frame, Greeting greeting, Optional<HandshakeSecret> secret)
-      throws MalformedMessageException {
-    WireReader r = new WireReader(frame);
-    r.expectMagic(MAGIC, "kvbridge handshake", VERSION);
-    if (r.u8() != REQUEST) {
-      throw new MalformedMessageException("expected a handshake request");
-    }
-    byte[] nonce = r.fixed(NONCE_BYTES);
+  /** Decodes an untrusted request. */
+  public static Request decodeRequest(byte[] frame) throws MalformedMessageException {
+    WireReader r = expect(frame, REQUEST, "a handshake request");
     String consumer = r.text("consumer engine id", MAX_TEXT);
     long incarnation = r.i64();
     List<KvLayout> ranks = readLayouts(r);
     Request request =
-        new Request(
-            nonce, consumer, incarnation, ranks, r.blob("consumer metadata", MAX_FRAME_BYTES));
-    int bodyLength = r.position();
-    byte[] mac = readMac(r);
-    if (secret.isPresent()) {
-      byte[] body = Arrays.copyOf(frame, bodyLength);
-      if (mac.length == 0) {
-        throw new HandshakeAuthenticationException(
-            "this producer requires an authenticated handshake; the request carries no MAC"
-                + " (set the same kvbridge.handshake.secret on both sides)");
-      }
-      if (!secret.get().verify(mac, REQUEST_DOMAIN, greeting.nonce, body)) {
-        throw new HandshakeAuthenticationException(
-            "the request's MAC does not prove the deployment's secret");
-      }
-    }
+        new Request(consumer, incarnation, ranks, r.blob("consumer metadata", MAX_FRAME_BYTES));
+    r.expectEnd();
     return request;
   }
 
-  /** Encodes a refusal; it needs no MAC and carries nothing but its reason. */
+  /** Encodes a refusal; it carries nothing but its reason. */
   public static byte[] encode(Refused refused) {
-    return new WireWriter()
-        .raw(MAGIC)
-        .u8(VERSION)
-        .u8(REFUSED)
-        .text(ProtocolMessage.Codec.clip(refused.reason()))
-        .toByteArray();
+    return header(REFUSED).text(ProtocolMessage.Codec.clip(refused.reason())).toByteArray();
   }
 
-  /**
-   * Encodes a response to {@code request}, after {@code greeting}; an acceptance ends with its MAC
-   * when there is a {@code secret}.
-   */
-  public static byte[] encode(
-      Response response, Greeting greeting, Request request, Optional<HandshakeSecret> secret) {
+  /** Encodes a response: an acceptance or a refusal. */
+  public static byte[] encode(Response response) {
     if (response instanceof Refused refused) {
       return encode(refused);
     }
-    WireWriter w = new WireWriter().raw(MAGIC).u8(VERSION);
     Accepted a = (Accepted) response;
-    w.u8(ACCEPTED)
-        .text(a.producerEngineId())
-        .i64(a.producerIncarnation())
-        .i64(a.clockSampleNanos())
-        .u8(a.ranks().size());
+    WireWriter w =
+        header(ACCEPTED)
+            .text(a.producerEngineId())
+            .i64(a.producerIncarnation())
+            .i64(a.clockSampleNanos())
+            .u8(a.ranks().size());
     for (Rank rank : a.ranks()) {
       w.raw(rank.layout().encode())
           .i64(rank.regionAddress())
@@ -363,20 +390,11 @@ public final class Handshake {
           .u8(rank.memoryKind().ordinal())
           .blob(rank.metadata);
     }
-    byte[] body = w.toByteArray();
-    return withMac(
-        body, secret.map(s -> s.mac(ACCEPTED_DOMAIN, greeting.nonce, request.nonce, body)));
+    return w.toByteArray();
   }
 
-  /**
-   * Decodes an untrusted response to {@code request}.
-   *
-   * @param secret the deployment's secret, if D has one: an acceptance must then carry its MAC
-   * @throws HandshakeAuthenticationException if a MAC is required and missing or wrong
-   */
-  public static Response decodeResponse(
-      byte[] frame, Greeting greeting, Request request, Optional<HandshakeSecret> secret)
-      throws MalformedMessageException {
+  /** Decodes an untrusted response: an acceptance or a refusal. */
+  public static Response decodeResponse(byte[] frame) throws MalformedMessageException {
     WireReader r = new WireReader(frame);
     r.expectMagic(MAGIC, "kvbridge handshake", VERSION);
     int type = r.u8();
@@ -410,23 +428,30 @@ public final class Handshake {
       }
       ranks.add(new Rank(layout, address, deviceId, MemoryKind.values()[kind], metadata));
     }
-    int bodyLength = r.position();
-    byte[] mac = readMac(r);
-    if (secret.isPresent()) {
-      byte[] body = Arrays.copyOf(frame, bodyLength);
-      if (mac.length == 0) {
-        throw new HandshakeAuthenticationException(
-            "producer "
-                + engineId
-                + " answered without a MAC; this consumer trusts only producers that prove the"
-                + " deployment's secret");
-      }
-      if (!secret.get().verify(mac, ACCEPTED_DOMAIN, greeting.nonce, request.nonce, body)) {
-        throw new HandshakeAuthenticationException(
-            "producer " + engineId + "'s answer does not prove the deployment's secret");
-      }
-    }
+    r.expectEnd();
     return new Accepted(engineId, incarnation, clock, ranks);
+  }
+
+  private static WireWriter header(int type) {
+    return new WireWriter().raw(MAGIC).u8(VERSION).u8(type);
+  }
+
+  private static boolean hasHeader(byte[] frame, int type) {
+    return frame.length >= MAGIC.length + 2
+        && Arrays.equals(frame, 0, MAGIC.length, MAGIC, 0, MAGIC.length)
+        && frame[MAGIC.length] == VERSION
+        && frame[MAGIC.length + 1] == type;
+  }
+
+  private static WireReader expect(byte[] frame, int type, String what)
+      throws MalformedMessageException {
+    WireReader r = new WireReader(frame);
+    r.expectMagic(MAGIC, "kvbridge handshake", VERSION);
+    int seen = r.u8();
+    if (seen != type) {
+      throw new MalformedMessageException("expected " + what + ", got type " + seen);
+    }
+    return r;
   }
 
   private static List<KvLayout> readLayouts(WireReader r) throws MalformedMessageException {
@@ -449,25 +474,6 @@ public final class Handshake {
     } catch (java.io.IOException | IllegalArgumentException e) {
       throw new MalformedMessageException("layout: " + e.getMessage());
     }
-  }
-
-  private static byte[] withMac(byte[] body, Optional<byte[]> mac) {
-    byte[] tag = mac.orElse(new byte[0]);
-    byte[] frame = Arrays.copyOf(body, body.length + 1 + tag.length);
-    frame[body.length] = (byte) tag.length;
-    System.arraycopy(tag, 0, frame, body.length + 1, tag.length);
-    return frame;
-  }
-
-  private static byte[] readMac(WireReader r) throws MalformedMessageException {
-    int length = r.u8();
-    if (length != 0 && length != HandshakeSecret.MAC_BYTES) {
-      throw new MalformedMessageException(
-          "a MAC is 0 or " + HandshakeSecret.MAC_BYTES + " bytes, got " + length);
-    }
-    byte[] mac = r.fixed(length);
-    r.expectEnd();
-    return mac;
   }
 
   private static List<KvLayout> checkedRanks(List<KvLayout> ranks) {

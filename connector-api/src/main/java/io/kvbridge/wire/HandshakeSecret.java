@@ -1,17 +1,13 @@
 package io.kvbridge.wire;
 
 import java.nio.charset.StandardCharsets;
-import java.security.InvalidKeyException;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
- * A deployment's shared handshake secret: both ends of a handshake prove they know it with
- * HMAC-SHA256 over the conversation's nonces and frames, so no metadata, layout or memory
- * description leaves a producer for a peer that does not know it, and a consumer trusts only a
- * producer that does. The secret itself never travels and is never printed.
+ * A deployment's shared handshake secret. Each conversation derives keys of its own from it and
+ * both ends' nonces ({@link HandshakeKeys}): P proves it knows the secret before D sends anything
+ * of its own, and the request and the answer travel encrypted and authenticated, so no metadata,
+ * layout or memory description leaves either side for a peer that does not know it. The secret
+ * itself never travels and is never printed.
  *
  * <p>Immutable; safe for use from any thread.
  */
@@ -20,13 +16,10 @@ public final class HandshakeSecret {
   /** The shortest secret accepted, in bytes of UTF-8. */
   public static final int MIN_BYTES = 16;
 
-  /** The size of a MAC in bytes. */
-  public static final int MAC_BYTES = 32;
-
-  private final SecretKeySpec key;
+  private final byte[] secret;
 
   private HandshakeSecret(byte[] secret) {
-    this.key = new SecretKeySpec(secret, "HmacSHA256");
+    this.secret = secret;
   }
 
   /**
@@ -47,24 +40,12 @@ public final class HandshakeSecret {
     return new HandshakeSecret(bytes);
   }
 
-  /** HMAC-SHA256 of {@code domain} (ASCII) followed by each part, in order. */
-  byte[] mac(String domain, byte[]... parts) {
-    try {
-      Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(key);
-      mac.update(domain.getBytes(StandardCharsets.US_ASCII));
-      for (byte[] part : parts) {
-        mac.update(part);
-      }
-      return mac.doFinal();
-    } catch (NoSuchAlgorithmException | InvalidKeyException e) {
-      throw new IllegalStateException("every JDK provides HmacSHA256", e);
-    }
-  }
-
-  /** Whether {@code presented} is the MAC of the parts, compared in constant time. */
-  boolean verify(byte[] presented, String domain, byte[]... parts) {
-    return MessageDigest.isEqual(presented, mac(domain, parts));
+  /**
+   * The keys of one conversation: derived from this secret and both nonces, so each connection has
+   * keys of its own.
+   */
+  public HandshakeKeys keysFor(byte[] producerNonce, byte[] consumerNonce) {
+    return HandshakeKeys.derive(secret, producerNonce, consumerNonce);
   }
 
   /** Never shows the secret. */

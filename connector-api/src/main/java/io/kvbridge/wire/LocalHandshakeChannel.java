@@ -6,14 +6,14 @@ import java.net.ConnectException;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.UnaryOperator;
 
 /**
  * Handshakes between engines in one JVM: addresses are {@code local://<name>}, where a server
- * requested as plain {@code local} is named after its engine id. The same three-frame conversation
- * as over a network, called on the consumer's thread: each frame crosses as a copy and is held to
- * {@link Handshake#MAX_FRAME_BYTES}, so the same checks apply as over a network.
+ * requested as plain {@code local} is named after its engine id. The same conversation as over a
+ * network, called on the consumer's thread: each frame crosses as a copy and is held to {@link
+ * Handshake#MAX_FRAME_BYTES}, so the same checks apply as over a network.
  *
  * <p>Threads: any thread may call any method; a responder runs on the thread that calls {@link
  * #exchange}.
@@ -65,16 +65,37 @@ public final class LocalHandshakeChannel implements HandshakeChannel {
   }
 
   @Override
-  public byte[] exchange(
-      HandshakeAddress address, UnaryOperator<byte[]> requestForGreeting, Duration deadline)
+  public byte[] converse(HandshakeAddress address, Dialogue dialogue, Duration deadline)
       throws IOException {
     Responder responder = servers.get(local(address));
     if (responder == null) {
       throw new ConnectException("no engine answers handshakes at " + address);
     }
-    byte[] greeting = checked(responder.greet(), "greeting");
-    byte[] request = checked(requestForGreeting.apply(greeting.clone()), "request");
-    return checked(responder.answer(greeting, request.clone()), "answer").clone();
+    Conversation conversation = responder.open();
+    byte[] received = checked(conversation.greeting(), "greeting");
+    for (int round = 0; ; round++) {
+      Optional<byte[]> next = dialogue.next(received.clone());
+      if (next.isEmpty()) {
+        return received.clone();
+      }
+      if (round == MAX_ROUNDS) {
+        throw new IOException(
+            "the consumer's side of the conversation with "
+                + address
+                + " sent more than "
+                + MAX_ROUNDS
+                + " frames");
+      }
+      Reply reply = conversation.reply(checked(next.get(), "request").clone());
+      received = checked(reply.frame(), "answer");
+      if (reply.last()) {
+        if (dialogue.next(received.clone()).isPresent()) {
+          throw new IOException(
+              address + " ended the conversation while the consumer had more to send");
+        }
+        return received.clone();
+      }
+    }
   }
 
   private static HandshakeAddress.Local local(HandshakeAddress address) {

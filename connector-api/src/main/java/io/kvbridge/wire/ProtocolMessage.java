@@ -23,7 +23,7 @@ import java.util.List;
 public sealed interface ProtocolMessage {
 
   /** The protocol version this code speaks; a message of another version is refused. */
-  int VERSION = 3;
+  int VERSION = 4;
 
   /** The longest notification accepted. */
   int MAX_BYTES = 256 * 1024;

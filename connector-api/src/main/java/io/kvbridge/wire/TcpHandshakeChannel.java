@@ -12,8 +12,8 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.function.UnaryOperator;
 
 /**
  * Handshakes over TCP: {@code tcp://host:port}, one conversation of three length-prefixed frames
@@ -45,15 +45,30 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
    *     written; positive
    * @param perAddress the most connections open at once from one remote IP address; at least 1
    * @param total the most connections open at once; at least 1
+   * @param proofDeadline the most a connection may take from accept until the consumer has proved
+   *     itself (a request that authenticated, or without a secret a well-formed request); positive,
+   *     at most {@code connectionDeadline}
+   * @param reservedForKnown how many of the {@code total} places only addresses this server served
+   *     before may take; 0 to {@code total - 1}
    */
-  public record Limits(Duration connectionDeadline, int perAddress, int total) {
+  public record Limits(
+      Duration connectionDeadline,
+      int perAddress,
+      int total,
+      Duration proofDeadline,
+      int reservedForKnown) {
 
-    /** 5 s per connection, 16 connections per remote address, 1024 in all. */
-    public static final Limits DEFAULTS = new Limits(Duration.ofSeconds(5), 16, 1024);
+    /**
+     * 5 s per connection, 1 s to prove itself, 16 connections per remote address, 1024 in all of
+     * which 128 are kept for addresses served before.
+     */
+    public static final Limits DEFAULTS =
+        new Limits(Duration.ofSeconds(5), 16, 1024, Duration.ofSeconds(1), 128);
 
     /** Checks each limit. */
     public Limits {
       Objects.requireNonNull(connectionDeadline, "connectionDeadline");
+      Objects.requireNonNull(proofDeadline, "proofDeadline");
       if (connectionDeadline.isNegative() || connectionDeadline.isZero()) {
         throw new IllegalArgumentException(
             "handshake connectionDeadline must be positive, was " + connectionDeadline);
@@ -66,6 +81,38 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
         throw new IllegalArgumentException(
             "handshake total connection limit must be at least 1, was " + total);
       }
+      if (proofDeadline.isNegative()
+          || proofDeadline.isZero()
+          || proofDeadline.compareTo(connectionDeadline) > 0) {
+        throw new IllegalArgumentException(
+            "handshake proofDeadline must be positive and at most the connectionDeadline ("
+                + connectionDeadline
+                + "), was "
+                + proofDeadline);
+      }
+      if (reservedForKnown < 0 || reservedForKnown >= total) {
+        throw new IllegalArgumentException(
+            "handshake reservedForKnown must be 0 to total - 1 ("
+                + (total - 1)
+                + "), was "
+                + reservedForKnown);
+      }
+    }
+
+    /**
+     * Limits with {@code connectionDeadline}, {@code perAddress} and {@code total}, a proof
+     * deadline of 1 s (or the connection deadline if shorter) and an eighth of the places kept for
+     * addresses served before.
+     */
+    public Limits(Duration connectionDeadline, int perAddress, int total) {
+      this(
+          connectionDeadline,
+          perAddress,
+          total,
+          connectionDeadline == null || connectionDeadline.compareTo(Duration.ofSeconds(1)) > 0
+              ? Duration.ofSeconds(1)
+              : connectionDeadline,
+          total / 8);
     }
   }
 
@@ -87,23 +134,36 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
   }
 
   @Override
-  public byte[] exchange(
-      HandshakeAddress address, UnaryOperator<byte[]> requestForGreeting, Duration deadline)
+  public byte[] converse(HandshakeAddress address, Dialogue dialogue, Duration deadline)
       throws IOException {
     InetSocketAddress target = resolved(address);
     try (Conversation conversation = new Conversation(address, deadline)) {
       conversation.connect(target);
-      byte[] greeting = conversation.read("the greeting");
-      byte[] request = requestForGreeting.apply(greeting);
-      if (request.length > Handshake.MAX_FRAME_BYTES) {
-        throw new IOException(
-            "handshake request of "
-                + request.length
-                + " bytes refused; limit "
-                + Handshake.MAX_FRAME_BYTES);
+      byte[] received = conversation.read("the greeting");
+      for (int round = 0; ; round++) {
+        Optional<byte[]> next = dialogue.next(received);
+        if (next.isEmpty()) {
+          return received;
+        }
+        if (round == MAX_ROUNDS) {
+          throw new IOException(
+              "the consumer's side of the conversation with "
+                  + address
+                  + " sent more than "
+                  + MAX_ROUNDS
+                  + " frames");
+        }
+        byte[] frame = next.get();
+        if (frame.length > Handshake.MAX_FRAME_BYTES) {
+          throw new IOException(
+              "handshake request of "
+                  + frame.length
+                  + " bytes refused; limit "
+                  + Handshake.MAX_FRAME_BYTES);
+        }
+        conversation.write(frame);
+        received = conversation.read(round == 0 ? "the answer" : "answer " + (round + 1));
       }
-      conversation.write(request);
-      return conversation.read("the answer");
     }
   }
 

@@ -1,7 +1,9 @@
 package io.kvbridge.wire;
 
 import io.kvbridge.observe.EnumCounters;
+import io.kvbridge.wire.HandshakeChannel.Conversation;
 import io.kvbridge.wire.HandshakeChannel.DropReason;
+import io.kvbridge.wire.HandshakeChannel.Reply;
 import io.kvbridge.wire.HandshakeChannel.Responder;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -26,52 +28,71 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The TCP handshake server: greets each connection, reads its request, has it answered, writes the
- * answer, closes.
+ * The TCP handshake server: greets each connection, then reads each frame of the consumer's, has it
+ * replied to, writes the reply, until the conversation's last reply is written; then closes.
  *
  * <p>Threads. One <em>I/O thread</em> runs a selector and does every accept, read, write and close
  * without blocking, so a peer that connects and says nothing, or sends a byte now and then, costs
- * this server a socket and memory for the bytes it sent, never a thread. It calls {@link
- * Responder#greet()} as it accepts. Only a request frame that has fully arrived is handed to a
- * small fixed pool of <em>worker threads</em>, which call {@link Responder#answer} (it may decode,
- * check and load transport metadata) and pass the answer back to the I/O thread through a queue;
- * the I/O thread writes it. Connection state is confined to the I/O thread; a worker sees only the
- * greeting and request it was handed. {@link #address()}, {@link #droppedConnections()} and {@link
- * #close()} may be called from any thread.
+ * this server a socket and memory for the bytes it sent, never a thread. It opens each connection's
+ * {@link Conversation} and sends its greeting as it accepts. Only a frame that has fully arrived is
+ * handed to a small fixed pool of <em>worker threads</em>, which call {@link Conversation#reply}
+ * (it may decrypt, decode, check and load transport metadata) and pass the reply back to the I/O
+ * thread through a queue; the I/O thread writes it. Connection state is confined to the I/O thread;
+ * a worker sees only the conversation and the frame it was handed. {@link #address()}, {@link
+ * #droppedConnections()} and {@link #close()} may be called from any thread.
  *
- * <p>Limits. Every connection has a deadline from accept until its answer is written; a connection
- * past it is closed whatever it is doing, reading, waiting for a worker, or writing to a peer that
- * does not read. Connections are kept in accept order, which is deadline order because every
- * deadline is the same length, so finding the expired ones costs O(1) per connection. A connection
- * beyond the cap for its remote IP address or the cap for the server is closed as it is accepted,
- * and one that announces a frame longer than {@link Handshake#MAX_FRAME_BYTES} (or negative) as
- * soon as its length has arrived. Each drop is counted by reason and logged at DEBUG only, so a
- * flood costs no log volume. The worker queue is as long as the total cap, and each connection
- * hands over at most one request, so it never refuses one.
+ * <p>Limits, so that a flood cannot keep a real consumer out:
+ *
+ * <ul>
+ *   <li>every connection has a deadline from accept until its last reply is written, and a shorter
+ *       one until the consumer has <em>proved</em> itself (the conversation says so: a request that
+ *       authenticated, or without a secret a well-formed request); a connection past either is
+ *       closed whatever it is doing, except that the shorter one waits while a worker holds it.
+ *       Both deadlines are the same length for every connection, so accept order is deadline order
+ *       and finding the expired ones costs O(1) per connection;
+ *   <li>connections are capped per remote IP address and in all. When a cap is reached, the oldest
+ *       connection that has proved nothing and is waiting on its peer is closed ({@link
+ *       DropReason#EVICTED}) to make room for the new one; only when there is none is the new one
+ *       refused. A newcomer therefore always gets in unless every place holds a consumer that
+ *       proved itself or is being answered;
+ *   <li>some places are kept for addresses this server served before (a conversation that ended
+ *       accepted): others may fill only the rest;
+ *   <li>a connection that announces a frame longer than {@link Handshake#MAX_FRAME_BYTES} (or
+ *       negative) is closed as soon as its length has arrived.
+ * </ul>
+ *
+ * <p>Each drop is counted by reason and logged at DEBUG only, so a flood costs no log volume. The
+ * worker queue is as long as the total cap, and each connection hands over at most one frame at a
+ * time, so it never refuses one.
  */
 final class TcpHandshakeServer implements HandshakeChannel.Server {
 
   private static final System.Logger LOG = System.getLogger(TcpHandshakeServer.class.getName());
   private static final int WORKER_THREADS = 4;
   private static final long ACCEPT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  private static final int KNOWN_ADDRESSES = 4096;
 
   private final HandshakeAddress address;
   private final Responder responder;
   private final TcpHandshakeChannel.Limits limits;
   private final long deadlineNanos;
+  private final long proofDeadlineNanos;
   private final ServerSocketChannel listener;
   private final Selector selector;
   private final SelectionKey acceptKey;
   private final ThreadPoolExecutor workers;
   private final Thread ioThread;
   private final EnumCounters<DropReason> dropped = new EnumCounters<>(DropReason.class);
-  private final ConcurrentLinkedQueue<Answered> answered = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<Replied> replied = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean closing = new AtomicBoolean();
 
   // Confined to the I/O thread.
   private final ArrayDeque<Connection> byDeadline = new ArrayDeque<>();
-  private final Map<InetAddress, Integer> openByAddress = new HashMap<>();
+  private final ArrayDeque<Connection> unproven = new ArrayDeque<>();
+  private final Map<InetAddress, Peer> byAddress = new HashMap<>();
+  private final KnownAddresses known = new KnownAddresses(KNOWN_ADDRESSES);
   private int open;
+  private int openUnknown;
   private long acceptPausedUntil;
   private boolean acceptPaused;
 
@@ -87,6 +108,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     this.responder = responder;
     this.limits = limits;
     this.deadlineNanos = TcpHandshakeChannel.saturatedNanos(limits.connectionDeadline());
+    this.proofDeadlineNanos = TcpHandshakeChannel.saturatedNanos(limits.proofDeadline());
     this.listener = listener;
     this.selector = selector;
     this.acceptKey = listener.register(selector, SelectionKey.OP_ACCEPT);
@@ -187,7 +209,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
           }
         }
         selector.selectedKeys().clear();
-        deliverAnswers();
+        deliverReplies();
       }
     } catch (IOException | RuntimeException e) {
       LOG.log(Level.ERROR, "handshake server at " + address + " stopped", e);
@@ -212,6 +234,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
         wait = TcpHandshakeChannel.ceilMillis(left);
       }
     }
+    wait = sooner(wait, expireProofDeadlines(now));
     while (!byDeadline.isEmpty()) {
       Connection c = byDeadline.peekFirst();
       if (c.closed) {
@@ -220,13 +243,46 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
       }
       long left = c.deadline - now;
       if (left > 0) {
-        long millis = TcpHandshakeChannel.ceilMillis(left);
-        return wait == 0 ? millis : Math.min(wait, millis);
+        return sooner(wait, TcpHandshakeChannel.ceilMillis(left));
       }
       byDeadline.pollFirst();
       drop(c, DropReason.DEADLINE_PASSED, "in state " + c.state);
     }
     return wait;
+  }
+
+  /**
+   * Closes the connections that have not proved themselves by their proof deadline; one a worker
+   * holds is left to its reply, and those behind it wait for the next round.
+   *
+   * @return how long until the next proof deadline, 0 if none is pending
+   */
+  private long expireProofDeadlines(long now) {
+    while (!unproven.isEmpty()) {
+      Connection c = unproven.peekFirst();
+      if (c.closed || c.proven) {
+        unproven.pollFirst();
+        continue;
+      }
+      long left = c.proofDeadline - now;
+      if (left > 0) {
+        return TcpHandshakeChannel.ceilMillis(left);
+      }
+      if (c.state == State.REPLYING) {
+        // Its worker's reply decides; look again soon.
+        return 1;
+      }
+      unproven.pollFirst();
+      drop(c, DropReason.DEADLINE_PASSED, "before it proved itself, in state " + c.state);
+    }
+    return 0;
+  }
+
+  private static long sooner(long a, long b) {
+    if (a == 0) {
+      return b;
+    }
+    return b == 0 ? a : Math.min(a, b);
   }
 
   /** One connection's bug must not stop the server for every other. */
@@ -249,7 +305,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     Connection c = (Connection) key.attachment();
     try {
       if (key.isReadable()) {
-        readRequest(c);
+        readFrame(c);
       } else if (key.isWritable()) {
         writeOut(c);
       }
@@ -288,24 +344,28 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
       closeQuietly(channel);
       return;
     }
-    if (open >= limits.total()) {
-      refuse(channel, peer, DropReason.TOTAL_LIMIT);
+    Optional<DropReason> full = makeRoom(peer);
+    if (full.isPresent()) {
+      refuse(channel, peer, full.get());
       return;
     }
-    if (openByAddress.getOrDefault(peer, 0) >= limits.perAddress()) {
-      refuse(channel, peer, DropReason.ADDRESS_LIMIT);
-      return;
-    }
-    Connection c = new Connection(channel, peer, System.nanoTime() + deadlineNanos);
+    long now = System.nanoTime();
+    Connection c =
+        new Connection(
+            channel, peer, now + deadlineNanos, now + proofDeadlineNanos, known.contains(peer));
     open++;
-    openByAddress.merge(peer, 1, Integer::sum);
+    if (!c.known) {
+      openUnknown++;
+    }
+    byAddress.computeIfAbsent(peer, p -> new Peer()).add(c);
     byDeadline.addLast(c);
+    unproven.addLast(c);
     try {
       channel.configureBlocking(false);
       channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
       c.key = channel.register(selector, 0, c);
-      c.greeting = responder.greet();
-      c.out = HandshakeFrames.encode(c.greeting);
+      c.conversation = responder.open();
+      c.out = HandshakeFrames.encode(c.conversation.greeting());
       writeOut(c);
     } catch (IOException e) {
       closeAfter(c, e);
@@ -315,19 +375,74 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     }
   }
 
-  private void readRequest(Connection c) throws IOException {
-    if (!c.request.readFrom(c.channel)) {
+  /**
+   * Makes a place for a new connection from {@code peer} under every cap, evicting the oldest
+   * connection that proved nothing where a cap is reached.
+   *
+   * @return the cap that could not be met, if any; nothing was evicted then
+   */
+  private Optional<DropReason> makeRoom(InetAddress peer) {
+    Peer mine = byAddress.get(peer);
+    Connection forAddress = null;
+    if (mine != null && mine.open >= limits.perAddress()) {
+      forAddress = mine.oldestEvictable();
+      if (forAddress == null) {
+        return Optional.of(DropReason.ADDRESS_LIMIT);
+      }
+    }
+    boolean isKnown = known.contains(peer);
+    int unknownCap = limits.total() - limits.reservedForKnown();
+    boolean overTotal = open - (forAddress == null ? 0 : 1) >= limits.total();
+    boolean overUnknown =
+        !isKnown && openUnknown - (forAddress == null || forAddress.known ? 0 : 1) >= unknownCap;
+    Connection forTotal = null;
+    if (overTotal || overUnknown) {
+      forTotal = oldestEvictable(overUnknown ? Boolean.FALSE : null, forAddress);
+      if (forTotal == null) {
+        return Optional.of(DropReason.TOTAL_LIMIT);
+      }
+    }
+    if (forAddress != null) {
+      drop(forAddress, DropReason.EVICTED, "to make room for a newer connection from its address");
+    }
+    if (forTotal != null) {
+      drop(forTotal, DropReason.EVICTED, "to make room for a newer connection");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The oldest connection that may be evicted, other than {@code besides}; of unknown addresses
+   * only when {@code knownWanted} is false, of any when it is null.
+   */
+  private Connection oldestEvictable(Boolean knownWanted, Connection besides) {
+    while (!unproven.isEmpty() && (unproven.peekFirst().closed || unproven.peekFirst().proven)) {
+      unproven.pollFirst();
+    }
+    for (Connection c : unproven) {
+      if (c != besides
+          && c.evictable()
+          && (knownWanted == null || c.known == knownWanted.booleanValue())) {
+        return c;
+      }
+    }
+    return null;
+  }
+
+  private void readFrame(Connection c) throws IOException {
+    if (!c.in.readFrom(c.channel)) {
       return;
     }
-    byte[] request = c.request.payload();
-    byte[] greeting = c.greeting;
-    c.request = null;
-    c.state = State.ANSWERING;
+    byte[] frame = c.in.payload();
+    Conversation conversation = c.conversation;
+    c.in = null;
+    c.state = State.REPLYING;
+    c.rounds++;
     c.key.interestOps(0);
     try {
       workers.execute(
           () -> {
-            answered.add(new Answered(c, answer(greeting, request)));
+            replied.add(new Replied(c, reply(conversation, frame)));
             selector.wakeup();
           });
     } catch (RejectedExecutionException closing) {
@@ -336,27 +451,35 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
   }
 
   /** On a worker thread. */
-  private Optional<byte[]> answer(byte[] greeting, byte[] request) {
+  private Optional<Reply> reply(Conversation conversation, byte[] frame) {
     try {
-      return Optional.of(responder.answer(greeting, request));
+      return Optional.of(conversation.reply(frame));
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "answering a handshake failed", e);
       return Optional.empty();
     }
   }
 
-  private void deliverAnswers() {
-    for (Answered a = answered.poll(); a != null; a = answered.poll()) {
-      Connection c = a.connection();
+  private void deliverReplies() {
+    for (Replied r = replied.poll(); r != null; r = replied.poll()) {
+      Connection c = r.connection();
       if (c.closed) {
         continue;
       }
-      if (a.answer().isEmpty()) {
+      if (r.reply().isEmpty()) {
         close(c);
         continue;
       }
-      c.state = State.ANSWER;
-      c.out = HandshakeFrames.encode(a.answer().get());
+      Reply reply = r.reply().get();
+      if (reply.proven()) {
+        c.proven = true;
+      }
+      if (reply.served()) {
+        known.add(c.peer);
+      }
+      c.state = State.WRITING;
+      c.lastOut = reply.last() || c.rounds >= HandshakeChannel.MAX_ROUNDS;
+      c.out = HandshakeFrames.encode(reply.frame());
       try {
         writeOut(c);
       } catch (IOException e) {
@@ -372,13 +495,13 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
       return;
     }
     c.out = null;
-    if (c.state == State.GREETING) {
-      c.state = State.REQUEST;
-      c.request = new HandshakeFrames.Reader();
-      c.key.interestOps(SelectionKey.OP_READ);
-    } else {
+    if (c.lastOut) {
       close(c);
+      return;
     }
+    c.state = State.AWAITING;
+    c.in = new HandshakeFrames.Reader();
+    c.key.interestOps(SelectionKey.OP_READ);
   }
 
   private void drop(Connection c, DropReason reason, String detail) {
@@ -405,11 +528,17 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
       return;
     }
     c.closed = true;
-    c.greeting = null;
-    c.request = null;
+    c.conversation = null;
+    c.in = null;
     c.out = null;
     open--;
-    openByAddress.computeIfPresent(c.peer, (peer, n) -> n == 1 ? null : n - 1);
+    if (!c.known) {
+      openUnknown--;
+    }
+    Peer peer = byAddress.get(c.peer);
+    if (peer != null && peer.closed() == 0) {
+      byAddress.remove(c.peer);
+    }
     closeQuietly(c.channel);
   }
 
@@ -434,10 +563,14 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
   }
 
   private enum State {
+    /** Sending the greeting. */
     GREETING,
-    REQUEST,
-    ANSWERING,
-    ANSWER
+    /** Waiting for the peer's next frame. */
+    AWAITING,
+    /** A worker is replying to the peer's frame. */
+    REPLYING,
+    /** Sending a reply. */
+    WRITING
   }
 
   /** One accepted connection; confined to the I/O thread. */
@@ -445,20 +578,90 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     final SocketChannel channel;
     final InetAddress peer;
     final long deadline;
+    final long proofDeadline;
+    final boolean known;
     SelectionKey key;
     State state = State.GREETING;
-    byte[] greeting;
-    HandshakeFrames.Reader request;
+    Conversation conversation;
+    HandshakeFrames.Reader in;
     ByteBuffer out;
+    boolean lastOut;
+    int rounds;
+    boolean proven;
     boolean closed;
 
-    Connection(SocketChannel channel, InetAddress peer, long deadline) {
+    Connection(
+        SocketChannel channel, InetAddress peer, long deadline, long proofDeadline, boolean known) {
       this.channel = channel;
       this.peer = peer;
       this.deadline = deadline;
+      this.proofDeadline = proofDeadline;
+      this.known = known;
+    }
+
+    /** Open, proved nothing, and waiting on its peer rather than on a worker. */
+    boolean evictable() {
+      return !closed && !proven && state != State.REPLYING;
     }
   }
 
-  /** A worker's answer for a connection, or empty if the responder failed. */
-  private record Answered(Connection connection, Optional<byte[]> answer) {}
+  /** The open connections of one remote address, in accept order; confined to the I/O thread. */
+  private static final class Peer {
+    final ArrayDeque<Connection> connections = new ArrayDeque<>();
+    int open;
+
+    void add(Connection c) {
+      connections.addLast(c);
+      open++;
+    }
+
+    /** One of its connections closed; returns how many stay open. */
+    int closed() {
+      open--;
+      while (!connections.isEmpty() && connections.peekFirst().closed) {
+        connections.pollFirst();
+      }
+      return open;
+    }
+
+    Connection oldestEvictable() {
+      for (Connection c : connections) {
+        if (c.evictable()) {
+          return c;
+        }
+      }
+      return null;
+    }
+  }
+
+  /**
+   * The remote addresses whose conversations ended accepted, the most recent {@code capacity};
+   * confined to the I/O thread.
+   */
+  private static final class KnownAddresses {
+    private final Map<InetAddress, Boolean> recent;
+
+    KnownAddresses(int capacity) {
+      this.recent =
+          new java.util.LinkedHashMap<>(16, 0.75f, true) {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<InetAddress, Boolean> eldest) {
+              return size() > capacity;
+            }
+          };
+    }
+
+    boolean contains(InetAddress address) {
+      return recent.containsKey(address);
+    }
+
+    void add(InetAddress address) {
+      recent.put(address, Boolean.TRUE);
+    }
+  }
+
+  /** A worker's reply for a connection, or empty if the conversation failed. */
+  private record Replied(Connection connection, Optional<Reply> reply) {}
 }

@@ -16,7 +16,7 @@ import io.kvbridge.runtime.HandshakeFixture.RecordingObserver;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.HandshakeChannel;
-import io.kvbridge.wire.MalformedMessageException;
+import io.kvbridge.wire.ProducerHandshake;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.List;
@@ -222,21 +222,24 @@ class HandshakeClientTest {
         serve(
             "tcp://127.0.0.1:0",
             "p",
-            new HandshakeChannel.Responder() {
-              @Override
-              public byte[] greet() {
-                return responder.greet();
-              }
-
-              @Override
-              public byte[] answer(byte[] greeting, byte[] request) {
-                try {
-                  answer.await(10, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
+            () -> {
+              HandshakeChannel.Conversation real = responder.open();
+              return new HandshakeChannel.Conversation() {
+                @Override
+                public byte[] greeting() {
+                  return real.greeting();
                 }
-                return responder.answer(greeting, request);
-              }
+
+                @Override
+                public HandshakeChannel.Reply reply(byte[] frame) {
+                  try {
+                    answer.await(10, TimeUnit.SECONDS);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  return real.reply(frame);
+                }
+              };
             });
     String tcp = server.address().toString();
 
@@ -294,31 +297,23 @@ class HandshakeClientTest {
         serve(
             address,
             "p",
-            new HandshakeChannel.Responder() {
-              @Override
-              public byte[] greet() {
-                return Handshake.encode(Handshake.Greeting.fresh(false));
-              }
+            new ProducerHandshake(
+                Optional.empty(),
+                request ->
+                    new Handshake.Accepted(
+                        "p",
+                        INCARNATION,
+                        0,
+                        List.of(
+                            new Handshake.Rank(
+                                other, 4096, 0, MemoryKind.DRAM, "p-agent".getBytes(UTF_8)))),
+                new ProducerHandshake.Listener() {
+                  @Override
+                  public void unauthenticated(String why) {}
 
-              @Override
-              public byte[] answer(byte[] greetingFrame, byte[] requestFrame) {
-                try {
-                  Handshake.Greeting greeting = Handshake.decodeGreeting(greetingFrame);
-                  Handshake.Request request =
-                      Handshake.decodeRequest(requestFrame, greeting, Optional.empty());
-                  Handshake.Rank rank =
-                      new Handshake.Rank(
-                          other, 4096, 0, MemoryKind.DRAM, "p-agent".getBytes(UTF_8));
-                  return Handshake.encode(
-                      new Handshake.Accepted("p", INCARNATION, 0, List.of(rank)),
-                      greeting,
-                      request,
-                      Optional.empty());
-                } catch (MalformedMessageException e) {
-                  throw new IllegalStateException(e);
-                }
-              }
-            });
+                  @Override
+                  public void malformed(String why) {}
+                }));
 
     assertThat(client.resolve("p", address, INCARNATION))
         .isEqualTo(

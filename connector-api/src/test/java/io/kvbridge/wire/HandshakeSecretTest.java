@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class HandshakeSecretTest {
@@ -12,7 +13,8 @@ class HandshakeSecretTest {
   void secretOfTheShortestLengthIsAccepted() {
     HandshakeSecret secret = HandshakeSecret.of("x".repeat(HandshakeSecret.MIN_BYTES));
 
-    assertThat(secret.mac("d", new byte[] {1})).hasSize(HandshakeSecret.MAC_BYTES);
+    assertThat(List.of(secret.keysFor(new byte[16], new byte[16]).keys()))
+        .allSatisfy(key -> assertThat(key).hasSize(32));
   }
 
   @Test
@@ -35,17 +37,31 @@ class HandshakeSecretTest {
   }
 
   @Test
-  void macProvesTheSecretTheDomainAndEveryPart() {
+  void keysDependOnTheSecretAndOnBothNonces() {
     HandshakeSecret secret = HandshakeSecret.of("a deployment secret of some length");
-    byte[] mac = secret.mac("domain", new byte[] {1}, new byte[] {2});
+    byte[] p = new byte[16];
+    byte[] d = new byte[16];
+    p[3] = 5;
+    d[3] = 7;
+    byte[] otherP = p.clone();
+    otherP[15] = 1;
+    byte[] otherD = d.clone();
+    otherD[0] = 1;
+    byte[][] keys = secret.keysFor(p, d).keys();
 
-    assertThat(secret.verify(mac, "domain", new byte[] {1}, new byte[] {2})).isTrue();
-    assertThat(secret.verify(mac, "other", new byte[] {1}, new byte[] {2})).isFalse();
-    assertThat(secret.verify(mac, "domain", new byte[] {1}, new byte[] {3})).isFalse();
-    assertThat(
-            HandshakeSecret.of("another secret of some length")
-                .verify(mac, "domain", new byte[] {1}, new byte[] {2}))
-        .isFalse();
+    assertThat(List.of(secret.keysFor(p, d).keys())).containsExactly(keys);
+    for (HandshakeKeys other :
+        List.of(
+            secret.keysFor(otherP, d),
+            secret.keysFor(p, otherD),
+            secret.keysFor(d, p),
+            HandshakeSecret.of("another secret of some length").keysFor(p, d))) {
+      for (int i = 0; i < keys.length; i++) {
+        assertThat(other.keys()[i]).isNotEqualTo(keys[i]);
+      }
+    }
+    assertThat(keys[0]).isNotEqualTo(keys[1]).isNotEqualTo(keys[2]);
+    assertThat(keys[1]).isNotEqualTo(keys[2]);
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.kvbridge.wire;
 
+import static io.kvbridge.wire.LoopbackPeers.assertClosedByServer;
 import static io.kvbridge.wire.LoopbackPeers.readFrame;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -84,34 +85,41 @@ class TcpHandshakeChannelTest {
   }
 
   @Test
-  void connectionsBeyondThePerAddressLimitAreClosedAndCounted() throws Exception {
+  void connectionBeyondThePerAddressLimitEvictsTheOldestIdleOneOfThatAddress() throws Exception {
     HandshakeChannel channel =
         TcpHandshakeChannel.withLimits(new Limits(Duration.ofSeconds(10), 2, 1024));
     HandshakeChannel.Server server = serve(channel);
-    List<Socket> sameAddress = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
-      sameAddress.add(connect("127.0.0.5", server));
-    }
+    Socket oldest = connect("127.0.0.5", server);
+    readFrame(oldest);
+    Socket second = connect("127.0.0.5", server);
+    readFrame(second);
+    Socket third = connect("127.0.0.5", server);
 
-    assertThat(greetedAmong(sameAddress)).isEqualTo(2);
-    assertThat(server.droppedConnections()).containsEntry(DropReason.ADDRESS_LIMIT, 1L);
+    assertThat(readFrame(third)).isEmpty();
+    assertClosedByServer(oldest);
+    assertThat(server.droppedConnections())
+        .containsEntry(DropReason.EVICTED, 1L)
+        .containsEntry(DropReason.ADDRESS_LIMIT, 0L);
     assertThat(
             channel.exchange(server.address(), greeting -> new byte[] {4}, Duration.ofSeconds(5)))
         .containsExactly(4);
   }
 
   @Test
-  void connectionsBeyondTheTotalLimitAreClosedAndCounted() throws Exception {
+  void connectionBeyondTheTotalLimitEvictsTheOldestIdleOne() throws Exception {
     HandshakeChannel.Server server =
         serve(TcpHandshakeChannel.withLimits(new Limits(Duration.ofSeconds(10), 16, 2)));
-    List<Socket> sockets =
-        List.of(
-            connect("127.0.0.6", server),
-            connect("127.0.0.7", server),
-            connect("127.0.0.8", server));
+    Socket oldest = connect("127.0.0.6", server);
+    readFrame(oldest);
+    Socket second = connect("127.0.0.7", server);
+    readFrame(second);
+    Socket third = connect("127.0.0.8", server);
 
-    assertThat(greetedAmong(sockets)).isEqualTo(2);
-    assertThat(server.droppedConnections()).containsEntry(DropReason.TOTAL_LIMIT, 1L);
+    assertThat(readFrame(third)).isEmpty();
+    assertClosedByServer(oldest);
+    assertThat(server.droppedConnections())
+        .containsEntry(DropReason.EVICTED, 1L)
+        .containsEntry(DropReason.TOTAL_LIMIT, 0L);
   }
 
   @Test
@@ -169,7 +177,7 @@ class TcpHandshakeChannelTest {
     for (int i = 0; i < 20; i++) {
       assertThat(answers.get(i)).containsExactly(i);
     }
-    assertThat(server.droppedConnections().get(DropReason.ADDRESS_LIMIT)).isPositive();
+    assertThat(server.droppedConnections().get(DropReason.EVICTED)).isPositive();
   }
 
   @Test
@@ -389,17 +397,6 @@ class TcpHandshakeChannelTest {
   }
 
   /** How many of {@code sockets} were greeted; the others must have been closed unanswered. */
-  private static int greetedAmong(List<Socket> sockets) throws IOException {
-    int greeted = 0;
-    for (Socket socket : sockets) {
-      int first = socket.getInputStream().read();
-      if (first >= 0) {
-        greeted++;
-      }
-    }
-    return greeted;
-  }
-
   /** A request that announces 100 bytes, sent one byte a call. */
   private static final class Trickle {
     private static final byte[] HEADER = {0, 0, 0, 100};

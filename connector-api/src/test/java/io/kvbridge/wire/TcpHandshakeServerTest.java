@@ -22,7 +22,6 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -54,6 +53,8 @@ class TcpHandshakeServerTest {
   private static final Duration PATIENCE = Duration.ofSeconds(5);
 
   /** Greets with one byte and echoes the request. */
+  private static final HandshakeChannel.Responder PROVES = TestResponder.provingEcho();
+
   private static final TestResponder GREETS_AND_ECHOES =
       new TestResponder(new byte[] {7}, (greeting, request) -> request);
 
@@ -114,18 +115,11 @@ class TcpHandshakeServerTest {
     byte[] largest = pattern(Handshake.MAX_FRAME_BYTES);
     CountDownLatch secondGreeting = new CountDownLatch(2);
     HandshakeChannel.Responder greetsLarge =
-        new HandshakeChannel.Responder() {
-          @Override
-          public byte[] greet() {
-            secondGreeting.countDown();
-            return largest;
-          }
-
-          @Override
-          public byte[] answer(byte[] greeting, byte[] request) {
-            return request;
-          }
-        };
+        TestResponder.echoGreetingBy(
+            () -> {
+              secondGreeting.countDown();
+              return largest;
+            });
     Server server =
         serve(TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 16, 16)), greetsLarge);
     Socket late = peers.connect("127.0.0.24", server.address(), 4096);
@@ -182,22 +176,38 @@ class TcpHandshakeServerTest {
   // ---------------------------------------------------------------- caps
 
   @Test
-  void perAddressCapAdmitsExactlyThatManyAndRefusesTheNext() throws Exception {
-    Server server = serve(new Limits(GENEROUS, 3, 16));
-    List<Socket> admitted = new ArrayList<>();
+  void perAddressCapRefusesTheNextWhenEveryConnectionHasProvedItself() throws Exception {
+    Server server = serve(TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 3, 16)), PROVES);
     for (int i = 0; i < 3; i++) {
-      admitted.add(peers.connect("127.0.0.21", server.address()));
+      prove(peers.connect("127.0.0.21", server.address()));
     }
     Socket oneOver = peers.connect("127.0.0.21", server.address());
     Socket twoOver = peers.connect("127.0.0.21", server.address());
 
-    for (Socket socket : admitted) {
-      assertThat(readFrame(socket)).containsExactly(7);
-    }
     assertClosedByServer(oneOver);
     assertClosedByServer(twoOver);
     assertThat(server.droppedConnections()).isEqualTo(drops(DropReason.ADDRESS_LIMIT, 2));
     assertThat(readFrame(peers.connect("127.0.0.22", server.address()))).containsExactly(7);
+  }
+
+  @Test
+  void perAddressCapEvictsTheOldestConnectionThatProvedNothingForANewOne() throws Exception {
+    Server server = serve(TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 3, 16)), PROVES);
+    Socket provedFirst = peers.connect("127.0.0.26", server.address());
+    prove(provedFirst);
+    Socket idle = peers.connect("127.0.0.26", server.address());
+    readFrame(idle);
+    Socket idleLater = peers.connect("127.0.0.26", server.address());
+    readFrame(idleLater);
+
+    Socket newcomer = peers.connect("127.0.0.26", server.address());
+
+    assertThat(readFrame(newcomer)).containsExactly(7);
+    assertClosedByServer(idle);
+    assertThat(server.droppedConnections()).isEqualTo(drops(DropReason.EVICTED, 1));
+    assertThat(converse(provedFirst, new byte[] {2})).containsExactly(2);
+    writeFrame(idleLater, new byte[] {3});
+    assertThat(readFrame(idleLater)).containsExactly(3);
   }
 
   @Test
@@ -212,15 +222,49 @@ class TcpHandshakeServerTest {
   }
 
   @Test
-  void totalCapAdmitsExactlyThatManyAndRefusesTheNext() throws Exception {
-    Server server = serve(new Limits(GENEROUS, 16, 2));
-    Socket first = peers.connect("127.0.0.31", server.address());
-    Socket second = peers.connect("127.0.0.32", server.address());
+  void totalCapRefusesTheNextWhenEveryConnectionHasProvedItself() throws Exception {
+    Server server = serve(TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 16, 2)), PROVES);
+    prove(peers.connect("127.0.0.31", server.address()));
+    prove(peers.connect("127.0.0.32", server.address()));
     Socket oneOver = peers.connect("127.0.0.33", server.address());
 
-    assertThat(readFrame(first)).containsExactly(7);
-    assertThat(readFrame(second)).containsExactly(7);
     assertClosedByServer(oneOver);
+    assertThat(server.droppedConnections()).isEqualTo(drops(DropReason.TOTAL_LIMIT, 1));
+  }
+
+  @Test
+  void totalCapEvictsTheOldestConnectionThatProvedNothingForANewOne() throws Exception {
+    Server server = serve(TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 16, 3)), PROVES);
+    Socket idle = peers.connect("127.0.0.38", server.address());
+    readFrame(idle);
+    prove(peers.connect("127.0.0.39", server.address()));
+    Socket idleLater = peers.connect("127.0.0.40", server.address());
+    readFrame(idleLater);
+
+    Socket newcomer = peers.connect("127.0.0.42", server.address());
+
+    assertThat(readFrame(newcomer)).containsExactly(7);
+    assertClosedByServer(idle);
+    assertThat(server.droppedConnections()).isEqualTo(drops(DropReason.EVICTED, 1));
+  }
+
+  @Test
+  void placesKeptForAddressesServedBeforeAdmitThemWhenOthersFillTheRest() throws Exception {
+    Server server =
+        serve(
+            TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 16, 3, Duration.ofSeconds(1), 1)),
+            PROVES);
+    Socket served = peers.connect("127.0.0.43", server.address());
+    prove(served);
+    assertThat(converse(served, new byte[] {1})).containsExactly(1);
+    prove(peers.connect("127.0.0.44", server.address()));
+    prove(peers.connect("127.0.0.45", server.address()));
+
+    Socket stranger = peers.connect("127.0.0.46", server.address());
+    Socket known = peers.connect("127.0.0.43", server.address());
+
+    assertClosedByServer(stranger);
+    assertThat(readFrame(known)).containsExactly(7);
     assertThat(server.droppedConnections()).isEqualTo(drops(DropReason.TOTAL_LIMIT, 1));
   }
 
@@ -236,28 +280,56 @@ class TcpHandshakeServerTest {
   }
 
   /**
-   * Under a cap of two, connects from the first two addresses, ends the first conversation, and
-   * checks that the third address takes the freed place while the fourth is dropped for {@code
-   * cap}.
+   * Under a cap of two, connects from the first two addresses and has both prove themselves, ends
+   * the first conversation, and checks that the third address takes the freed place while the
+   * fourth is dropped for {@code cap}.
    */
   private void assertAnEndedConnectionFreesItsPlace(
       Limits limits, DropReason cap, String... addresses) throws Exception {
-    Server server = serve(limits);
+    Server server = serve(TcpHandshakeChannel.withLimits(limits), PROVES);
     Socket first = peers.connect(addresses[0], server.address());
-    Socket second = peers.connect(addresses[1], server.address());
-    readFrame(first);
-    readFrame(second);
+    prove(first);
+    prove(peers.connect(addresses[1], server.address()));
 
     assertThat(converse(first, new byte[] {1})).containsExactly(1);
 
     Socket third = peers.connect(addresses[2], server.address());
+    prove(third);
     Socket fourth = peers.connect(addresses[3], server.address());
-    assertThat(readFrame(third)).containsExactly(7);
     assertClosedByServer(fourth);
     assertThat(server.droppedConnections()).isEqualTo(drops(cap, 1));
   }
 
+  /** Reads the greeting and sends one frame, which proves the peer to {@link #PROVES}. */
+  private static void prove(Socket socket) throws IOException {
+    assertThat(readFrame(socket)).containsExactly(7);
+    writeFrame(socket, new byte[] {9});
+    assertThat(readFrame(socket)).containsExactly(9);
+  }
+
   // ---------------------------------------------------------------- deadline and frames
+
+  @Test
+  void connectionThatHasNotProvedItselfByItsProofDeadlineIsDroppedLongBeforeItsDeadline()
+      throws Exception {
+    Server server =
+        serve(
+            TcpHandshakeChannel.withLimits(
+                new Limits(Duration.ofSeconds(30), 16, 16, Duration.ofMillis(200), 0)),
+            PROVES);
+    Socket idle = peers.connect("127.0.0.50", server.address());
+    Socket proved = peers.connect("127.0.0.51", server.address());
+    prove(proved);
+    long start = System.nanoTime();
+
+    readFrame(idle);
+    assertClosedByServer(idle);
+
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+    assertThat(server.droppedConnections()).isEqualTo(drops(DropReason.DEADLINE_PASSED, 1));
+    Thread.sleep(300);
+    assertThat(converse(proved, new byte[] {2})).containsExactly(2);
+  }
 
   @Test
   void connectionHalfWayThroughItsRequestAtItsDeadlineIsDroppedAndCounted() throws Exception {
@@ -386,20 +458,13 @@ class TcpHandshakeServerTest {
   void responderThatFailsToGreetHasItsConnectionClosedAndLoggedAsAWarning() throws Exception {
     AtomicInteger greetings = new AtomicInteger();
     HandshakeChannel.Responder failsFirst =
-        new HandshakeChannel.Responder() {
-          @Override
-          public byte[] greet() {
-            if (greetings.getAndIncrement() == 0) {
-              throw new IllegalStateException("no nonce today");
-            }
-            return new byte[] {7};
-          }
-
-          @Override
-          public byte[] answer(byte[] greeting, byte[] request) {
-            return request;
-          }
-        };
+        TestResponder.echoGreetingBy(
+            () -> {
+              if (greetings.getAndIncrement() == 0) {
+                throw new IllegalStateException("no nonce today");
+              }
+              return new byte[] {7};
+            });
     try (ServerLog log = new ServerLog()) {
       TcpHandshakeChannel channel = TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 16, 1));
       Server server = serve(channel, failsFirst);
@@ -454,10 +519,10 @@ class TcpHandshakeServerTest {
   @Test
   void dropsAreLoggedAtDebugOnlyNamingThePeerAndTheReason() throws Exception {
     try (ServerLog log = new ServerLog()) {
-      Server server = serve(new Limits(GENEROUS, 1, 16));
+      Server server = serve(TcpHandshakeChannel.withLimits(new Limits(GENEROUS, 1, 16)), PROVES);
       Socket admitted = peers.connect("127.0.0.49", server.address());
+      prove(admitted);
       Socket oneOver = peers.connect("127.0.0.49", server.address());
-      readFrame(admitted);
       assertClosedByServer(oneOver);
 
       new DataOutputStream(admitted.getOutputStream()).writeInt(-1);
@@ -621,21 +686,14 @@ class TcpHandshakeServerTest {
   private static HandshakeChannel.Responder greetsOnceReleased(
       CountDownLatch greeting, CountDownLatch release) {
     AtomicInteger greetings = new AtomicInteger();
-    return new HandshakeChannel.Responder() {
-      @Override
-      public byte[] greet() {
-        if (greetings.getAndIncrement() == 0) {
-          greeting.countDown();
-          awaitUninterruptibly(release);
-        }
-        return new byte[] {7};
-      }
-
-      @Override
-      public byte[] answer(byte[] greeting, byte[] request) {
-        return request;
-      }
-    };
+    return TestResponder.echoGreetingBy(
+        () -> {
+          if (greetings.getAndIncrement() == 0) {
+            greeting.countDown();
+            awaitUninterruptibly(release);
+          }
+          return new byte[] {7};
+        });
   }
 
   private static Map<DropReason, Long> noDrops() {

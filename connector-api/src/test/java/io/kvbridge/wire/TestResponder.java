@@ -1,9 +1,11 @@
 package io.kvbridge.wire;
 
 import java.util.function.BinaryOperator;
+import java.util.function.Supplier;
 
 /**
- * A responder that greets with fixed bytes and answers with {@code answerer(greeting, request)}.
+ * A responder whose conversations are of one round: they greet with fixed bytes and answer the
+ * consumer's one frame with {@code answerer(greeting, request)}.
  */
 record TestResponder(byte[] greeting, BinaryOperator<byte[]> answerer)
     implements HandshakeChannel.Responder {
@@ -14,13 +16,66 @@ record TestResponder(byte[] greeting, BinaryOperator<byte[]> answerer)
   }
 
   @Override
-  public byte[] greet() {
-    return greeting.clone();
+  public HandshakeChannel.Conversation open() {
+    byte[] sent = greeting.clone();
+    return new HandshakeChannel.Conversation() {
+      @Override
+      public byte[] greeting() {
+        return sent;
+      }
+
+      @Override
+      public HandshakeChannel.Reply reply(byte[] frame) {
+        return HandshakeChannel.Reply.end(answerer.apply(sent, frame));
+      }
+    };
   }
 
-  @Override
-  public byte[] answer(byte[] greeting, byte[] request) {
-    return answerer.apply(greeting, request);
+  /**
+   * A responder that echoes the request, greeting each connection with what {@code greeting}
+   * returns when the connection is accepted (it may block or throw, as a test needs).
+   */
+  static HandshakeChannel.Responder echoGreetingBy(Supplier<byte[]> greeting) {
+    return () -> {
+      byte[] sent = greeting.get();
+      return new HandshakeChannel.Conversation() {
+        @Override
+        public byte[] greeting() {
+          return sent;
+        }
+
+        @Override
+        public HandshakeChannel.Reply reply(byte[] frame) {
+          return HandshakeChannel.Reply.end(frame);
+        }
+      };
+    };
+  }
+
+  /**
+   * A responder that greets with {@code {7}}, echoes the first frame marking the consumer proven
+   * (so the connection stays open for a second frame and may not be evicted), and echoes the second
+   * as its last reply, the consumer served.
+   */
+  static HandshakeChannel.Responder provingEcho() {
+    return () ->
+        new HandshakeChannel.Conversation() {
+          private boolean proven;
+
+          @Override
+          public byte[] greeting() {
+            return new byte[] {7};
+          }
+
+          @Override
+          public HandshakeChannel.Reply reply(byte[] frame) {
+            if (proven) {
+              return new HandshakeChannel.Reply(frame, true, true, true);
+            }
+            proven = true;
+            return new HandshakeChannel.Reply(frame, false, true, false);
+          }
+        };
   }
 
   /** {@code first} followed by {@code second}. */

@@ -997,13 +997,7 @@ public abstract class PullProtocolConformanceTest {
         HandshakeChannel.forAddress(address)
             .exchange(address, greeting -> new byte[] {1, 2, 3}, Duration.ofSeconds(5));
 
-    Handshake.Request anyRequest =
-        new Handshake.Request(
-            Handshake.randomNonce(), "x", 1L, List.of(CONSUMER_LAYOUT), new byte[0]);
-    assertThat(
-            Handshake.decodeResponse(
-                answer, Handshake.Greeting.fresh(false), anyRequest, java.util.Optional.empty()))
-        .isInstanceOf(Handshake.Refused.class);
+    assertThat(Handshake.decodeResponse(answer)).isInstanceOf(Handshake.Refused.class);
     assertThat(producer.connector.status().rejected())
         .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
   }

@@ -7,6 +7,7 @@ import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeKeys;
 import io.kvbridge.wire.HandshakeSecret;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
@@ -14,7 +15,6 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * The values behind the wire format's golden vectors ({@code golden-vectors.txt} beside this
@@ -73,10 +73,12 @@ public final class GoldenValues {
   public static final Handshake.Greeting GREETING_AUTHENTICATED =
       new Handshake.Greeting(bytes(0x10), true);
 
+  /** The consumer's challenge of the authenticated conversation. */
+  public static final Handshake.Challenge CHALLENGE = new Handshake.Challenge(bytes(0x20));
+
   /** The consumer's request. */
   public static final Handshake.Request REQUEST =
       new Handshake.Request(
-          bytes(0x20),
           "decode-0",
           0x0123456789abcdefL,
           CONSUMER_RANKS,
@@ -130,22 +132,39 @@ public final class GoldenValues {
     return m;
   }
 
-  /** Every handshake frame of the vectors, encoded, by vector name. */
+  /** The keys of the authenticated conversation: {@link #SECRET} and both nonces. */
+  public static HandshakeKeys keys() {
+    return SECRET.keysFor(GREETING_AUTHENTICATED.nonce(), CHALLENGE.nonce());
+  }
+
+  /**
+   * Every handshake frame of the vectors, encoded, by vector name: the plain conversation, then the
+   * authenticated one (greeting, challenge, proof, sealed request, sealed acceptance).
+   */
   public static Map<String, byte[]> handshakeFrames() {
-    Optional<HandshakeSecret> none = Optional.empty();
-    Optional<HandshakeSecret> secret = Optional.of(SECRET);
     Map<String, byte[]> m = new LinkedHashMap<>();
     m.put("handshake.greeting", Handshake.encode(GREETING));
-    m.put("handshake.request", Handshake.encode(REQUEST, GREETING, none));
-    m.put("handshake.accepted", Handshake.encode(ACCEPTED, GREETING, REQUEST, none));
+    m.put("handshake.request", Handshake.encode(REQUEST));
+    m.put("handshake.accepted", Handshake.encode(ACCEPTED));
     m.put("handshake.refused", Handshake.encode(new Handshake.Refused("incompatible KV layout")));
-    m.put("handshake.greeting.authenticated", Handshake.encode(GREETING_AUTHENTICATED));
-    m.put(
-        "handshake.request.authenticated",
-        Handshake.encode(REQUEST, GREETING_AUTHENTICATED, secret));
-    m.put(
-        "handshake.accepted.authenticated",
-        Handshake.encode(ACCEPTED, GREETING_AUTHENTICATED, REQUEST, secret));
+    byte[] greeting = Handshake.encode(GREETING_AUTHENTICATED);
+    byte[] challenge = Handshake.encode(CHALLENGE);
+    HandshakeKeys keys = keys();
+    m.put("handshake.greeting.authenticated", greeting);
+    m.put("handshake.challenge", challenge);
+    m.put("handshake.proof", Handshake.encodeProof(keys.proof(greeting, challenge)));
+    m.put("handshake.request.sealed", keys.sealRequest(Handshake.encode(REQUEST)));
+    m.put("handshake.accepted.sealed", keys.sealAnswer(Handshake.encode(ACCEPTED)));
+    return m;
+  }
+
+  /** The keys the authenticated conversation derives, by vector name. */
+  public static Map<String, byte[]> handshakeKeys() {
+    byte[][] keys = keys().keys();
+    Map<String, byte[]> m = new LinkedHashMap<>();
+    m.put("handshake.key.proof", keys[0]);
+    m.put("handshake.key.request", keys[1]);
+    m.put("handshake.key.answer", keys[2]);
     return m;
   }
 

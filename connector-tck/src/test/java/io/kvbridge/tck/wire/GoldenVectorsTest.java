@@ -3,11 +3,15 @@ package io.kvbridge.tck.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeKeys;
 import io.kvbridge.wire.ProtocolMessage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
@@ -60,39 +64,32 @@ class GoldenVectorsTest {
 
   @Test
   void handshakeVectorsDecodeToTheirValues() throws Exception {
-    Optional<io.kvbridge.wire.HandshakeSecret> none = Optional.empty();
-    Optional<io.kvbridge.wire.HandshakeSecret> secret = Optional.of(GoldenValues.SECRET);
-    Handshake.Greeting plain = GoldenValues.GREETING;
-    Handshake.Greeting challenge = GoldenValues.GREETING_AUTHENTICATED;
+    HandshakeKeys keys = GoldenValues.keys();
+    byte[] greeting = vector("handshake.greeting.authenticated");
+    byte[] challenge = vector("handshake.challenge");
 
-    assertThat(Handshake.decodeGreeting(vector("handshake.greeting"))).isEqualTo(plain);
-    assertThat(Handshake.decodeGreeting(vector("handshake.greeting.authenticated")))
-        .isEqualTo(challenge);
-    assertThat(Handshake.decodeRequest(vector("handshake.request"), plain, none))
+    assertThat(Handshake.decodeGreeting(vector("handshake.greeting")))
+        .isEqualTo(GoldenValues.GREETING);
+    assertThat(Handshake.decodeGreeting(greeting)).isEqualTo(GoldenValues.GREETING_AUTHENTICATED);
+    assertThat(Handshake.decodeRequest(vector("handshake.request")))
         .isEqualTo(GoldenValues.REQUEST);
-    assertThat(
-            Handshake.decodeRequest(vector("handshake.request.authenticated"), challenge, secret))
-        .isEqualTo(GoldenValues.REQUEST);
-    assertThat(
-            Handshake.decodeResponse(
-                vector("handshake.accepted"), plain, GoldenValues.REQUEST, none))
+    assertThat(Handshake.decodeResponse(vector("handshake.accepted")))
         .isEqualTo(GoldenValues.ACCEPTED);
-    assertThat(
-            Handshake.decodeResponse(
-                vector("handshake.accepted.authenticated"),
-                challenge,
-                GoldenValues.REQUEST,
-                secret))
-        .isEqualTo(GoldenValues.ACCEPTED);
-    assertThat(
-            Handshake.decodeResponse(
-                vector("handshake.refused"), plain, GoldenValues.REQUEST, secret))
+    assertThat(Handshake.decodeResponse(vector("handshake.refused")))
         .isEqualTo(new Handshake.Refused("incompatible KV layout"));
+    assertThat(Handshake.decodeChallenge(challenge)).isEqualTo(GoldenValues.CHALLENGE);
+    assertThat(keys.proves(Handshake.decodeProof(vector("handshake.proof")), greeting, challenge))
+        .isTrue();
+    assertThat(Handshake.decodeRequest(keys.openRequest(vector("handshake.request.sealed"))))
+        .isEqualTo(GoldenValues.REQUEST);
+    assertThat(Handshake.decodeResponse(keys.openAnswer(vector("handshake.accepted.sealed"))))
+        .isEqualTo(GoldenValues.ACCEPTED);
   }
 
   @TestFactory
   Iterable<DynamicTest> digestsAndChecksumsMatchTheirVectors() {
     Map<String, byte[]> computed = new java.util.LinkedHashMap<>(GoldenValues.digests());
+    computed.putAll(GoldenValues.handshakeKeys());
     computed.putAll(GoldenValues.checksums());
     return computed.entrySet().stream()
         .map(
@@ -107,10 +104,51 @@ class GoldenVectorsTest {
   void everyVectorHasAValueAndEveryValueAVector() {
     Set<String> names = new HashSet<>(GoldenValues.messages().keySet());
     names.addAll(GoldenValues.handshakeFrames().keySet());
+    names.addAll(GoldenValues.handshakeKeys().keySet());
     names.addAll(GoldenValues.digests().keySet());
     names.addAll(GoldenValues.checksums().keySet());
 
     assertThat(vectors.keySet()).containsExactlyInAnyOrderElementsOf(names);
+  }
+
+  /**
+   * The authenticated conversation's vectors printed in {@code docs/protocol.md} (section
+   * "Authentication") are the kit's, so a reader checks a codec offline from the document alone.
+   */
+  @Test
+  void vectorsPrintedInTheSpecificationAreTheKits() throws Exception {
+    List<String> lines = Files.readAllLines(Path.of("..", "docs", "protocol.md"));
+    int start = lines.indexOf("greeting      " + hex(vector("handshake.greeting.authenticated")));
+    assertThat(start).as("the vectors' first line in docs/protocol.md").isPositive();
+    Map<String, String> printed = new java.util.LinkedHashMap<>();
+    List<String> order = new ArrayList<>();
+    for (String line : lines.subList(start, lines.size())) {
+      if (line.equals("```")) {
+        break;
+      }
+      String label = line.substring(0, 14).strip();
+      String value = line.substring(14).strip();
+      if (label.isEmpty()) {
+        String last = order.get(order.size() - 1);
+        printed.put(last, printed.get(last) + value);
+      } else {
+        order.add(label + "#" + order.size());
+        printed.put(order.get(order.size() - 1), value);
+      }
+    }
+
+    assertThat(printed.values())
+        .containsExactly(
+            hex(vector("handshake.greeting.authenticated")),
+            hex(vector("handshake.challenge")),
+            hex(vector("handshake.key.proof")),
+            hex(vector("handshake.key.request")),
+            hex(vector("handshake.key.answer")),
+            hex(vector("handshake.proof")),
+            hex(vector("handshake.request")),
+            hex(vector("handshake.request.sealed")),
+            hex(vector("handshake.accepted")),
+            hex(vector("handshake.accepted.sealed")));
   }
 
   private byte[] vector(String name) {
