@@ -75,7 +75,9 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     }
     Optional<String> problem =
         KvLayout.partitionProblem(request.consumerRanks())
-            .or(() -> request.consumerRanks().get(0).incompatibilityWith(ranks.layout(0)));
+            .or(
+                () ->
+                    request.consumerRanks().get(0).incompatibilityQuotingOnlyThis(ranks.layout(0)));
     if (problem.isPresent()) {
       return refused(
           "incompatible KV layout: consumer "

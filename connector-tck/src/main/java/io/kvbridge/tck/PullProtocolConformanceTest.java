@@ -753,13 +753,16 @@ public abstract class PullProtocolConformanceTest {
   }
 
   @Test
-  void incompatibleLayoutIsRefusedAtTheHandshake() {
+  void incompatibleLayoutIsRefusedAtTheHandshakeQuotingOnlyTheConsumersValue() {
     Node other = node("other", Role.CONSUMER, KvLayout.opaque("another-model/fp8", 4, 256, 64));
     TransferParams params = prefill("p-1", List.of(1));
 
     load(other, "d-1", params, Prompts.of(params.requestId(), params.tokens()), List.of(1));
 
-    assertThat(other.failed.get("d-1").reason()).contains("incompatible KV layout");
+    assertThat(other.failed.get("d-1").reason())
+        .contains("incompatible KV layout")
+        .contains("model another-model/fp8 differs from the producer's")
+        .doesNotContain(PRODUCER_LAYOUT.model());
     assertThat(producer.connector.status().rejected())
         .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
     assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
