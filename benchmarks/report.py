@@ -1025,7 +1025,7 @@ def section_lease(res):
         "",
         lease_compare_table(res, "lease.LeaseSweepBenchmark.sweepExpired"),
         "",
-        "### Grant + acknowledge (one lease granted, then read-acknowledged; population stays at n)",
+        "### Grant + acknowledge (one lease granted, confirmed, then read-acknowledged; population stays at n)",
         "",
         lease_compare_table(
             res,

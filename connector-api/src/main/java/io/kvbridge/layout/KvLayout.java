@@ -245,11 +245,27 @@ public record KvLayout(
 
   /**
    * Why KV of {@code producer}'s layout cannot be loaded into this one, naming the first field that
-   * differs ("head_dim 128 vs 64": this engine's value, then the producer's), if it cannot.
+   * differs ("head_dim 128 vs 64": this engine's value, then the producer's), if it cannot. For an
+   * engine that holds both layouts legitimately; to tell the engine that sent this layout why it is
+   * refused, see {@link #incompatibilityQuotingOnlyThis}.
    */
   public Optional<String> incompatibilityWith(KvLayout producer) {
+    return incompatibility(producer, true);
+  }
+
+  /**
+   * {@link #incompatibilityWith}, quoting only this layout's value of the field that differs, never
+   * {@code producer}'s ("head_dim 128 differs from the producer's"): what a producer may tell a
+   * consumer whose layout (this one) it refuses, revealing of its own layout only which field does
+   * not fit.
+   */
+  public Optional<String> incompatibilityQuotingOnlyThis(KvLayout producer) {
+    return incompatibility(producer, false);
+  }
+
+  private Optional<String> incompatibility(KvLayout producer, boolean quoteProducer) {
     if (!model.equals(producer.model)) {
-      return Optional.of("model " + model + " vs " + producer.model);
+      return Optional.of("model " + model + against(producer.model, quoteProducer));
     }
     String[] names = {"dtype_bytes", "layers", "planes", "kv_heads", "head_dim"};
     int[] mine = {dtypeBytes, layers, planes, kvHeads, headDim};
@@ -258,15 +274,14 @@ public record KvLayout(
     };
     for (int i = 0; i < names.length; i++) {
       if (mine[i] != theirs[i]) {
-        return Optional.of(names[i] + " " + mine[i] + " vs " + theirs[i]);
+        return Optional.of(names[i] + " " + mine[i] + against(theirs[i], quoteProducer));
       }
     }
     if (order != producer.order) {
       return Optional.of(
           "memory order "
               + order.name().toLowerCase(Locale.ROOT)
-              + " vs "
-              + producer.order.name().toLowerCase(Locale.ROOT)
+              + against(producer.order.name().toLowerCase(Locale.ROOT), quoteProducer)
               + ": translating one into the other needs a device kernel");
     }
     int big = Math.max(tokensPerBlock, producer.tokensPerBlock);
@@ -275,11 +290,15 @@ public record KvLayout(
       return Optional.of(
           "tokens_per_block "
               + tokensPerBlock
-              + " vs "
-              + producer.tokensPerBlock
+              + against(producer.tokensPerBlock, quoteProducer)
               + ": one must be a multiple of the other");
     }
     return Optional.empty();
+  }
+
+  /** How a difference from the producer's value is written: quoting it, or not. */
+  private static String against(Object producerValue, boolean quote) {
+    return quote ? " vs " + producerValue : " differs from the producer's";
   }
 
   /**

@@ -22,6 +22,11 @@ import java.util.Optional;
  * the lease: no index entry, no set of acknowledging consumers, no message text. A caller that does
  * not keep the outcome, with a listener that keeps nothing, lets the JIT elide those too.
  *
+ * <p><b>Confirmations.</b> A lease remembers what each consumer confirmed it reads (read digest and
+ * skipped tokens) and whether that read was acknowledged, for at most {@code acksRequired}
+ * consumers: O(1) memory per lease, made at its first confirmation, not at the grant. An
+ * acknowledgement compares with what its consumer confirmed without allocating.
+ *
  * <p><b>Exactly once.</b> A lease leaves both indexes in the same critical section that produces
  * its {@link LeaseEnd}; any later message for it finds nothing to free. A bounded memory of
  * recently ended request ids lets late and duplicate messages be told apart from forged ones.
@@ -114,18 +119,32 @@ public final class LeaseTable {
   }
 
   /**
-   * Records that {@code consumerId} read the blocks of {@code requestId}, presenting {@code token}
-   * and a claim about what it read. Accepted only if the lease is live, the token matches, {@code
-   * read} matches the lease's binding and the deadline has not passed; a lease past its deadline
-   * ends here as EXPIRED, a claim that does not match ends nothing ({@link
-   * Rejection#WRONG_BLOCKS}). Repeated acknowledgements from the same consumer count once.
+   * Records that {@code read}'s consumer read the blocks of {@code requestId}, presenting {@code
+   * token}. Accepted only if the lease is live, the token matches, the consumer's last confirmation
+   * of this lease ({@link #confirm}) was for the same read digest and skipped tokens, the claim
+   * matches the lease's binding and the deadline has not passed. A consumer with no such
+   * confirmation is refused as {@link Rejection#NOT_CONFIRMED}, a claim that does not match the
+   * binding as {@link Rejection#WRONG_BLOCKS}; neither ends anything. A lease past its deadline
+   * ends here as EXPIRED.
+   *
+   * <p>Each consumer's read counts once: the lease ends as READ with the acknowledgement of the
+   * {@code acksRequired}-th distinct consumer; an earlier one is {@link AckOutcome.Partial}. A
+   * consumer whose read was counted already is refused as {@link Rejection#ALREADY_ENDED}, as it is
+   * once the lease ended.
    */
-  public AckOutcome acknowledge(String requestId, String token, String consumerId, ReadCheck read) {
+  public AckOutcome acknowledge(String requestId, String token, ReadClaim read) {
     synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
       Rejection refused = refusal(live, requestId, token);
       if (refused != null) {
         return REFUSED[refused.ordinal()];
+      }
+      Confirmation confirmed = live.confirmationOf(read.consumerId());
+      if (confirmed != null && confirmed.counted) {
+        return REFUSED[Rejection.ALREADY_ENDED.ordinal()];
+      }
+      if (confirmed == null || !read.isRead(confirmed.readDigest, confirmed.skipTokens)) {
+        return REFUSED[Rejection.NOT_CONFIRMED.ordinal()];
       }
       if (!read.matches(live.binding)) {
         return REFUSED[Rejection.WRONG_BLOCKS.ordinal()];
@@ -137,12 +156,12 @@ public final class LeaseTable {
                 live, EndReason.EXPIRED, now, "deadline passed before the read was acknowledged");
         return new AckOutcome.Refused(Rejection.EXPIRED, Optional.of(end));
       }
-      live.ackedBy(consumerId);
-      int remaining = live.acksRequired - live.acks;
+      confirmed.counted = true;
+      int remaining = live.acksRequired - ++live.acks;
       if (remaining > 0) {
         return new AckOutcome.Partial(remaining);
       }
-      endLocked(live, EndReason.READ, now, readBy(consumerId));
+      endLocked(live, EndReason.READ, now, readBy(read.consumerId()));
       return new AckOutcome.Read(now);
     }
   }
@@ -159,16 +178,33 @@ public final class LeaseTable {
 
   /**
    * Confirms, before a consumer commits any block to reading it, that the lease of {@code
-   * requestId} is live and that {@code read} matches its binding; renews it as {@link #renew} does.
-   * A claim that does not match is refused as {@link Rejection#WRONG_BLOCKS} and changes nothing.
+   * requestId} is live and that {@code read} matches its binding; renews it as {@link #renew} does,
+   * and remembers the read (its digest and skipped tokens) as this consumer's confirmation, which
+   * replaces the consumer's earlier one. A claim that does not match is refused as {@link
+   * Rejection#WRONG_BLOCKS} and changes nothing; so is, as {@link Rejection#ALREADY_ENDED}, a
+   * confirmation from a consumer whose read was acknowledged already.
+   *
+   * <p>A lease remembers the confirmations of at most {@code acksRequired} consumers: one from yet
+   * another consumer replaces the least recent confirmation whose read was not acknowledged, whose
+   * consumer's completion is then refused as {@link Rejection#NOT_CONFIRMED}.
    */
-  public RenewOutcome confirm(String requestId, String token, ReadCheck read) {
+  public RenewOutcome confirm(String requestId, String token, ReadClaim read) {
     synchronized (lock) {
       LiveLease live = byRequest.get(requestId);
-      if (live != null && live.token.matches(token) && !read.matches(live.binding)) {
-        return new RenewOutcome.Ignored(Rejection.WRONG_BLOCKS);
+      if (live != null && live.token.matches(token)) {
+        Confirmation earlier = live.confirmationOf(read.consumerId());
+        if (earlier != null && earlier.counted) {
+          return IGNORED[Rejection.ALREADY_ENDED.ordinal()];
+        }
+        if (!read.matches(live.binding)) {
+          return IGNORED[Rejection.WRONG_BLOCKS.ordinal()];
+        }
       }
-      return renewLocked(live, requestId, token);
+      RenewOutcome outcome = renewLocked(live, requestId, token);
+      if (outcome instanceof RenewOutcome.Renewed) {
+        live.confirm(read);
+      }
+      return outcome;
     }
   }
 
@@ -313,6 +349,18 @@ public final class LeaseTable {
     return end;
   }
 
+  /**
+   * What one consumer confirmed it reads of a lease, and whether its completion was counted; only
+   * touched under {@link #lock}.
+   */
+  private static final class Confirmation {
+    String consumerId;
+    byte[] readDigest;
+    int skipTokens;
+    boolean counted;
+    long sequence;
+  }
+
   /** The mutable record behind a lease; only touched under {@link #lock}. */
   private static final class LiveLease extends DeadlineHeap.Entry {
     final String requestId;
@@ -323,9 +371,11 @@ public final class LeaseTable {
     final int acksRequired;
     final byte[] binding;
     long deadline;
-    // The distinct consumers that acknowledged: few, so a scan beats a set, and the array made at
-    // grant has room for them unless a lease waits for more than a handful.
-    private String[] ackedBy;
+    // The consumers that confirmed a read, at most acksRequired: few, so a scan beats a map. Made
+    // at the first confirmation; a consumer confirming again reuses its entry and digest array.
+    private Confirmation[] confirmations;
+    private int confirmed;
+    private long confirmSequence;
     int acks;
 
     LiveLease(
@@ -347,20 +397,46 @@ public final class LeaseTable {
       this.maxDeadline = maxDeadline;
       this.acksRequired = acksRequired;
       this.binding = binding;
-      this.ackedBy = new String[Math.min(acksRequired, 8)];
     }
 
-    /** Counts {@code consumerId}'s acknowledgement, once per consumer. */
-    void ackedBy(String consumerId) {
-      for (int i = 0; i < acks; i++) {
-        if (ackedBy[i].equals(consumerId)) {
-          return;
+    /** {@code consumerId}'s confirmation of this lease, or null if it has none. */
+    Confirmation confirmationOf(String consumerId) {
+      for (int i = 0; i < confirmed; i++) {
+        if (confirmations[i].consumerId.equals(consumerId)) {
+          return confirmations[i];
         }
       }
-      if (acks == ackedBy.length) {
-        ackedBy = Arrays.copyOf(ackedBy, Math.min(acksRequired, acks * 2));
+      return null;
+    }
+
+    /**
+     * Remembers {@code read} as its consumer's confirmation: in place of the consumer's earlier
+     * one, in a free entry, or, all {@code acksRequired} taken, in place of the least recent one
+     * not counted (there is one while the lease is live: it ends once all are counted).
+     */
+    void confirm(ReadClaim read) {
+      Confirmation entry = confirmationOf(read.consumerId());
+      if (entry == null && confirmed < acksRequired) {
+        if (confirmations == null) {
+          confirmations = new Confirmation[Math.min(acksRequired, 4)];
+        } else if (confirmed == confirmations.length) {
+          confirmations =
+              Arrays.copyOf(confirmations, Math.min(acksRequired, confirmations.length * 2));
+        }
+        entry = new Confirmation();
+        confirmations[confirmed++] = entry;
+      } else if (entry == null) {
+        for (int i = 0; i < confirmed; i++) {
+          Confirmation candidate = confirmations[i];
+          if (!candidate.counted && (entry == null || candidate.sequence < entry.sequence)) {
+            entry = candidate;
+          }
+        }
       }
-      ackedBy[acks++] = consumerId;
+      entry.consumerId = read.consumerId();
+      entry.readDigest = read.copyDigest(entry.readDigest);
+      entry.skipTokens = read.skipTokens();
+      entry.sequence = confirmSequence++;
     }
 
     Lease snapshot() {

@@ -11,7 +11,16 @@ public enum Rejection {
    * lease's, in another order, or for another prompt. The lease stays live.
    */
   WRONG_BLOCKS,
-  /** The lease already ended (a duplicate or late message). */
+  /**
+   * The token matches, but the consumer's completion has no confirmation of its own behind it, or
+   * names another read (read digest or skipped tokens) than the one it confirmed. The lease stays
+   * live.
+   */
+  NOT_CONFIRMED,
+  /**
+   * The lease already ended, or this consumer's read of it was acknowledged already while it waits
+   * for other consumers: a duplicate or late message.
+   */
   ALREADY_ENDED,
   /** The deadline had passed when the message arrived: the lease ends now as EXPIRED. */
   EXPIRED

@@ -18,11 +18,19 @@ public enum RejectedInput {
    * another prompt than the lease's. Answered with NACK; the lease stays live.
    */
   WRONG_BLOCKS,
+  /**
+   * A completion whose consumer did not confirm the lease, or confirmed another read (read digest
+   * or skipped tokens) than the one it completes. Answered with NACK; the lease stays live.
+   */
+  NOT_CONFIRMED,
   /** Transfer parameters whose prompt digest is not the digest of the request's own prompt. */
   PROMPT_MISMATCH,
   /** A block whose content did not match the checksum P recorded when it granted the lease. */
   CHECKSUM_MISMATCH,
-  /** A completion or heartbeat for a lease that already ended: a duplicate or late message. */
+  /**
+   * A completion or heartbeat for a lease that already ended, or a consumer's second completion or
+   * confirmation of a lease after its read was acknowledged: a duplicate or late message.
+   */
   LATE_OR_DUPLICATE,
   /** A completion that arrived after the lease's deadline. */
   EXPIRED_COMPLETION,

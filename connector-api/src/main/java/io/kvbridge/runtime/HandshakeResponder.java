@@ -77,7 +77,9 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
   private Handshake.Response decide(Handshake.Request request) {
     Optional<String> problem =
         KvLayout.partitionProblem(request.consumerRanks())
-            .or(() -> request.consumerRanks().get(0).incompatibilityWith(ranks.layout(0)));
+            .or(
+                () ->
+                    request.consumerRanks().get(0).incompatibilityQuotingOnlyThis(ranks.layout(0)));
     if (problem.isPresent()) {
       return refusedWith(
           "incompatible KV layout: consumer "

@@ -9,7 +9,7 @@ import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.lease.LeaseListener;
 import io.kvbridge.lease.LeaseTable;
-import io.kvbridge.lease.ReadCheck;
+import io.kvbridge.lease.ReadClaim;
 import io.kvbridge.lease.Rejection;
 import io.kvbridge.lease.ReleaseOutcome;
 import io.kvbridge.lease.RenewOutcome;
@@ -174,16 +174,21 @@ final class Producer {
   }
 
   /**
-   * Whether a consumer's claim to read (or to be about to read) a lease skipping {@code skip}
-   * tokens, in the shape of its layouts, is the lease's read.
+   * A consumer's claim to read (or to have read) a lease skipping {@code skip} tokens, presenting
+   * {@code presented}; it matches a lease when that is the read of the lease in the shape of this
+   * producer's and the consumer's layouts.
    */
-  private ReadCheck readOf(String consumer, ReadDigest presented, int skip) {
-    return binding -> {
-      List<KvLayout> theirs = responder.layoutsOf(consumer);
-      return !theirs.isEmpty()
-          && ReadDigest.of(binding, ReadDigest.shape(ranks.layouts(), theirs), skip)
-              .matches(presented);
-    };
+  private ReadClaim readOf(String consumer, ReadDigest presented, int skip) {
+    return new ReadClaim(
+        consumer,
+        presented.toBytes(),
+        skip,
+        binding -> {
+          List<KvLayout> theirs = responder.layoutsOf(consumer);
+          return !theirs.isEmpty()
+              && ReadDigest.of(binding, ReadDigest.shape(ranks.layouts(), theirs), skip)
+                  .matches(presented);
+        });
   }
 
   boolean revoke(String requestId, String why) {
@@ -268,10 +273,7 @@ final class Producer {
     LeaseRef ref = c.lease();
     AckOutcome outcome =
         leases.acknowledge(
-            ref.requestId(),
-            ref.token(),
-            consumer,
-            readOf(consumer, c.readDigest(), c.skipTokens()));
+            ref.requestId(), ref.token(), readOf(consumer, c.readDigest(), c.skipTokens()));
     if (outcome instanceof AckOutcome.Refused refused) {
       counters.rejected(
           toInput(refused.reason()), "completion of " + ref.requestId() + " from " + consumer);
@@ -366,6 +368,7 @@ final class Producer {
       case UNKNOWN_LEASE -> RejectedInput.UNKNOWN_LEASE;
       case WRONG_TOKEN -> RejectedInput.WRONG_TOKEN;
       case WRONG_BLOCKS -> RejectedInput.WRONG_BLOCKS;
+      case NOT_CONFIRMED -> RejectedInput.NOT_CONFIRMED;
       case ALREADY_ENDED -> RejectedInput.LATE_OR_DUPLICATE;
       case EXPIRED -> RejectedInput.EXPIRED_COMPLETION;
     };

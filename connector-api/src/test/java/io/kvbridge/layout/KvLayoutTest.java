@@ -79,6 +79,50 @@ class KvLayoutTest {
   }
 
   @Test
+  void anIncompatibilityToldToTheOtherEngineQuotesOnlyThisLayoutsValue() {
+    KvLayout producer = MODEL.withTokensPerBlock(8);
+    KvLayout.MemoryOrder blockMajor = KvLayout.MemoryOrder.BLOCK_MAJOR;
+
+    assertThat(
+            new KvLayout("other@2", 2, 3, 2, 8, 0, 8, 16, 4, 10, blockMajor)
+                .incompatibilityQuotingOnlyThis(producer))
+        .contains("model other@2 differs from the producer's");
+    assertThat(
+            new KvLayout("m@1", 2, 3, 2, 8, 0, 8, 32, 4, 10, blockMajor)
+                .incompatibilityQuotingOnlyThis(producer))
+        .contains("head_dim 32 differs from the producer's");
+    assertThat(
+            new KvLayout("m@1", 2, 3, 2, 8, 0, 8, 16, 4, 10, blockMajor)
+                .incompatibilityQuotingOnlyThis(producer))
+        .hasValueSatisfying(
+            why ->
+                assertThat(why)
+                    .startsWith("memory order block_major differs from the producer's: ")
+                    .doesNotContain("head_major"));
+    assertThat(MODEL.withTokensPerBlock(6).incompatibilityQuotingOnlyThis(producer))
+        .hasValueSatisfying(
+            why ->
+                assertThat(why)
+                    .startsWith("tokens_per_block 6 differs from the producer's: ")
+                    .doesNotContain("8"));
+    assertThat(MODEL.withTokensPerBlock(16).incompatibilityQuotingOnlyThis(producer)).isEmpty();
+  }
+
+  @Test
+  void anIncompatibilityComparedLocallyQuotesBothValues() {
+    KvLayout producer = MODEL.withTokensPerBlock(8);
+
+    assertThat(
+            new KvLayout("m@1", 2, 3, 2, 8, 0, 8, 32, 8, 10, KvLayout.MemoryOrder.HEAD_MAJOR)
+                .incompatibilityWith(producer))
+        .contains("head_dim 32 vs 16");
+    assertThat(
+            new KvLayout("other@2", 2, 3, 2, 8, 0, 8, 16, 8, 10, KvLayout.MemoryOrder.HEAD_MAJOR)
+                .incompatibilityWith(producer))
+        .contains("model other@2 vs m@1");
+  }
+
+  @Test
   void ranksThatLeaveAHeadOutDoNotPartitionTheModel() {
     assertThat(
             KvLayout.partitionProblem(

@@ -32,7 +32,7 @@ class LeaseTableProperties {
   @Provide
   Arbitrary<List<Step>> steps() {
     return Combinators.combine(
-            Arbitraries.integers().between(0, 5),
+            Arbitraries.integers().between(0, 6),
             Arbitraries.integers().between(0, 15),
             Arbitraries.integers().between(0, 40),
             Arbitraries.of(true, true, true, false))
@@ -79,7 +79,8 @@ class LeaseTableProperties {
             grantedIds.add(id);
           }
         }
-        case 1 -> table.acknowledge(id, token, "d", claim(READ));
+        case 1 -> table.acknowledge(id, token, claim(READ));
+        case 5 -> table.confirm(id, token, claim(READ));
         case 2 -> table.renew(id, token);
         case 3 -> table.revoke(id, "abort");
         case 4 -> {
@@ -110,7 +111,7 @@ class LeaseTableProperties {
   }
 
   /** What a consumer claims it read: a lease granted with exactly {@code binding}. */
-  private static ReadCheck claim(byte[] binding) {
-    return granted -> Arrays.equals(granted, binding);
+  private static ReadClaim claim(byte[] binding) {
+    return new ReadClaim("d", binding, 0, granted -> Arrays.equals(granted, binding));
   }
 }

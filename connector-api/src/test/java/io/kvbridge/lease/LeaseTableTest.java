@@ -114,8 +114,9 @@ class LeaseTableTest {
   @Test
   void acknowledgementWithRightTokenEndsLeaseAsRead() {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
+    confirmed("r1", lease, "d0");
 
-    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), claim("d0", READ));
 
     assertThat(outcome).isInstanceOf(AckOutcome.Read.class);
     assertThat(ends).singleElement().extracting(LeaseEnd::reason).isEqualTo(EndReason.READ);
@@ -126,7 +127,7 @@ class LeaseTableTest {
   void acknowledgementWithWrongTokenFreesNothing() {
     table.grant("r1", List.of(1), 1, READ);
 
-    AckOutcome outcome = table.acknowledge("r1", LeaseToken.random().value(), "d0", claim(READ));
+    AckOutcome outcome = table.acknowledge("r1", LeaseToken.random().value(), claim("d0", READ));
 
     assertThat(outcome).isEqualTo(new AckOutcome.Refused(Rejection.WRONG_TOKEN, Optional.empty()));
     assertThat(ends).isEmpty();
@@ -134,22 +135,149 @@ class LeaseTableTest {
   }
 
   @Test
-  void acknowledgementWithTheRightTokenAndAnotherReadDigestEndsNothing() {
+  void acknowledgementOfTheConfirmedReadThatNoLongerMatchesTheBindingEndsNothing() {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
+    confirmed("r1", lease, "d0");
 
-    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", claim(digest(2)));
+    AckOutcome outcome =
+        table.acknowledge(
+            "r1", lease.token().value(), new ReadClaim("d0", READ, 0, binding -> false));
 
     assertThat(outcome).isEqualTo(new AckOutcome.Refused(Rejection.WRONG_BLOCKS, Optional.empty()));
     assertThat(ends).isEmpty();
-    assertThat(table.acknowledge("r1", lease.token().value(), "d0", claim(READ)))
+    assertThat(table.acknowledge("r1", lease.token().value(), claim("d0", READ)))
         .isInstanceOf(AckOutcome.Read.class);
+  }
+
+  @Test
+  void acknowledgementWithoutAConfirmationIsRefusedAndChangesNothing() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    clock.advance(Duration.ofSeconds(20));
+
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), claim("d0", READ));
+
+    assertThat(outcome)
+        .isEqualTo(new AckOutcome.Refused(Rejection.NOT_CONFIRMED, Optional.empty()));
+    assertThat(ends).isEmpty();
+    assertThat(renewals).isEmpty();
+    assertThat(table.find("r1")).contains(lease);
+  }
+
+  @Test
+  void aConfirmedReadIsAcknowledgedAfterAnUnconfirmedCompletionWasRefused() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    table.acknowledge("r1", lease.token().value(), claim("d0", READ));
+
+    confirmed("r1", lease, "d0");
+
+    assertThat(table.acknowledge("r1", lease.token().value(), claim("d0", READ)))
+        .isInstanceOf(AckOutcome.Read.class);
+    assertThat(ends).singleElement().extracting(LeaseEnd::reason).isEqualTo(EndReason.READ);
+  }
+
+  @Test
+  void acknowledgementSkippingOtherTokensThanConfirmedIsRefusedAsNotConfirmed() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    table.confirm("r1", lease.token().value(), claim("d0", READ, 4));
+
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), claim("d0", READ, 0));
+
+    assertThat(outcome)
+        .isEqualTo(new AckOutcome.Refused(Rejection.NOT_CONFIRMED, Optional.empty()));
+    assertThat(table.isLive("r1")).isTrue();
+    assertThat(table.acknowledge("r1", lease.token().value(), claim("d0", READ, 4)))
+        .isInstanceOf(AckOutcome.Read.class);
+  }
+
+  @Test
+  void acknowledgementPresentingAnotherDigestThanConfirmedIsRefusedAsNotConfirmed() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    confirmed("r1", lease, "d0");
+    // A claim whose check would pass, but whose digest is not the one the consumer confirmed.
+    ReadClaim other = new ReadClaim("d0", digest(2), 0, binding -> true);
+
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), other);
+
+    assertThat(outcome)
+        .isEqualTo(new AckOutcome.Refused(Rejection.NOT_CONFIRMED, Optional.empty()));
+    assertThat(ends).isEmpty();
+  }
+
+  @Test
+  void anotherConsumersConfirmationDoesNotCoverAnAcknowledgement() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    confirmed("r1", lease, "d0");
+
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), claim("d1", READ));
+
+    assertThat(outcome)
+        .isEqualTo(new AckOutcome.Refused(Rejection.NOT_CONFIRMED, Optional.empty()));
+    assertThat(table.acknowledge("r1", lease.token().value(), claim("d0", READ)))
+        .isInstanceOf(AckOutcome.Read.class);
+  }
+
+  @Test
+  void aConsumerConfirmingAgainReplacesItsEarlierConfirmation() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    table.confirm("r1", lease.token().value(), claim("d0", READ, 0));
+    table.confirm("r1", lease.token().value(), claim("d0", READ, 8));
+
+    assertThat(table.acknowledge("r1", lease.token().value(), claim("d0", READ, 0)))
+        .isEqualTo(new AckOutcome.Refused(Rejection.NOT_CONFIRMED, Optional.empty()));
+    assertThat(table.acknowledge("r1", lease.token().value(), claim("d0", READ, 8)))
+        .isInstanceOf(AckOutcome.Read.class);
+  }
+
+  @Test
+  void aRefusedConfirmationLeavesTheEarlierOneInPlace() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    confirmed("r1", lease, "d0");
+
+    assertThat(table.confirm("r1", lease.token().value(), claim("d0", digest(2))))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.WRONG_BLOCKS));
+
+    assertThat(table.acknowledge("r1", lease.token().value(), claim("d0", READ)))
+        .isInstanceOf(AckOutcome.Read.class);
+  }
+
+  @Test
+  void aConfirmationBeyondTheRequiredConsumersReplacesTheLeastRecentUnacknowledgedOne() {
+    Lease lease = table.grant("r1", List.of(1), 2, READ);
+    String token = lease.token().value();
+    confirmed("r1", lease, "d0");
+    confirmed("r1", lease, "d1");
+    assertThat(table.acknowledge("r1", token, claim("d0", READ)))
+        .isEqualTo(new AckOutcome.Partial(1));
+
+    confirmed("r1", lease, "d2");
+
+    assertThat(table.acknowledge("r1", token, claim("d1", READ)))
+        .isEqualTo(new AckOutcome.Refused(Rejection.NOT_CONFIRMED, Optional.empty()));
+    assertThat(table.acknowledge("r1", token, claim("d2", READ)))
+        .isInstanceOf(AckOutcome.Read.class);
+    assertThat(ends).singleElement().extracting(LeaseEnd::detail).isEqualTo("read by d2");
+  }
+
+  @Test
+  void aConsumerWhoseReadWasAcknowledgedCannotConfirmOrCompleteTheLeaseAgain() {
+    Lease lease = table.grant("r1", List.of(1), 2, READ);
+    String token = lease.token().value();
+    confirmed("r1", lease, "d0");
+    table.acknowledge("r1", token, claim("d0", READ));
+
+    assertThat(table.confirm("r1", token, claim("d0", READ)))
+        .isEqualTo(new RenewOutcome.Ignored(Rejection.ALREADY_ENDED));
+    assertThat(table.acknowledge("r1", token, claim("d0", READ)))
+        .isEqualTo(new AckOutcome.Refused(Rejection.ALREADY_ENDED, Optional.empty()));
+    assertThat(table.find("r1")).get().extracting(Lease::acksReceived).isEqualTo(1);
+    assertThat(ends).isEmpty();
   }
 
   @Test
   void acknowledgementOfUnknownRequestFreesNothing() {
     table.grant("r1", List.of(1), 1, READ);
 
-    AckOutcome outcome = table.acknowledge("nope", LeaseToken.random().value(), "d0", claim(READ));
+    AckOutcome outcome = table.acknowledge("nope", LeaseToken.random().value(), claim("d0", READ));
 
     assertThat(outcome).isInstanceOf(AckOutcome.Refused.class);
     assertThat(((AckOutcome.Refused) outcome).reason()).isEqualTo(Rejection.UNKNOWN_LEASE);
@@ -159,9 +287,10 @@ class LeaseTableTest {
   @Test
   void duplicateAcknowledgementIsRecognisedAsLateAndEndsNothingTwice() {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
-    table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
+    confirmed("r1", lease, "d0");
+    table.acknowledge("r1", lease.token().value(), claim("d0", READ));
 
-    AckOutcome second = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
+    AckOutcome second = table.acknowledge("r1", lease.token().value(), claim("d0", READ));
 
     assertThat(((AckOutcome.Refused) second).reason()).isEqualTo(Rejection.ALREADY_ENDED);
     assertThat(ends).hasSize(1);
@@ -170,9 +299,10 @@ class LeaseTableTest {
   @Test
   void acknowledgementAfterDeadlineEndsLeaseAsExpiredAndIsRefused() {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
+    confirmed("r1", lease, "d0");
     clock.advance(LEASE);
 
-    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
+    AckOutcome outcome = table.acknowledge("r1", lease.token().value(), claim("d0", READ));
 
     assertThat(outcome).isInstanceOf(AckOutcome.Refused.class);
     AckOutcome.Refused refused = (AckOutcome.Refused) outcome;
@@ -185,13 +315,16 @@ class LeaseTableTest {
   void leaseWaitingForTwoConsumersEndsOnlyAfterBothDistinctAcknowledgements() {
     Lease lease = table.grant("r1", List.of(1), 2, READ);
     String token = lease.token().value();
+    confirmed("r1", lease, "d0");
+    confirmed("r1", lease, "d1");
 
-    assertThat(table.acknowledge("r1", token, "d0", claim(READ)))
+    assertThat(table.acknowledge("r1", token, claim("d0", READ)))
         .isInstanceOf(AckOutcome.Partial.class);
-    assertThat(table.acknowledge("r1", token, "d0", claim(READ)))
-        .isInstanceOf(AckOutcome.Partial.class);
+    assertThat(table.acknowledge("r1", token, claim("d0", READ)))
+        .isEqualTo(new AckOutcome.Refused(Rejection.ALREADY_ENDED, Optional.empty()));
     assertThat(ends).isEmpty();
-    assertThat(table.acknowledge("r1", token, "d1", claim(READ)))
+    assertThat(table.isLive("r1")).isTrue();
+    assertThat(table.acknowledge("r1", token, claim("d1", READ)))
         .isInstanceOf(AckOutcome.Read.class);
     assertThat(ends).hasSize(1);
   }
@@ -341,7 +474,8 @@ class LeaseTableTest {
   @Test
   void aLeaseThatWasReadNeverExpiresLater() {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
-    table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
+    confirmed("r1", lease, "d0");
+    table.acknowledge("r1", lease.token().value(), claim("d0", READ));
     clock.advance(MAX_LIFETIME.multipliedBy(2));
 
     assertThat(table.expire()).isEmpty();
@@ -433,7 +567,7 @@ class LeaseTableTest {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(20));
 
-    RenewOutcome outcome = table.confirm("r1", lease.token().value(), claim(READ));
+    RenewOutcome outcome = table.confirm("r1", lease.token().value(), claim("d0", READ));
 
     assertThat(((RenewOutcome.Renewed) outcome).deadlineNanos())
         .isEqualTo(clock.nanoTime() + LEASE.toNanos());
@@ -444,7 +578,7 @@ class LeaseTableTest {
     Lease lease = table.grant("r1", List.of(1), 1, READ);
     clock.advance(Duration.ofSeconds(20));
 
-    RenewOutcome outcome = table.confirm("r1", lease.token().value(), claim(digest(2)));
+    RenewOutcome outcome = table.confirm("r1", lease.token().value(), claim("d0", digest(2)));
 
     assertThat(outcome).isEqualTo(new RenewOutcome.Ignored(Rejection.WRONG_BLOCKS));
     assertThat(table.find("r1").orElseThrow().deadlineNanos()).isEqualTo(lease.deadlineNanos());
@@ -454,9 +588,9 @@ class LeaseTableTest {
   void confirmationWithAWrongTokenIsRefusedForTheTokenWhateverItClaims() {
     table.grant("r1", List.of(1), 1, READ);
 
-    assertThat(table.confirm("r1", LeaseToken.random().value(), claim(digest(2))))
+    assertThat(table.confirm("r1", LeaseToken.random().value(), claim("d0", digest(2))))
         .isEqualTo(new RenewOutcome.Ignored(Rejection.WRONG_TOKEN));
-    assertThat(table.confirm("nope", LeaseToken.random().value(), claim(digest(2))))
+    assertThat(table.confirm("nope", LeaseToken.random().value(), claim("d0", digest(2))))
         .isEqualTo(new RenewOutcome.Ignored(Rejection.UNKNOWN_LEASE));
   }
 
@@ -512,12 +646,13 @@ class LeaseTableTest {
   @Test
   void onlyTheAcknowledgementsStillMissingAreReportedAsRemaining() {
     Lease lease = table.grant("r1", List.of(1), 3, READ);
+    confirmed("r1", lease, "d0");
 
-    AckOutcome first = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
-    AckOutcome again = table.acknowledge("r1", lease.token().value(), "d0", claim(READ));
+    AckOutcome first = table.acknowledge("r1", lease.token().value(), claim("d0", READ));
+    AckOutcome again = table.acknowledge("r1", lease.token().value(), claim("d0", READ));
 
     assertThat(((AckOutcome.Partial) first).remaining()).isEqualTo(2);
-    assertThat(((AckOutcome.Partial) again).remaining()).isEqualTo(2);
+    assertThat(((AckOutcome.Refused) again).reason()).isEqualTo(Rejection.ALREADY_ENDED);
     assertThat(table.find("r1")).get().extracting(Lease::acksReceived).isEqualTo(1);
   }
 
@@ -525,10 +660,13 @@ class LeaseTableTest {
   void onlyARefusedAcknowledgementForbidsUsingTheRead() {
     Lease lease = table.grant("r1", List.of(1), 2, READ);
     String token = lease.token().value();
+    for (String consumer : List.of("d0", "d1")) {
+      confirmed("r1", lease, consumer);
+    }
 
-    assertThat(table.acknowledge("r1", token, "d0", claim(READ)).accepted()).isTrue();
-    assertThat(table.acknowledge("r1", token, "d1", claim(READ)).accepted()).isTrue();
-    assertThat(table.acknowledge("r1", token, "d2", claim(READ)).accepted()).isFalse();
+    assertThat(table.acknowledge("r1", token, claim("d0", READ)).accepted()).isTrue();
+    assertThat(table.acknowledge("r1", token, claim("d1", READ)).accepted()).isTrue();
+    assertThat(table.acknowledge("r1", token, claim("d2", READ)).accepted()).isFalse();
   }
 
   @Test
@@ -576,11 +714,14 @@ class LeaseTableTest {
   void aLeaseReadByItsLastConsumerEndsNamingThatConsumer() {
     for (String id : List.of("r1", "r2")) {
       Lease lease = table.grant(id, List.of(1), 1, READ);
-      table.acknowledge(id, lease.token().value(), "decode-7", claim(READ));
+      confirmed(id, lease, "decode-7");
+      table.acknowledge(id, lease.token().value(), claim("decode-7", READ));
     }
     Lease third = table.grant("r3", List.of(1), 2, READ);
-    table.acknowledge("r3", third.token().value(), "decode-7", claim(READ));
-    table.acknowledge("r3", third.token().value(), "decode-8", claim(READ));
+    confirmed("r3", third, "decode-7");
+    confirmed("r3", third, "decode-8");
+    table.acknowledge("r3", third.token().value(), claim("decode-7", READ));
+    table.acknowledge("r3", third.token().value(), claim("decode-8", READ));
 
     assertThat(ends)
         .extracting(LeaseEnd::detail)
@@ -592,7 +733,8 @@ class LeaseTableTest {
     for (int i = 0; i < 600; i++) {
       String consumer = "decode-" + (i % 300);
       Lease lease = table.grant("r" + i, List.of(1), 1, READ);
-      table.acknowledge("r" + i, lease.token().value(), consumer, claim(READ));
+      confirmed("r" + i, lease, consumer);
+      table.acknowledge("r" + i, lease.token().value(), claim(consumer, READ));
 
       assertThat(ends.get(i).detail()).isEqualTo("read by " + consumer);
     }
@@ -603,15 +745,19 @@ class LeaseTableTest {
     Lease lease = table.grant("r1", List.of(1), 12, READ);
     String token = lease.token().value();
 
+    for (int i = 0; i < 12; i++) {
+      confirmed("r1", lease, "d" + i);
+    }
+
     for (int i = 0; i < 11; i++) {
-      assertThat(table.acknowledge("r1", token, "d" + i, claim(READ)))
+      assertThat(table.acknowledge("r1", token, claim("d" + i, READ)))
           .isEqualTo(new AckOutcome.Partial(11 - i));
-      assertThat(table.acknowledge("r1", token, "d" + i, claim(READ)))
-          .isEqualTo(new AckOutcome.Partial(11 - i));
+      assertThat(table.acknowledge("r1", token, claim("d" + i, READ)))
+          .isEqualTo(new AckOutcome.Refused(Rejection.ALREADY_ENDED, Optional.empty()));
     }
     assertThat(table.find("r1")).get().extracting(Lease::acksReceived).isEqualTo(11);
 
-    assertThat(table.acknowledge("r1", token, "d11", claim(READ)))
+    assertThat(table.acknowledge("r1", token, claim("d11", READ)))
         .isInstanceOf(AckOutcome.Read.class);
   }
 
@@ -663,8 +809,22 @@ class LeaseTableTest {
     return digest;
   }
 
-  /** What a consumer claims it read: a lease granted with exactly {@code binding}. */
-  private static ReadCheck claim(byte[] binding) {
-    return granted -> Arrays.equals(granted, binding);
+  /** {@code consumer} confirms it reads {@code lease} as granted, skipping nothing. */
+  private void confirmed(String requestId, Lease lease, String consumer) {
+    assertThat(table.confirm(requestId, lease.token().value(), claim(consumer, READ)))
+        .isInstanceOf(RenewOutcome.Renewed.class);
+  }
+
+  /**
+   * What {@code consumer} claims it read, skipping nothing: a lease granted with exactly {@code
+   * binding} (the claim's digest is the binding itself).
+   */
+  private static ReadClaim claim(String consumer, byte[] binding) {
+    return claim(consumer, binding, 0);
+  }
+
+  /** {@link #claim(String, byte[])} skipping {@code skipTokens} tokens. */
+  private static ReadClaim claim(String consumer, byte[] binding, int skipTokens) {
+    return new ReadClaim(consumer, binding, skipTokens, granted -> Arrays.equals(granted, binding));
   }
 }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.LeaseTerms;
@@ -91,6 +92,9 @@ public abstract class PullProtocolConformanceTest {
 
   /** How many loads from one producer the engines started from now on hold; 0: the default. */
   protected int maxLoadsPerProducer = 0;
+
+  /** How many distinct consumers must read a lease of the producers started from now on. */
+  protected int acksRequired = 1;
 
   /** The observer of the engines started from now on. */
   protected ConnectorObserver observer = ConnectorObserver.NONE;
@@ -181,6 +185,7 @@ public abstract class PullProtocolConformanceTest {
             .replyTimeout(Duration.ofSeconds(5))
             .handshakeTimeout(HANDSHAKE_TIMEOUT)
             .handshakeAddress(handshakeAddress())
+            .acksRequired(acksRequired)
             .clock(clock)
             .properties(connectorProperties());
     if (maxLoadsPerProducer > 0) {
@@ -726,6 +731,111 @@ public abstract class PullProtocolConformanceTest {
     assertThat(producer.sentCount.get(params.requestId())).isEqualTo(1);
   }
 
+  // ---------------------------------------------------------------- a completion needs a
+  // confirmation
+
+  @Test
+  void completionWithoutAConfirmationIsRefusedAndTheLeaseStaysLiveForAConfirmedRead() {
+    establishPeer();
+    Map<Integer, byte[]> written = producer.fill(List.of(2, 3));
+    TransferParams params = prefill("p-1", List.of(2, 3));
+
+    // The right token and the right read digest, but no CONFIRM before it.
+    sendFromConsumer(completionOf(params, 0));
+
+    awaitRejected(producer, RejectedInput.NOT_CONFIRMED);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
+    assertThat(producer.drain().sent).doesNotContain("p-1");
+    // The NACK reaches a consumer with no load of the lease yet (a NACK names no message).
+    awaitRejected(consumer, RejectedInput.UNEXPECTED_REPLY);
+    load("d-1", params, List.of(40, 41));
+    settle("d-1");
+    assertThat(consumer.received).contains("d-1");
+    assertThat(consumer.block(40)).isEqualTo(written.get(2));
+    assertThat(consumer.block(41)).isEqualTo(written.get(3));
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 2L);
+  }
+
+  @Test
+  void completionSkippingOtherTokensThanItsConfirmationIsRefusedAndTheConfirmedReadStillCounts() {
+    establishPeer();
+    TransferParams params = prefill("p-1", List.of(2, 3));
+    LeaseRef lease = new LeaseRef(params.requestId(), params.leaseToken());
+    sendFromConsumer(
+        new ProtocolMessage.Confirm(
+            lease, consumerId(), readDigestOf(params, 0), 0, clock.nanoTime()));
+    // The producer's CONFIRMED reaches a consumer that has no such load.
+    awaitTrue(
+        () -> {
+          producer.drain();
+          consumer.drain();
+          return consumer.connector.status().rejected().get(RejectedInput.UNEXPECTED_REPLY) >= 1;
+        });
+
+    // Each digest is the lease's for the tokens it skips; only the confirmed one may complete.
+    sendFromConsumer(completionOf(params, 4));
+
+    awaitRejected(producer, RejectedInput.NOT_CONFIRMED);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
+    assertThat(producer.drain().sent).doesNotContain("p-1");
+    sendFromConsumer(completionOf(params, 0));
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 2L);
+  }
+
+  // ---------------------------------------------------------------- several consumers per lease
+
+  @Test
+  void withTwoAcksRequiredTheFirstConsumerIsAcknowledgedAndTheLeaseEndsReadOnlyWithTheSecond() {
+    acksRequired = 2;
+    producer = node("prefill-two-acks", Role.PRODUCER, PRODUCER_LAYOUT);
+    Node second = node("decode-second", Role.CONSUMER, CONSUMER_LAYOUT);
+    Map<Integer, byte[]> written = producer.fill(List.of(2, 3));
+    TransferParams params = prefill("p-1", List.of(2, 3));
+
+    load("d-1", params, List.of(40, 41));
+    settle("d-1");
+
+    assertThat(consumer.received).contains("d-1");
+    assertThat(producer.drain().sent).doesNotContain("p-1");
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 0L);
+
+    load(second, "d-9", params, Prompts.of(params.requestId(), params.tokens()), List.of(7, 8));
+    settle(second, "d-9");
+
+    assertThat(second.received).contains("d-9");
+    assertThat(second.block(7)).isEqualTo(written.get(2));
+    assertThat(second.block(8)).isEqualTo(written.get(3));
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 1L);
+    assertThat(producer.producerPart().liveLeases()).isZero();
+    assertThat(producer.sentCount.get("p-1")).isEqualTo(1);
+  }
+
+  @Test
+  void withTwoAcksRequiredTheFirstConsumersRepeatedCompletionIsRefusedAndCountsOnce() {
+    acksRequired = 2;
+    producer = node("prefill-two-acks", Role.PRODUCER, PRODUCER_LAYOUT);
+    Node second = node("decode-second", Role.CONSUMER, CONSUMER_LAYOUT);
+    TransferParams params = prefill("p-1", List.of(2, 3));
+    load("d-1", params, List.of(40, 41));
+    settle("d-1");
+    assertThat(consumer.received).contains("d-1");
+
+    sendFromConsumer(completionOf(params, 0));
+
+    awaitRejected(producer, RejectedInput.LATE_OR_DUPLICATE);
+    assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
+    assertThat(producer.drain().sent).doesNotContain("p-1");
+    load(second, "d-9", params, Prompts.of(params.requestId(), params.tokens()), List.of(7, 8));
+    settle(second, "d-9");
+    assertThat(second.received).contains("d-9");
+    awaitTrue(() -> producer.drain().sent.contains("p-1"));
+    assertThat(producer.producerPart().leasesEnded()).containsEntry(EndReason.READ, 1L);
+  }
+
   @Test
   void malformedNotificationIsCounted() {
     establishPeer();
@@ -753,13 +863,16 @@ public abstract class PullProtocolConformanceTest {
   }
 
   @Test
-  void incompatibleLayoutIsRefusedAtTheHandshake() {
+  void incompatibleLayoutIsRefusedAtTheHandshakeQuotingOnlyTheConsumersValue() {
     Node other = node("other", Role.CONSUMER, KvLayout.opaque("another-model/fp8", 4, 256, 64));
     TransferParams params = prefill("p-1", List.of(1));
 
     load(other, "d-1", params, Prompts.of(params.requestId(), params.tokens()), List.of(1));
 
-    assertThat(other.failed.get("d-1").reason()).contains("incompatible KV layout");
+    assertThat(other.failed.get("d-1").reason())
+        .contains("incompatible KV layout")
+        .contains("model another-model/fp8 differs from the producer's")
+        .doesNotContain(PRODUCER_LAYOUT.model());
     assertThat(producer.connector.status().rejected())
         .containsEntry(RejectedInput.HANDSHAKE_REFUSED, 1L);
     assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
@@ -1522,12 +1635,17 @@ public abstract class PullProtocolConformanceTest {
 
   /** Steps both engines until the consumer's request was received or failed. */
   protected void settle(String consumerRequestId) {
+    settle(consumer, consumerRequestId);
+  }
+
+  /** Steps {@code node} and the producer until {@code node}'s request was received or failed. */
+  protected void settle(Node node, String consumerRequestId) {
     awaitTrue(
         () -> {
-          consumer.drain();
+          node.drain();
           producer.drain();
-          return consumer.received.contains(consumerRequestId)
-              || consumer.failed.containsKey(consumerRequestId);
+          return node.received.contains(consumerRequestId)
+              || node.failed.containsKey(consumerRequestId);
         });
   }
 
@@ -1541,6 +1659,31 @@ public abstract class PullProtocolConformanceTest {
           node.drain();
           return node.connector.status().rejected().getOrDefault(kind, 0L) >= 1;
         });
+  }
+
+  /**
+   * The read digest of reading {@code params}' lease from the producer into the consumer (one rank
+   * each, {@link #PRODUCER_LAYOUT} and {@link #CONSUMER_LAYOUT}), skipping {@code skipTokens}.
+   */
+  protected static ReadDigest readDigestOf(TransferParams params, int skipTokens) {
+    return ReadDigest.of(
+        ReadDigest.binding(
+            params.requestId(), params.promptDigest(), params.tokens(), params.blockIds()),
+        ReadDigest.shape(List.of(PRODUCER_LAYOUT), List.of(CONSUMER_LAYOUT)),
+        skipTokens);
+  }
+
+  /** The consumer's COMPLETION of {@code params}' lease, skipping {@code skipTokens}. */
+  private ProtocolMessage completionOf(TransferParams params, int skipTokens) {
+    return new ProtocolMessage.Completion(
+        new LeaseRef(params.requestId(), params.leaseToken()),
+        consumerId(),
+        readDigestOf(params, skipTokens),
+        skipTokens);
+  }
+
+  private String consumerId() {
+    return consumer.connector.settings().engineId();
   }
 
   private void sendFromConsumer(ProtocolMessage message) {

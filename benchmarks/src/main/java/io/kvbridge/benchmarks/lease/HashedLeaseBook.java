@@ -6,6 +6,7 @@ import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.time.MonotonicClock;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -16,7 +17,8 @@ import java.util.Objects;
  * The part the two baselines share: live leases in one hash map keyed by request id, so grant,
  * acknowledge and renew are O(1); the subclasses differ only in how {@link #expire()} walks the
  * map. Each lease costs what it costs in {@link io.kvbridge.lease.LeaseTable}: a random token, a
- * constant-time token check, a deadline capped by the maximum lifetime, a snapshot per end.
+ * constant-time token check, a deadline capped by the maximum lifetime, a copy of the confirmed
+ * read digest that the acknowledgement is compared with, a snapshot per end.
  *
  * <p>A deliberate copy, not dead code: {@link TrackedLease} repeats the fields of {@code
  * LeaseTable}'s private live-lease record so that the baselines do the same work per lease with
@@ -26,6 +28,9 @@ import java.util.Objects;
  * should be added here too, or the baselines look cheaper than they are.
  */
 abstract class HashedLeaseBook implements LeaseBook {
+
+  // The read digest every consumer of the benchmark confirms and completes.
+  private static final byte[] READ = new byte[32];
 
   private final Object lock = new Object();
   private final MonotonicClock clock;
@@ -60,10 +65,29 @@ abstract class HashedLeaseBook implements LeaseBook {
   }
 
   @Override
+  public boolean confirm(String requestId, String token) {
+    synchronized (lock) {
+      if (!renew(requestId, token)) {
+        return false;
+      }
+      // What the table keeps per confirming consumer: a copy of the read digest it confirmed.
+      TrackedLease lease = live.get(requestId);
+      if (lease.confirmedRead == null) {
+        lease.confirmedRead = new byte[READ.length];
+      }
+      System.arraycopy(READ, 0, lease.confirmedRead, 0, READ.length);
+      return true;
+    }
+  }
+
+  @Override
   public boolean acknowledge(String requestId, String token) {
     synchronized (lock) {
       TrackedLease lease = live.get(requestId);
-      if (lease == null || !lease.token.matches(token)) {
+      if (lease == null
+          || !lease.token.matches(token)
+          || lease.confirmedRead == null
+          || !MessageDigest.isEqual(lease.confirmedRead, READ)) {
         return false;
       }
       live.remove(requestId);
@@ -139,6 +163,7 @@ abstract class HashedLeaseBook implements LeaseBook {
     final long grantedAt;
     final long maxDeadline;
     long deadline;
+    byte[] confirmedRead;
 
     TrackedLease(
         String requestId,

@@ -19,7 +19,17 @@ public interface LeaseBook {
   Lease grant(String requestId, List<Integer> blockIds);
 
   /**
-   * Ends the lease of {@code requestId} as READ if {@code token} matches and it is still live.
+   * Confirms the lease of {@code requestId} before its consumer reads it: renews it as {@link
+   * #renew} does and remembers the read the consumer confirmed, which its acknowledgement must
+   * match.
+   *
+   * @return whether the lease is still live
+   */
+  boolean confirm(String requestId, String token);
+
+  /**
+   * Ends the lease of {@code requestId} as READ if {@code token} matches, the read was confirmed
+   * and the lease is still live.
    *
    * @return whether the consumer may use what it read
    */

@@ -5,7 +5,7 @@ import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.lease.LeaseListener;
 import io.kvbridge.lease.LeaseTable;
 import io.kvbridge.lease.LeaseTerms;
-import io.kvbridge.lease.ReadCheck;
+import io.kvbridge.lease.ReadClaim;
 import io.kvbridge.lease.RenewOutcome;
 import io.kvbridge.time.MonotonicClock;
 import java.util.Arrays;
@@ -20,7 +20,8 @@ public final class LeaseTableBook implements LeaseBook {
   private static final byte[] BINDING = new byte[32];
 
   // What the consumer claims it read: the lease's own binding (one allocation, reused).
-  private static final ReadCheck READ = granted -> Arrays.equals(granted, BINDING);
+  private static final ReadClaim READ =
+      new ReadClaim(CONSUMER, BINDING, 0, granted -> Arrays.equals(granted, BINDING));
 
   private final LeaseTable table;
 
@@ -35,8 +36,13 @@ public final class LeaseTableBook implements LeaseBook {
   }
 
   @Override
+  public boolean confirm(String requestId, String token) {
+    return table.confirm(requestId, token, READ) instanceof RenewOutcome.Renewed;
+  }
+
+  @Override
   public boolean acknowledge(String requestId, String token) {
-    return table.acknowledge(requestId, token, CONSUMER, READ).accepted();
+    return table.acknowledge(requestId, token, READ).accepted();
   }
 
   @Override

@@ -156,7 +156,12 @@ public final class LeaseWorkload {
     return lease;
   }
 
-  /** Acknowledges the short-lived lease {@code i}, which {@link #grantFresh} granted. */
+  /** Confirms the short-lived lease {@code i}, which {@link #grantFresh} granted. */
+  public boolean confirmFresh(int i) {
+    return book.confirm(freshIds[i], freshTokens[i]);
+  }
+
+  /** Acknowledges the short-lived lease {@code i}, which {@link #confirmFresh} confirmed. */
   public boolean acknowledgeFresh(int i) {
     return book.acknowledge(freshIds[i], freshTokens[i]);
   }

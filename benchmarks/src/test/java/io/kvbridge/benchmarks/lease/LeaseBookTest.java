@@ -77,9 +77,20 @@ class LeaseBookTest {
   void acknowledgementWithTheRightTokenEndsTheLease(LeaseBookKind kind) {
     LeaseBook book = kind.create(clock, TERMS);
     Lease lease = book.grant("a", BLOCKS);
+    assertThat(book.confirm("a", lease.token().value())).isTrue();
 
     assertThat(book.acknowledge("a", lease.token().value())).isTrue();
     assertThat(book.size()).isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(LeaseBookKind.class)
+  void acknowledgementOfALeaseNobodyConfirmedKeepsTheLease(LeaseBookKind kind) {
+    LeaseBook book = kind.create(clock, TERMS);
+    Lease lease = book.grant("a", BLOCKS);
+
+    assertThat(book.acknowledge("a", lease.token().value())).isFalse();
+    assertThat(book.size()).isEqualTo(1);
   }
 
   @ParameterizedTest
@@ -98,6 +109,7 @@ class LeaseBookTest {
   void acknowledgementAfterTheDeadlineIsRefusedAndEndsTheLease(LeaseBookKind kind) {
     LeaseBook book = kind.create(clock, TERMS);
     Lease lease = book.grant("a", BLOCKS);
+    assertThat(book.confirm("a", lease.token().value())).isTrue();
     clock.advance(LEASE);
 
     assertThat(book.acknowledge("a", lease.token().value())).isFalse();

@@ -48,12 +48,13 @@ class LeaseWorkloadTest {
 
   @ParameterizedTest
   @EnumSource(LeaseBookKind.class)
-  void aFreshLeaseIsGrantedAndAcknowledgedBesideThePopulation(LeaseBookKind kind) {
+  void aFreshLeaseIsGrantedConfirmedAndAcknowledgedBesideThePopulation(LeaseBookKind kind) {
     LeaseWorkload workload = new LeaseWorkload(kind, LIVE, 0, 4).fill();
 
     workload.grantFresh(2);
 
     assertThat(workload.book().size()).isEqualTo(LIVE + 1);
+    assertThat(workload.confirmFresh(2)).isTrue();
     assertThat(workload.acknowledgeFresh(2)).isTrue();
     assertThat(workload.book().size()).isEqualTo(LIVE);
   }
