@@ -8,7 +8,7 @@ import java.util.Optional;
  * exchange metadata blobs, post one-sided READ/WRITE transfers with an optional notification, poll
  * them, and exchange small notifications.
  *
- * <p>Contract (checked by the conformance suite in this module's test jar):
+ * <p>Contract (checked by {@code TransportConformanceTest} in {@code connector-tck}):
  *
  * <ul>
  *   <li>a transfer touches only memory registered with the transport that owns it; descriptors

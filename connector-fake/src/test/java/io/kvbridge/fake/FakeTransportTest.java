@@ -3,12 +3,16 @@ package io.kvbridge.fake;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.transfer.Descriptor;
+import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
+import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.TransportException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -59,8 +63,16 @@ class FakeTransportTest {
   @Test
   void memoryAllocatedByOneAgentMayBeRegisteredWithAnotherOfTheSameFabric() {
     try (KvMemory shared = agents.prefill.allocate(64)) {
+      DescriptorList whole =
+          new DescriptorList(
+              shared.kind(), List.of(new Descriptor(shared.address(), 64, shared.deviceId())));
       agents.decode.register(shared);
+
+      PreparedList prepared = agents.decode.prepare(whole);
+      assertThat(prepared.size()).isEqualTo(1);
+      agents.decode.release(prepared);
       agents.decode.deregister(shared);
+      assertThatThrownBy(() -> agents.decode.prepare(whole)).isInstanceOf(TransportException.class);
     }
   }
 

@@ -663,8 +663,10 @@ public abstract class PullProtocolConformanceTest {
 
     load("d-1", params, List.of(1));
 
-    assertThat(consumer.failed.get("d-1").reason()).contains("not authenticated");
-    assertThat(producer.connector.status().rejected())
+    // The consumer ends the handshake at P's greeting: it sent nothing, so P has nothing to count.
+    assertThat(consumer.failed.get("d-1").reason())
+        .contains("requires the deployment's secret and this consumer has none");
+    assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.HANDSHAKE_UNAUTHENTICATED, 1L);
     assertThat(producer.producerPart().consumers()).isEmpty();
     assertThat(producer.producerPart().liveLeases()).isEqualTo(1);
@@ -678,9 +680,14 @@ public abstract class PullProtocolConformanceTest {
 
     load("d-1", params, List.of(1));
 
-    assertThat(consumer.failed.get("d-1").reason()).contains("not authenticated");
-    assertThat(producer.connector.status().rejected())
+    // P's proof does not verify under the consumer's secret: the consumer stops before it sends
+    // its request, so P never learns who asked.
+    assertThat(consumer.failed.get("d-1").reason())
+        .contains("did not prove the deployment's secret");
+    assertThat(consumer.connector.status().rejected())
         .containsEntry(RejectedInput.HANDSHAKE_UNAUTHENTICATED, 1L);
+    assertThat(producer.producerPart().consumers()).isEmpty();
+    assertThat(consumer.consumerPart().producers()).isEmpty();
   }
 
   @Test
