@@ -101,6 +101,9 @@ final class Simulation implements AutoCloseable {
   private final Duration patience;
   private final Faults faults;
   private final Random random;
+  // The incarnation of the latest start of any engine: each start draws a greater one, as nodes
+  // whose clocks move forward do.
+  private long incarnations = ConnectorSettings.incarnation(1_796_000_000_000L, 0);
   private final Map<String, Prompt> written = new HashMap<>();
   private final Set<String> mustNotBeServed = new HashSet<>();
   private final Set<String> cancelledOnDecoder = new HashSet<>();
@@ -697,7 +700,10 @@ final class Simulation implements AutoCloseable {
     decoder.sendCompletion(new LeaseRef(params.requestId(), params.leaseToken()));
   }
 
-  /** An engine's settings; every start draws a new incarnation, from the seeded source. */
+  /**
+   * An engine's settings; every start draws a new incarnation, greater than the last, from the
+   * seeded source.
+   */
   private ConnectorSettings settings(
       String engineId,
       Role role,
@@ -711,7 +717,7 @@ final class Simulation implements AutoCloseable {
         .heartbeatInterval(HEARTBEAT)
         .safetyMargin(SAFETY_MARGIN)
         .replyTimeout(REPLY_TIMEOUT)
-        .incarnation(random.nextLong())
+        .incarnation(incarnations += 1 + (random.nextLong() & 0xFFFF))
         .clock(engineClock)
         .observer(observer)
         .build();
