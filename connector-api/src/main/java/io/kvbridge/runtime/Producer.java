@@ -76,7 +76,7 @@ final class Producer {
 
   /** Starts answering handshakes, once every rank registered its KV cache. */
   void start() throws IOException {
-    this.responder = new HandshakeResponder(settings, ranks, counters);
+    this.responder = new HandshakeResponder(settings, ranks, counters, this::consumerRestarted);
     this.server =
         HandshakeChannel.forAddress(settings.handshakeAddress())
             .serve(settings.handshakeAddress(), settings.engineId(), responder);
@@ -216,14 +216,36 @@ final class Producer {
    * transport agent is forgotten.
    */
   void consumerGone(String engineId, String why) {
-    for (Map.Entry<String, Set<String>> e : renewers.entrySet()) {
-      if (e.getValue().equals(Set.of(engineId))) {
-        leases.revoke(e.getKey(), "consumer " + engineId + " is gone: " + why);
-      }
-    }
+    revokeLeasesOnlyKeptBy(engineId, "consumer " + engineId + " is gone: " + why);
     HandshakeResponder r = responder;
     if (r != null) {
       r.forgetConsumer(engineId);
+    }
+  }
+
+  /**
+   * Consumer {@code engineId} came back as a later start of itself: the leases only its earlier
+   * start confirmed or renewed are revoked at once (that process and its reads are gone), instead
+   * of being left to expire. Its new start has confirmed nothing yet: it confirms only after its
+   * handshake, whose answer this precedes.
+   */
+  private void consumerRestarted(String engineId, long oldIncarnation, long newIncarnation) {
+    revokeLeasesOnlyKeptBy(
+        engineId,
+        "consumer "
+            + engineId
+            + " restarted: incarnation "
+            + Long.toHexString(newIncarnation)
+            + " replaces "
+            + Long.toHexString(oldIncarnation));
+  }
+
+  /** Revokes every live lease whose only confirming or renewing consumer is {@code engineId}. */
+  private void revokeLeasesOnlyKeptBy(String engineId, String why) {
+    for (Map.Entry<String, Set<String>> e : renewers.entrySet()) {
+      if (e.getValue().equals(Set.of(engineId))) {
+        leases.revoke(e.getKey(), why);
+      }
     }
   }
 
