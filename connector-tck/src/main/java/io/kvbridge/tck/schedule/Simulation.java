@@ -35,7 +35,13 @@ import io.kvbridge.time.ManualClock;
 import io.kvbridge.time.MonotonicClock;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
+import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeAddress;
+import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
+import io.kvbridge.wire.MalformedMessageException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -50,6 +56,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
@@ -122,6 +129,9 @@ final class Simulation implements AutoCloseable {
   private int handshakesAnswered;
   private Duration slowHandshake; // how long P's answer to the next handshake takes, if armed
   private String restartToProve; // the last restart, until a forwarded request proved it
+  private Captured earlierProducer; // the start of P before the current one, as it answered
+  private Handshake.Request earlierDecoder; // the last handshake request of D's previous start
+  private final List<HandshakeChannel.Server> forgers = new ArrayList<>();
   private int nextRequest;
   private int requests;
   private int routed;
@@ -315,6 +325,7 @@ final class Simulation implements AutoCloseable {
 
   @Override
   public void close() {
+    forgers.forEach(HandshakeChannel.Server::close);
     producer.close();
     decoder.close();
     deadDecoders.forEach(DecoderEngine::close);
@@ -397,6 +408,10 @@ final class Simulation implements AutoCloseable {
       routeToAnotherPrompt(a.digestRewritten());
     } else if (op instanceof Op.CorruptHeldBlock) {
       corruptHeldBlock();
+    } else if (op instanceof Op.ForgeProducer f) {
+      forgeProducer(f.stale(), op.toString());
+    } else if (op instanceof Op.ReplayDecoderHandshake) {
+      replayDecoderHandshake(op.toString());
     } else {
       throw new IllegalArgumentException("unknown op " + op);
     }
@@ -476,6 +491,130 @@ final class Simulation implements AutoCloseable {
               decoder.acceptNeverToBeServed(id, routed, other);
             });
   }
+
+  /** See {@link Op.ForgeProducer}. */
+  private void forgeProducer(boolean stale, String op) {
+    if (!pairHandshaken()) {
+      return; // whoever answers first for an agent D does not know yet is trusted
+    }
+    String id = "r" + nextRequest++;
+    requests++;
+    boolean earlierStart = stale && earlierProducer != null;
+    Captured answer = earlierStart ? earlierProducer : producer.capture();
+    String engineId = earlierStart ? PRODUCER_ID : "impostor-" + nextRequest;
+    producer
+        .prefill(id, 1 + random.nextInt(3 * shape.producerBlockTokens()), false)
+        .ifPresent(
+            params -> {
+              routed++;
+              decoder.acceptNeverToBeServed(
+                  id,
+                  altered(
+                      params,
+                      "producer_engine_id",
+                      engineId,
+                      "producer_incarnation",
+                      HexFormat.of().toHexDigits(answer.incarnation()),
+                      "handshake_address",
+                      forger(engineId, answer)),
+                  Prompts.of(id, params.tokens()));
+              proveNext(op);
+            });
+  }
+
+  /** See {@link Op.ReplayDecoderHandshake}. */
+  private void replayDecoderHandshake(String op) {
+    Handshake.Request captured = earlierDecoder;
+    if (captured == null || !captured.consumerEngineId().equals(decoderId()) || !pairHandshaken()) {
+      return; // P may not know that a later start of D exists
+    }
+    HandshakeAddress address = HandshakeAddress.parse("local://" + PRODUCER_ID);
+    Handshake.Greeting[] greeting = new Handshake.Greeting[1];
+    Handshake.Response answer;
+    try {
+      byte[] frame =
+          HandshakeChannel.forAddress(address)
+              .exchange(
+                  address,
+                  greetingFrame -> {
+                    try {
+                      greeting[0] = Handshake.decodeGreeting(greetingFrame);
+                    } catch (MalformedMessageException e) {
+                      throw new IllegalStateException(e);
+                    }
+                    return Handshake.encode(captured, greeting[0], Optional.empty());
+                  },
+                  Duration.ofSeconds(5));
+      answer = Handshake.decodeResponse(frame, greeting[0], captured, Optional.empty());
+    } catch (IOException | MalformedMessageException e) {
+      throw new AssertionError("P did not answer a replayed handshake: " + e.getMessage(), e);
+    }
+    if (!(answer instanceof Handshake.Refused)) {
+      throw new AssertionError(
+          "P accepted the replayed handshake of incarnation "
+              + Long.toHexString(captured.consumerIncarnation())
+              + " of "
+              + captured.consumerEngineId()
+              + ", an earlier start than the live one");
+    }
+    proveNext(op);
+  }
+
+  /**
+   * Whether the current starts of P and D completed a handshake: D lists P's current incarnation
+   * among its peers (D learns it from P's answer, which P gives after it loaded D's agent).
+   */
+  private boolean pairHandshaken() {
+    long current = producer.connector.settings().incarnation();
+    return decoder.connector.status().consumer().orElseThrow().producers().stream()
+        .anyMatch(p -> p.engineId().equals(PRODUCER_ID) && p.incarnation() == current);
+  }
+
+  /** The next request the router forwards must be served, as after a restart. */
+  private void proveNext(String what) {
+    restartToProve = restartToProve == null ? what : restartToProve + " and " + what;
+  }
+
+  /**
+   * Answers every handshake at an address of its own as {@code engineId} with {@code answer}'s
+   * incarnation and ranks; stops when the simulation closes. Reads no engine's clock.
+   */
+  private String forger(String engineId, Captured answer) {
+    HandshakeAddress at = HandshakeAddress.parse("local://forged-" + UUID.randomUUID());
+    HandshakeChannel.Responder responder =
+        new HandshakeChannel.Responder() {
+          @Override
+          public byte[] greet() {
+            return Handshake.encode(Handshake.Greeting.fresh(false));
+          }
+
+          @Override
+          public byte[] answer(byte[] greetingFrame, byte[] requestFrame) {
+            try {
+              Handshake.Greeting greeting = Handshake.decodeGreeting(greetingFrame);
+              return Handshake.encode(
+                  new Handshake.Accepted(
+                      engineId, answer.incarnation(), clock.nanoTime(), answer.ranks()),
+                  greeting,
+                  Handshake.decodeRequest(requestFrame, greeting, Optional.empty()),
+                  Optional.empty());
+            } catch (MalformedMessageException e) {
+              throw new IllegalStateException(e);
+            }
+          }
+        };
+    try {
+      HandshakeChannel.Server server =
+          HandshakeChannel.forAddress(at).serve(at, engineId, responder);
+      forgers.add(server);
+      return server.address().toString();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** What a forger holds of a start of P: its incarnation and its ranks as its answer gave them. */
+  private record Captured(long incarnation, List<Handshake.Rank> ranks) {}
 
   private void corruptHeldBlock() {
     List<Held> held = new ArrayList<>(producer.held.values());
@@ -578,6 +717,7 @@ final class Simulation implements AutoCloseable {
    */
   private void restartProducer(boolean graceful) {
     ProducerEngine old = producer;
+    earlierProducer = old.capture();
     mustNotBeServed.addAll(old.held.keySet());
     if (!graceful) {
       old.agents.forEach(agent -> faults.kill(agent.agentName()));
@@ -589,6 +729,7 @@ final class Simulation implements AutoCloseable {
   /** D's process ends, gracefully or killed: its requests end with it, its memory is lost. */
   private void endDecoder(boolean graceful) {
     DecoderEngine old = decoder;
+    earlierDecoder = old.request();
     failed += old.pending.size() + old.asking.size();
     if (graceful) {
       closedWithDecoder.addAll(old.pending.keySet());
@@ -798,6 +939,22 @@ final class Simulation implements AutoCloseable {
       }
     }
 
+    /** This start as its handshake answer gives it: its incarnation, its ranks. */
+    Captured capture() {
+      List<Handshake.Rank> ranks = new ArrayList<>(agents.size());
+      for (int r = 0; r < agents.size(); r++) {
+        KvMemory memory = memories.get(r);
+        ranks.add(
+            new Handshake.Rank(
+                producerLayouts.get(r),
+                memory.address(),
+                memory.deviceId(),
+                memory.kind(),
+                agents.get(r).localMetadata()));
+      }
+      return new Captured(connector.settings().incarnation(), ranks);
+    }
+
     int blocksFor(int tokens) {
       return (tokens + shape.producerBlockTokens() - 1) / shape.producerBlockTokens();
     }
@@ -989,6 +1146,16 @@ final class Simulation implements AutoCloseable {
 
     void accept(String id, TransferParams params, int localTokens) {
       accept(id, params, Prompts.of(id, params.tokens()), localTokens);
+    }
+
+    /** The handshake request this start of D sends, as someone who captured it holds it. */
+    Handshake.Request request() {
+      return new Handshake.Request(
+          Handshake.randomNonce(),
+          connector.settings().engineId(),
+          connector.settings().incarnation(),
+          decoderLayouts,
+          agents.get(0).localMetadata());
     }
 
     /** Accepts parameters that do not belong to this request's prompt or blocks: never served. */
