@@ -409,7 +409,10 @@ final class HandshakeClient implements AutoCloseable {
       }
       peers.put(engineId, peer);
       byAgent.put(peer.agentName(), peer);
-      suspects.remove(engineId);
+      if (peer.address().equals(address)) {
+        // Only an answer from where the producer is known clears a suspicion of it.
+        suspects.remove(engineId);
+      }
     }
 
     LOG.log(
