@@ -42,6 +42,13 @@ public enum RejectedInput {
   HANDSHAKE_REFUSED,
   /** A handshake that did not prove the deployment's secret. */
   HANDSHAKE_UNAUTHENTICATED,
+  /**
+   * A handshake refused before anything was loaded because it would replace what this engine trusts
+   * of a live peer: it names the transport agent of another known peer, answers as a start of the
+   * peer older than the one known (stale metadata, a replayed handshake), or names other agents
+   * than the known start of the peer.
+   */
+  FORGED_PEER,
   /** A load refused because its producer already had as many loads as one producer may. */
   OVER_PRODUCER_LIMIT,
   /**

@@ -12,6 +12,7 @@ import io.kvbridge.wire.HandshakeChannel;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,10 +37,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * once; each handshake is bounded as a whole by {@code handshake.timeout}. A producer in this JVM
  * is handshaken inline.
  *
- * <p>Restarts: the handshake names the producer's incarnation. When it differs from the one known,
- * the old agent's transport metadata is invalidated before the new one is loaded, and the peer is
- * replaced everywhere; a producer that failed a read or stopped answering is marked suspect and
- * handshaken again before it is used again (same incarnation: its metadata stays loaded).
+ * <p>What it knows of a producer's agent is keyed by (producer engine id, incarnation, agent name).
+ * Before it loads anything of an answer it reads the agent name of every rank's metadata ({@link
+ * Transport#peerAgentName}) and refuses the answer ({@link RejectedInput#FORGED_PEER}) if a name
+ * belongs to another known producer or to this engine, if the incarnation is older than the one
+ * known (stale metadata), or if the known incarnation names other agents. The same incarnation with
+ * the same agents keeps what is loaded (and where it was found); a blob that differs is never
+ * loaded. A newer incarnation (the producer restarted under the same engine id) has the old agents'
+ * metadata invalidated before the new is loaded, and the peer is replaced everywhere. A refused
+ * answer changes nothing this engine uses to reach a live producer, and its producer is not listed
+ * among the peers. A producer that failed a read or stopped answering is marked suspect and
+ * handshaken again before it is used again.
  *
  * <p>Threads: {@link #resolve} and {@link #endRound} run under the connector's lock; handshakes run
  * on the pool's threads; the peer maps are concurrent.
@@ -60,6 +68,10 @@ final class HandshakeClient implements AutoCloseable {
   private final Map<String, Gone> gone = new ConcurrentHashMap<>();
   private final AtomicLong epoch = new AtomicLong();
   private final Map<PeerKey, CompletableFuture<ProducerPeer>> inFlight = new ConcurrentHashMap<>();
+  // Every producer agent loaded into this engine's transports, by name: whose it is and of which
+  // start. Guarded, with what is loaded and with the peer maps' changes, by books.
+  private final Map<String, LoadedAgent> loaded = new ConcurrentHashMap<>();
+  private final Object books = new Object();
   private final ThreadPoolExecutor threads;
 
   /** A client for this engine's {@code ranks}; it handshakes only once they are all registered. */
@@ -186,11 +198,14 @@ final class HandshakeClient implements AutoCloseable {
    * discovery service expired): its metadata is dropped and the loads tied to it fail.
    */
   void producerGone(String engineId, String why) {
-    ProducerPeer peer = peers.remove(engineId);
-    if (peer != null) {
-      forgetAgents(peer);
+    ProducerPeer peer;
+    synchronized (books) {
+      peer = peers.remove(engineId);
+      if (peer != null) {
+        forgetAgents(peer);
+      }
+      suspects.remove(engineId);
     }
-    suspects.remove(engineId);
     gone.put(engineId, new Gone(why, epoch.incrementAndGet()));
     // In a fleet every consumer hears of every producer that leaves; only one it knew matters.
     LOG.log(peer != null ? Level.WARNING : Level.DEBUG, "producer {0} is gone: {1}", engineId, why);
@@ -227,7 +242,7 @@ final class HandshakeClient implements AutoCloseable {
       try {
         return CompletableFuture.completedFuture(timedHandshake(channel, address, key));
       } catch (HandshakeFailedException e) {
-        counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
+        counters.rejected(e.kind(), e.getMessage());
         forgetIfSuspect(key, e.getMessage());
         return CompletableFuture.failedFuture(e);
       }
@@ -238,7 +253,7 @@ final class HandshakeClient implements AutoCloseable {
             try {
               return timedHandshake(channel, address, key);
             } catch (HandshakeFailedException e) {
-              counters.rejected(RejectedInput.HANDSHAKE_REFUSED, e.getMessage());
+              counters.rejected(e.kind(), e.getMessage());
               forgetIfSuspect(key, e.getMessage());
               throw new CompletionException(e);
             }
@@ -350,49 +365,46 @@ final class HandshakeClient implements AutoCloseable {
           "producer " + engineId + "'s KV cannot be loaded here: " + problem.get());
     }
     ClockOffset sample = ClockOffset.estimate(sent, accepted.clockSampleNanos(), receivedAt);
-    ProducerPeer old = peers.get(engineId);
-    List<ProducerPeer.Rank> peerRanks;
-    ClockSync clock;
-    if (old != null && old.incarnation() == accepted.producerIncarnation()) {
-      // Same process as before: its metadata is loaded already and its clock estimate stands.
-      peerRanks = old.ranks();
-      clock = old.clock();
-      clock.offer(sent, accepted.clockSampleNanos(), receivedAt);
-    } else {
-      if (old != null) {
-        // A restarted producer may keep its agent names; the transport takes new metadata for a
-        // known name only after the old is forgotten.
-        forgetAgents(old);
-        LOG.log(
-            Level.INFO,
-            "producer {0} restarted: incarnation {1} replaces {2}",
-            engineId,
-            Long.toHexString(accepted.producerIncarnation()),
-            Long.toHexString(old.incarnation()));
-      }
-      peerRanks = new ArrayList<>(accepted.ranks().size());
-      for (Handshake.Rank rank : accepted.ranks()) {
-        String agent = null;
-        try {
-          // Every rank of this engine may read from every rank of the producer.
-          for (Transport transport : ranks.transports()) {
-            agent = transport.loadRemoteMetadata(rank.metadata());
-          }
-        } catch (TransportException e) {
-          throw new HandshakeFailedException(
-              "producer " + engineId + " metadata rejected: " + e.getMessage());
+    List<String> names = agentNames(engineId, accepted);
+    ProducerPeer peer;
+    synchronized (books) {
+      ProducerPeer old = peers.get(engineId);
+      refuseForgery(engineId, address, accepted.producerIncarnation(), names, old);
+      if (old != null && old.incarnation() == accepted.producerIncarnation()) {
+        // Same process as before: what was loaded of it stays, whatever this answer's blobs say,
+        // and so does where it was first found; only an answer from there heals the clock
+        // estimate.
+        if (old.address().equals(address)) {
+          old.clock().offer(sent, accepted.clockSampleNanos(), receivedAt);
         }
-        peerRanks.add(
-            new ProducerPeer.Rank(
-                agent, rank.layout(), rank.regionAddress(), rank.deviceId(), rank.memoryKind()));
+        peer = old;
+      } else {
+        if (old != null) {
+          // A restarted producer may keep its agent names; the transport takes new metadata for a
+          // known name only after the old is forgotten.
+          forgetAgents(old);
+          LOG.log(
+              Level.INFO,
+              "producer {0} restarted: incarnation {1} replaces {2}",
+              engineId,
+              Long.toHexString(accepted.producerIncarnation()),
+              Long.toHexString(old.incarnation()));
+        }
+        peer =
+            new ProducerPeer(
+                engineId,
+                address,
+                accepted.producerIncarnation(),
+                load(engineId, accepted, names),
+                new ClockSync(sample, receivedAt));
       }
-      clock = new ClockSync(sample, receivedAt);
+      peers.put(engineId, peer);
+      byAgent.put(peer.agentName(), peer);
+      if (peer.address().equals(address)) {
+        // Only an answer from where the producer is known clears a suspicion of it.
+        suspects.remove(engineId);
+      }
     }
-    ProducerPeer peer =
-        new ProducerPeer(engineId, address, accepted.producerIncarnation(), peerRanks, clock);
-    peers.put(engineId, peer);
-    byAgent.put(peer.agentName(), peer);
-    suspects.remove(engineId);
 
     LOG.log(
         Level.INFO,
@@ -401,15 +413,140 @@ final class HandshakeClient implements AutoCloseable {
         address,
         peer.agentName(),
         Long.toHexString(peer.incarnation()),
-        clock.current().offsetNanos(),
-        clock.current().uncertaintyNanos());
+        peer.clock().current().offsetNanos(),
+        peer.clock().current().uncertaintyNanos());
     return peer;
   }
 
-  /** Drops every agent of {@code peer} from every rank's transport. */
+  /**
+   * The agent name each rank's metadata names, by rank, read without loading anything.
+   *
+   * @throws HandshakeFailedException if a blob is malformed
+   */
+  private List<String> agentNames(String engineId, Handshake.Accepted accepted)
+      throws HandshakeFailedException {
+    List<String> names = new ArrayList<>(accepted.ranks().size());
+    for (Handshake.Rank rank : accepted.ranks()) {
+      try {
+        names.add(ranks.lead().peerAgentName(rank.metadata()));
+      } catch (TransportException e) {
+        throw new HandshakeFailedException(
+            "producer " + engineId + " metadata rejected: " + e.getMessage());
+      }
+    }
+    return names;
+  }
+
+  /**
+   * Refuses an answer that would have this consumer load metadata it must not: agents of another
+   * known producer (or of this engine), a start of the producer older than the one known (stale
+   * metadata, say an answer captured before it restarted), or other agents for the start known.
+   * Called under {@link #books}, before anything is loaded.
+   */
+  private void refuseForgery(
+      String engineId, String address, long incarnation, List<String> names, ProducerPeer old)
+      throws HandshakeFailedException {
+    String from = "producer " + engineId + " at " + address + " (incarnation ";
+    Set<String> seen = new HashSet<>();
+    for (String name : names) {
+      if (!seen.add(name)) {
+        throw forged(from + Long.toHexString(incarnation) + ") names agent " + name + " twice");
+      }
+      if (ranks.transports().stream().anyMatch(t -> t.agentName().equals(name))) {
+        throw forged(
+            from
+                + Long.toHexString(incarnation)
+                + ") names agent "
+                + name
+                + ", one of this engine's");
+      }
+      LoadedAgent owner = loaded.get(name);
+      if (owner != null && !owner.engineId().equals(engineId)) {
+        throw forged(
+            from
+                + Long.toHexString(incarnation)
+                + ") names agent "
+                + name
+                + ", which belongs to producer "
+                + owner.engineId()
+                + " (incarnation "
+                + Long.toHexString(owner.incarnation())
+                + ")");
+      }
+    }
+    if (old == null) {
+      return;
+    }
+    if (ConnectorSettings.isLaterIncarnation(old.incarnation(), incarnation)) {
+      throw forged(
+          from
+              + Long.toHexString(incarnation)
+              + ") answers as a start older than the known incarnation "
+              + Long.toHexString(old.incarnation())
+              + ": stale metadata");
+    }
+    List<String> known = old.ranks().stream().map(ProducerPeer.Rank::agentName).toList();
+    if (old.incarnation() == incarnation && !known.equals(names)) {
+      throw forged(
+          from
+              + Long.toHexString(incarnation)
+              + ") names agents "
+              + names
+              + ", but that incarnation's agents are "
+              + known);
+    }
+  }
+
+  /** A handshake refused as forged: counted as such, not as an ordinary refusal. */
+  private static HandshakeFailedException forged(String what) {
+    return new HandshakeFailedException(
+        RejectedInput.FORGED_PEER, "handshake refused as forged: " + what);
+  }
+
+  /**
+   * Loads every rank's metadata into every rank's transport and records whose agents they are.
+   * Called under {@link #books}.
+   */
+  private List<ProducerPeer.Rank> load(
+      String engineId, Handshake.Accepted accepted, List<String> names)
+      throws HandshakeFailedException {
+    List<ProducerPeer.Rank> peerRanks = new ArrayList<>(accepted.ranks().size());
+    for (int r = 0; r < accepted.ranks().size(); r++) {
+      Handshake.Rank rank = accepted.ranks().get(r);
+      String agent = names.get(r);
+      try {
+        // Every rank of this engine may read from every rank of the producer.
+        for (Transport transport : ranks.transports()) {
+          String named = transport.loadRemoteMetadata(rank.metadata());
+          if (!named.equals(agent)) {
+            throw new TransportException(
+                "the blob of rank " + r + " named agent " + agent + " but loaded as " + named);
+          }
+        }
+      } catch (TransportException e) {
+        for (int loadedRank = 0; loadedRank <= r; loadedRank++) {
+          for (Transport transport : ranks.transports()) {
+            transport.invalidateRemote(names.get(loadedRank));
+          }
+        }
+        throw new HandshakeFailedException(
+            "producer " + engineId + " metadata rejected: " + e.getMessage());
+      }
+      peerRanks.add(
+          new ProducerPeer.Rank(
+              agent, rank.layout(), rank.regionAddress(), rank.deviceId(), rank.memoryKind()));
+    }
+    for (String name : names) {
+      loaded.put(name, new LoadedAgent(engineId, accepted.producerIncarnation(), name));
+    }
+    return peerRanks;
+  }
+
+  /** Drops every agent of {@code peer} from every rank's transport. Called under {@link #books}. */
   private void forgetAgents(ProducerPeer peer) {
     byAgent.remove(peer.agentName(), peer);
     for (ProducerPeer.Rank rank : peer.ranks()) {
+      loaded.remove(rank.agentName());
       for (Transport transport : ranks.transports()) {
         transport.invalidateRemote(rank.agentName());
       }
@@ -418,14 +555,29 @@ final class HandshakeClient implements AutoCloseable {
 
   private record PeerKey(String engineId, String address) {}
 
+  /** A producer's agent whose metadata every rank's transport loaded. */
+  private record LoadedAgent(String engineId, long incarnation, String agentName) {}
+
   private record Gone(String reason, long epoch) {}
 
   /** A handshake that did not produce a usable peer. */
   static final class HandshakeFailedException extends Exception {
     private static final long serialVersionUID = 1L;
 
+    private final RejectedInput kind;
+
     HandshakeFailedException(String message) {
+      this(RejectedInput.HANDSHAKE_REFUSED, message);
+    }
+
+    HandshakeFailedException(RejectedInput kind, String message) {
       super(message);
+      this.kind = kind;
+    }
+
+    /** What the refusal is counted as. */
+    RejectedInput kind() {
+      return kind;
     }
   }
 }

@@ -24,9 +24,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * consumer's transport metadata, and answers with P's own. Remembers which transport agent speaks
  * for which consumer, so notifications are attributed to the consumer that authenticated.
  *
- * <p>A consumer that comes back with a new incarnation (it restarted under the same engine id) has
- * its old agent's metadata invalidated before the new one is loaded; one that handshakes again with
- * the same incarnation keeps the metadata already loaded.
+ * <p>Before it loads a consumer's metadata it reads the agent name the blob names ({@link
+ * Transport#peerAgentName}) and refuses ({@link RejectedInput#FORGED_PEER}) a request whose agent
+ * belongs to another known consumer (or to this producer), one of an incarnation older than the
+ * consumer's known one (a replayed handshake of an earlier start), and one naming another agent for
+ * the known incarnation; nothing known changes then. A consumer that handshakes again with the same
+ * incarnation keeps the metadata and layouts already loaded. One that comes back with a later
+ * incarnation (it restarted under the same engine id) has its old agent's metadata invalidated
+ * before the new one is loaded, and {@link Restarts} ends the old start's leases.
  *
  * <p>Threads: {@link #open} runs on the channel's I/O thread, the decision on its workers; state is
  * in concurrent maps, and one consumer's handshakes are serialized.
@@ -40,11 +45,16 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
   private final Transport transport;
   private final ConnectorCounters counters;
   private final ProducerHandshake conversations;
+  private final Restarts restarts;
   private final Map<String, String> consumersByAgent = new ConcurrentHashMap<>();
   private final Map<String, KnownConsumer> consumers = new ConcurrentHashMap<>();
 
-  /** Answers for {@code ranks}, which must all have their KV cache registered. */
-  HandshakeResponder(ConnectorSettings settings, Ranks ranks, ConnectorCounters counters) {
+  /**
+   * Answers for {@code ranks}, which must all have their KV cache registered; tells {@code
+   * restarts} of every consumer that comes back as a later start.
+   */
+  HandshakeResponder(
+      ConnectorSettings settings, Ranks ranks, ConnectorCounters counters, Restarts restarts) {
     this.settings = settings;
     this.ranks = ranks;
     this.transport = ranks.lead();
@@ -66,6 +76,7 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
                 LOG.log(Level.WARNING, "handshake refused: {0}", why);
               }
             });
+    this.restarts = restarts;
   }
 
   @Override
@@ -87,9 +98,10 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
               + " vs this producer: "
               + problem.get());
     }
-    Optional<String> agent = load(request);
-    if (agent.isEmpty()) {
-      return refusedWith("consumer metadata of " + request.consumerEngineId() + " rejected");
+    try {
+      load(request);
+    } catch (Refusal refusal) {
+      return refusedWith(refusal.kind, refusal.getMessage());
     }
     List<Handshake.Rank> mine = new ArrayList<>(ranks.count());
     for (int r = 0; r < ranks.count(); r++) {
@@ -158,16 +170,56 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
     return Set.copyOf(consumersByAgent.values());
   }
 
-  private Optional<String> load(Handshake.Request request) {
+  /**
+   * Loads the consumer's lead metadata, or keeps what is loaded of the same start of it.
+   *
+   * @return the consumer's agent
+   * @throws Refusal if the request must not change what this producer knows of its consumers
+   */
+  private String load(Handshake.Request request) throws Refusal {
     String consumer = request.consumerEngineId();
-    KnownConsumer fresh = new KnownConsumer(request.consumerIncarnation());
+    long incarnation = request.consumerIncarnation();
+    String agent;
+    try {
+      agent = transport.peerAgentName(request.consumerMetadata());
+    } catch (TransportException e) {
+      LOG.log(Level.WARNING, "metadata of consumer {0} rejected: {1}", consumer, e.getMessage());
+      throw new Refusal(
+          RejectedInput.HANDSHAKE_REFUSED, "consumer metadata of " + consumer + " rejected");
+    }
+    String from = "consumer " + consumer + " (incarnation " + Long.toHexString(incarnation) + ")";
+    if (ranks.transports().stream().anyMatch(t -> t.agentName().equals(agent))) {
+      throw forged(from + " names agent " + agent + ", one of this producer's");
+    }
+    String owner = consumersByAgent.get(agent);
+    if (owner != null && !owner.equals(consumer)) {
+      throw forged(from + " names agent " + agent + ", which belongs to consumer " + owner);
+    }
+    KnownConsumer fresh = new KnownConsumer(incarnation);
     KnownConsumer known = consumers.putIfAbsent(consumer, fresh);
     KnownConsumer entry = known == null ? fresh : known;
     synchronized (entry) {
-      if (entry.agent != null && entry.incarnation == request.consumerIncarnation()) {
-        entry.layouts = request.consumerRanks();
-        return Optional.of(entry.agent);
+      if (ConnectorSettings.isLaterIncarnation(entry.incarnation, incarnation)) {
+        throw forged(
+            from
+                + " is older than its known incarnation "
+                + Long.toHexString(entry.incarnation)
+                + ": a replayed handshake of an earlier start");
       }
+      if (entry.agent != null && entry.incarnation == incarnation) {
+        if (!entry.agent.equals(agent)) {
+          throw forged(
+              from + " names agent " + agent + ", but that start's agent is " + entry.agent);
+        }
+        // The same start of the consumer: its metadata and its layouts are loaded already.
+        return entry.agent;
+      }
+      owner = consumersByAgent.get(agent);
+      if (owner != null && !owner.equals(consumer)) {
+        throw forged(from + " names agent " + agent + ", which belongs to consumer " + owner);
+      }
+      long replaced = entry.incarnation;
+      boolean restarted = entry.incarnation != incarnation;
       if (entry.agent != null) {
         transport.invalidateRemote(entry.agent);
         consumersByAgent.remove(entry.agent, consumer);
@@ -175,7 +227,7 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
             Level.INFO,
             "consumer {0} restarted: incarnation {1} replaces {2}",
             consumer,
-            Long.toHexString(request.consumerIncarnation()),
+            Long.toHexString(incarnation),
             Long.toHexString(entry.incarnation));
       }
       try {
@@ -183,19 +235,53 @@ final class HandshakeResponder implements HandshakeChannel.Responder {
       } catch (TransportException e) {
         entry.agent = null;
         LOG.log(Level.WARNING, "metadata of consumer {0} rejected: {1}", consumer, e.getMessage());
-        return Optional.empty();
+        throw new Refusal(
+            RejectedInput.HANDSHAKE_REFUSED, "consumer metadata of " + consumer + " rejected");
       }
-      entry.incarnation = request.consumerIncarnation();
+      entry.incarnation = incarnation;
       entry.layouts = request.consumerRanks();
       consumersByAgent.put(entry.agent, consumer);
-      return Optional.of(entry.agent);
+      if (restarted) {
+        restarts.restarted(consumer, replaced, incarnation);
+      }
+      return entry.agent;
     }
   }
 
+  private static Refusal forged(String what) {
+    return new Refusal(RejectedInput.FORGED_PEER, "handshake refused as forged: " + what);
+  }
+
   private Handshake.Refused refusedWith(String reason) {
-    counters.rejected(RejectedInput.HANDSHAKE_REFUSED, reason);
+    return refusedWith(RejectedInput.HANDSHAKE_REFUSED, reason);
+  }
+
+  private Handshake.Refused refusedWith(RejectedInput kind, String reason) {
+    counters.rejected(kind, reason);
     LOG.log(Level.WARNING, "handshake refused: {0}", reason);
     return new Handshake.Refused(reason);
+  }
+
+  /** Hears of a consumer that came back as a later start of itself. */
+  @FunctionalInterface
+  interface Restarts {
+    /**
+     * Consumer {@code engineId}'s start {@code oldIncarnation} is over: {@code newIncarnation}
+     * handshook and its agent replaced the old one's. Called on the handshake server's thread.
+     */
+    void restarted(String engineId, long oldIncarnation, long newIncarnation);
+  }
+
+  /** Why a request is refused, and what the refusal is counted as. */
+  private static final class Refusal extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    private final RejectedInput kind;
+
+    Refusal(RejectedInput kind, String reason) {
+      super(reason, null, false, false);
+      this.kind = kind;
+    }
   }
 
   /** A consumer's incarnation and the agent it loaded; guarded by its own monitor. */

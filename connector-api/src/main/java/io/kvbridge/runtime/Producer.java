@@ -57,6 +57,8 @@ final class Producer {
   private final ConnectorCounters counters;
   private final LeaseTable leases;
   private final ConcurrentLinkedQueue<String> ended = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<RestartedConsumer> restartedConsumers =
+      new ConcurrentLinkedQueue<>();
   // Per live lease, the consumers that confirmed or renewed it: a lease whose only renewer is gone
   // can be revoked before it would expire.
   private final Map<String, Set<String>> renewers = new ConcurrentHashMap<>();
@@ -76,7 +78,7 @@ final class Producer {
 
   /** Starts answering handshakes, once every rank registered its KV cache. */
   void start() throws IOException {
-    this.responder = new HandshakeResponder(settings, ranks, counters);
+    this.responder = new HandshakeResponder(settings, ranks, counters, this::consumerRestarted);
     this.server =
         HandshakeChannel.forAddress(settings.handshakeAddress())
             .serve(settings.handshakeAddress(), settings.engineId(), responder);
@@ -221,18 +223,68 @@ final class Producer {
    * transport agent is forgotten.
    */
   void consumerGone(String engineId, String why) {
-    for (Map.Entry<String, Set<String>> e : renewers.entrySet()) {
-      if (e.getValue().equals(Set.of(engineId))) {
-        leases.revoke(e.getKey(), "consumer " + engineId + " is gone: " + why);
-      }
-    }
+    revokeLeasesOnlyKeptBy(engineId, "consumer " + engineId + " is gone: " + why);
     HandshakeResponder r = responder;
     if (r != null) {
       r.forgetConsumer(engineId);
     }
   }
 
+  /**
+   * Consumer {@code engineId} came back as a later start of itself: the leases only its earlier
+   * start confirmed or renewed (every lease only that engine id kept alive now, before its later
+   * start confirms anything) are revoked at P's next step or sweep, instead of being left to
+   * expire: that process and its reads are gone. Called on the handshake server's thread, which
+   * leaves the lease table to the engine's.
+   */
+  private void consumerRestarted(String engineId, long oldIncarnation, long newIncarnation) {
+    List<String> leasesOfTheEarlierStart = leasesOnlyKeptBy(engineId);
+    if (leasesOfTheEarlierStart.isEmpty()) {
+      return;
+    }
+    restartedConsumers.add(
+        new RestartedConsumer(
+            leasesOfTheEarlierStart,
+            "consumer "
+                + engineId
+                + " restarted: incarnation "
+                + Long.toHexString(newIncarnation)
+                + " replaces "
+                + Long.toHexString(oldIncarnation)));
+  }
+
+  /** Revokes the leases of the consumers' earlier starts that handshakes replaced. */
+  private void revokeLeasesOfRestartedConsumers() {
+    for (RestartedConsumer r = restartedConsumers.poll();
+        r != null;
+        r = restartedConsumers.poll()) {
+      for (String requestId : r.leases()) {
+        leases.revoke(requestId, r.why());
+      }
+    }
+  }
+
+  /** The leases of a consumer's earlier start, to revoke, and why. */
+  private record RestartedConsumer(List<String> leases, String why) {}
+
+  /** Revokes every live lease whose only confirming or renewing consumer is {@code engineId}. */
+  private void revokeLeasesOnlyKeptBy(String engineId, String why) {
+    leasesOnlyKeptBy(engineId).forEach(requestId -> leases.revoke(requestId, why));
+  }
+
+  /** The live leases whose only confirming or renewing consumer is {@code engineId}. */
+  private List<String> leasesOnlyKeptBy(String engineId) {
+    List<String> kept = new ArrayList<>();
+    for (Map.Entry<String, Set<String>> e : renewers.entrySet()) {
+      if (e.getValue().equals(Set.of(engineId))) {
+        kept.add(e.getKey());
+      }
+    }
+    return kept;
+  }
+
   void expire() {
+    revokeLeasesOfRestartedConsumers();
     leases.expire();
   }
 

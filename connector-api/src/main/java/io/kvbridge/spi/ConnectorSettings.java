@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Everything a provider needs to create a connector for one engine. Every value is checked here,
@@ -46,8 +47,8 @@ import java.util.Optional;
  *     ({@code consumer.max-loads-per-producer})
  * @param handshakeSecret the deployment's shared secret: when present, both ends of every handshake
  *     prove they know it before anything else is exchanged; never logged ({@code handshake.secret})
- * @param incarnation drawn afresh at every start of the engine, so peers tell a restarted engine
- *     from its former self
+ * @param incarnation drawn afresh at every start of the engine ({@link #drawIncarnation()}), so
+ *     peers tell a restarted engine from its former self, and its later starts from earlier ones
  * @param peerDirectory where a consumer finds a producer's handshake address when transfer
  *     parameters omit it
  * @param clock the monotonic clock leases and timeouts use
@@ -138,6 +139,43 @@ public record ConnectorSettings(
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
+  // The last incarnation drawn in this JVM: two starts of one engine id within one millisecond (a
+  // test's restart) still draw in order.
+  private static final AtomicLong LAST_INCARNATION = new AtomicLong();
+
+  /**
+   * A new incarnation for a start of an engine now: the wall clock's epoch milliseconds shifted
+   * left by 16 bits, the low 16 bits random, as an unsigned 64-bit value. A later start of a node
+   * draws a greater one (compared unsigned), as long as the node's wall clock did not step back by
+   * more than the time it was down; within one JVM every draw is greater than the one before.
+   */
+  public static long drawIncarnation() {
+    long drawn = incarnation(System.currentTimeMillis(), RANDOM.nextInt(1 << 16));
+    return LAST_INCARNATION.accumulateAndGet(
+        drawn, (last, next) -> Long.compareUnsigned(next, last) > 0 ? next : last + 1);
+  }
+
+  /**
+   * The incarnation drawn at {@code epochMillis} with {@code randomBits} (their low 16 bits).
+   *
+   * @throws IllegalArgumentException if {@code epochMillis} is negative or does not fit 48 bits
+   */
+  public static long incarnation(long epochMillis, int randomBits) {
+    if (epochMillis < 0 || epochMillis >= 1L << 48) {
+      throw new IllegalArgumentException(
+          "epoch milliseconds " + epochMillis + " do not fit an incarnation's 48 bits");
+    }
+    return (epochMillis << 16) | (randomBits & 0xFFFF);
+  }
+
+  /**
+   * Whether incarnation {@code candidate} is of a later start than {@code known}: their unsigned
+   * order.
+   */
+  public static boolean isLaterIncarnation(long candidate, long known) {
+    return Long.compareUnsigned(candidate, known) > 0;
+  }
+
   /** Starts a builder with the defaults for {@code engineId}. */
   public static Builder builder(String type, String engineId) {
     return new Builder(type, engineId);
@@ -209,7 +247,7 @@ public record ConnectorSettings(
     private int acksRequired = 1;
     private int maxLoadsPerProducer = 1024;
     private Optional<HandshakeSecret> handshakeSecret = Optional.empty();
-    private long incarnation = RANDOM.nextLong();
+    private long incarnation = drawIncarnation();
     private PeerDirectory peerDirectory = PeerDirectory.NONE;
     private MonotonicClock clock = MonotonicClock.SYSTEM;
     private ConnectorObserver observer = ConnectorObserver.NONE;
@@ -327,7 +365,9 @@ public record ConnectorSettings(
       return handshakeSecret(HandshakeSecret.of(text));
     }
 
-    /** Sets the incarnation (a random one is drawn otherwise: set it only in tests). */
+    /**
+     * Sets the incarnation ({@link #drawIncarnation()} draws one otherwise: set it only in tests).
+     */
     public Builder incarnation(long value) {
       this.incarnation = value;
       return this;

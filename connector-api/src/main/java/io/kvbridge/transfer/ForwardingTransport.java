@@ -62,6 +62,11 @@ public abstract class ForwardingTransport implements Transport {
   }
 
   @Override
+  public String peerAgentName(byte[] metadata) {
+    return delegate.peerAgentName(metadata);
+  }
+
+  @Override
   public void invalidateRemote(String agentName) {
     delegate.invalidateRemote(agentName);
   }

@@ -71,6 +71,16 @@ public interface Transport extends AutoCloseable {
   String loadRemoteMetadata(byte[] metadata);
 
   /**
+   * The agent name a peer's metadata blob names, read without loading it: the name {@link
+   * #loadRemoteMetadata} would return for the blob. Nothing this transport knows changes, so a
+   * caller can check whose blob it holds (say, that it does not name a peer it already trusts under
+   * another identity) before it loads anything.
+   *
+   * @throws TransportException if the blob is malformed
+   */
+  String peerAgentName(byte[] metadata);
+
+  /**
    * Forgets a peer: later transfers and notifications to it fail, and the lists prepared of its
    * memory are no longer usable. Unknown names are ignored.
    */

@@ -21,6 +21,16 @@ public final class ProducerHandshake implements HandshakeChannel.Responder {
 
   /** Hears of the frames refused before a decision. */
   public interface Listener {
+    /** A listener that counts nothing, for a producer whose refusals nobody watches. */
+    Listener NONE =
+        new Listener() {
+          @Override
+          public void unauthenticated(String why) {}
+
+          @Override
+          public void malformed(String why) {}
+        };
+
     /** A request that did not prove the deployment's secret; {@code why} says how. */
     void unauthenticated(String why);
 

@@ -19,6 +19,7 @@ import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.ProducerHandshake;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -49,10 +50,12 @@ class HandshakeClientTest {
           settings("c", 0x22, now::get), ranks(consumerTransport), new ConnectorCounters(observer));
   private final String address = freshLocalAddress();
   private HandshakeChannel.Server server;
+  private final List<HandshakeChannel.Server> forgers = new ArrayList<>();
 
   @AfterEach
   void close() {
     client.close();
+    forgers.forEach(HandshakeChannel.Server::close);
     if (server != null) {
       server.close();
     }
@@ -307,13 +310,7 @@ class HandshakeClientTest {
                         List.of(
                             new Handshake.Rank(
                                 other, 4096, 0, MemoryKind.DRAM, "p-agent".getBytes(UTF_8)))),
-                new ProducerHandshake.Listener() {
-                  @Override
-                  public void unauthenticated(String why) {}
-
-                  @Override
-                  public void malformed(String why) {}
-                }));
+                ProducerHandshake.Listener.NONE));
 
     assertThat(client.resolve("p", address, INCARNATION))
         .isEqualTo(
@@ -342,6 +339,108 @@ class HandshakeClientTest {
       assertThat(observer.events)
           .containsExactly("rejected HANDSHAKE_REFUSED: " + reason, "failed q in 0: " + reason);
     }
+  }
+
+  @Test
+  void anAnswerNamingAnotherKnownProducersAgentIsRefusedAsForgedBeforeAnythingIsLoaded() {
+    startProducer(INCARNATION);
+    ProducerPeer real = ((Resolution.Ready) client.resolve("p", address, INCARNATION)).peer();
+    String elsewhere = forgerAt("evil", 7, "p-agent");
+
+    Resolution forged = client.resolve("evil", elsewhere, 7);
+
+    assertThat(forged)
+        .isInstanceOfSatisfying(
+            Resolution.Failed.class,
+            f ->
+                assertThat(f.reason())
+                    .startsWith("handshake refused as forged: producer evil at " + elsewhere)
+                    .contains("names agent p-agent, which belongs to producer p"));
+    assertThat(observer.events).anyMatch(e -> e.startsWith("rejected FORGED_PEER: "));
+    assertThat(observer.events).anyMatch(e -> e.startsWith("failed evil in "));
+    assertThat(consumerTransport.events).containsExactly("load p-agent");
+    assertThat(client.peers()).containsOnlyKeys("p");
+    assertThat(client.byAgent("p-agent")).contains(real);
+    assertThat(client.resolve("p", address, INCARNATION)).isEqualTo(new Resolution.Ready(real));
+  }
+
+  @Test
+  void anAnswerOfAnEarlierStartThanTheKnownOneIsRefusedAsStale() {
+    startProducer(INCARNATION + 1);
+    ProducerPeer real = ((Resolution.Ready) client.resolve("p", address, INCARNATION + 1)).peer();
+    String elsewhere = forgerAt("p", INCARNATION, "p-agent");
+
+    Resolution forged = client.resolve("p", elsewhere, INCARNATION);
+
+    assertThat(forged)
+        .isInstanceOfSatisfying(
+            Resolution.Failed.class,
+            f ->
+                assertThat(f.reason())
+                    .contains("older than the known incarnation 12: stale metadata"));
+    assertThat(consumerTransport.events).containsExactly("load p-agent");
+    assertThat(client.current("p")).contains(real);
+  }
+
+  @Test
+  void theKnownStartOfAProducerNamingOtherAgentsIsRefusedAsForged() {
+    startProducer(INCARNATION);
+    ProducerPeer real = ((Resolution.Ready) client.resolve("p", address, INCARNATION)).peer();
+    String elsewhere = forgerAt("p", INCARNATION, "q-agent");
+
+    Resolution forged = client.resolve("p", elsewhere, INCARNATION);
+
+    assertThat(forged)
+        .isInstanceOfSatisfying(
+            Resolution.Failed.class,
+            f ->
+                assertThat(f.reason())
+                    .contains(
+                        "names agents [q-agent], but that incarnation's agents are"
+                            + " [p-agent]"));
+    assertThat(consumerTransport.events).containsExactly("load p-agent");
+    assertThat(client.current("p")).contains(real);
+  }
+
+  @Test
+  void theKnownStartOfAProducerAnsweringWithOtherBlobsKeepsWhatIsLoadedAndWhereItWasFound() {
+    startProducer(INCARNATION);
+    ProducerPeer real = ((Resolution.Ready) client.resolve("p", address, INCARNATION)).peer();
+    String elsewhere = forgerAt("p", INCARNATION, "p-agent");
+
+    Resolution again = client.resolve("p", elsewhere, INCARNATION);
+
+    assertThat(again).isEqualTo(new Resolution.Ready(real));
+    assertThat(consumerTransport.events).containsExactly("load p-agent");
+    assertThat(client.current("p").orElseThrow().address()).isEqualTo(address);
+    assertThat(client.current("p").orElseThrow().ranks().get(0).regionAddress())
+        .isEqualTo(real.ranks().get(0).regionAddress());
+  }
+
+  /**
+   * A producer that answers as {@code engineId}, incarnation {@code incarnation}, with one rank of
+   * {@link #LAYOUT} at another region than the stub producer's, whose metadata names {@code agent}.
+   */
+  private static HandshakeChannel.Responder forger(
+      String engineId, long incarnation, String agent) {
+    return new ProducerHandshake(
+        Optional.empty(),
+        request ->
+            new Handshake.Accepted(
+                engineId,
+                incarnation,
+                0,
+                List.of(
+                    new Handshake.Rank(
+                        LAYOUT, 1 << 20, 0, MemoryKind.DRAM, agent.getBytes(UTF_8)))),
+        ProducerHandshake.Listener.NONE);
+  }
+
+  /** Serves {@link #forger} at a fresh address, until the test ends; returns the address. */
+  private String forgerAt(String engineId, long incarnation, String agent) {
+    String at = freshLocalAddress();
+    forgers.add(serve(at, engineId, forger(engineId, incarnation, agent)));
+    return at;
   }
 
   private void startProducer(long incarnation) {

@@ -57,13 +57,15 @@ final class HandshakeFixture {
 
   /**
    * A producer of one rank with {@code layout} over a stub transport whose agent is the engine id
-   * and {@code -agent}, answering handshakes as {@code settings} say; it counts nothing.
+   * and {@code -agent}, answering handshakes as {@code settings} say; it counts nothing and ends no
+   * lease when a consumer restarts.
    */
   static HandshakeResponder stubProducer(ConnectorSettings settings, KvLayout layout) {
     return new HandshakeResponder(
         settings,
         ranks(new StubTransport(settings.engineId() + "-agent"), layout),
-        new ConnectorCounters(ConnectorObserver.NONE));
+        new ConnectorCounters(ConnectorObserver.NONE),
+        (engineId, oldIncarnation, newIncarnation) -> {});
   }
 
   /** Serves {@code responder} at {@code address}; close the result to stop answering. */

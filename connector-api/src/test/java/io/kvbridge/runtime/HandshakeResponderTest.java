@@ -12,6 +12,7 @@ import io.kvbridge.runtime.HandshakeFixture.RecordingObserver;
 import io.kvbridge.wire.HandshakeChannel;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -21,11 +22,13 @@ class HandshakeResponderTest {
 
   private final RecordingObserver observer = new RecordingObserver();
   private final StubTransport producerTransport = new StubTransport("p-agent");
+  private final List<String> restarts = new CopyOnWriteArrayList<>();
   private final HandshakeResponder responder =
       new HandshakeResponder(
           settings("p", PRODUCER_INCARNATION, () -> 0),
           ranks(producerTransport),
-          new ConnectorCounters(observer));
+          new ConnectorCounters(observer),
+          (engineId, from, to) -> restarts.add(engineId + " " + from + " -> " + to));
   private final String address = freshLocalAddress();
   private final HandshakeChannel.Server server = serve(address, "p", responder);
   private final List<HandshakeClient> clients = new ArrayList<>();
@@ -116,11 +119,74 @@ class HandshakeResponderTest {
     assertThat(responder.consumers()).isEmpty();
   }
 
+  @Test
+  void aRestartedConsumerIsReportedOnceSoItsEarlierStartsLeasesEnd() {
+    handshake(consumer("c1", 1));
+    handshake(consumer("c1", 2));
+    handshake(consumer("c1", 2));
+
+    assertThat(restarts).containsExactly("c1 1 -> 2");
+  }
+
+  @Test
+  void aReplayedRequestOfAnEarlierStartIsRefusedAsForgedAndTheLiveAgentStays() {
+    handshake(consumer("c1", 2));
+
+    Resolution replay = consumer("c1", 1).resolve("p", address, PRODUCER_INCARNATION);
+
+    assertThat(replay)
+        .isInstanceOfSatisfying(
+            Resolution.Failed.class,
+            f ->
+                assertThat(f.reason())
+                    .contains("handshake refused as forged")
+                    .contains("older than its known incarnation 2"));
+    assertThat(observer.events)
+        .singleElement()
+        .asString()
+        .startsWith("rejected FORGED_PEER: handshake refused as forged: consumer c1");
+    assertThat(responder.consumerOf("c1-agent")).contains("c1");
+    assertThat(producerTransport.events).containsExactly("load c1-agent");
+    assertThat(restarts).isEmpty();
+  }
+
+  @Test
+  void aRequestNamingAnotherConsumersAgentIsRefusedAsForged() {
+    handshake(consumer("c1", 1));
+
+    Resolution impostor = consumer("c2", 5, "c1-agent").resolve("p", address, PRODUCER_INCARNATION);
+
+    assertThat(impostor)
+        .isInstanceOfSatisfying(
+            Resolution.Failed.class,
+            f -> assertThat(f.reason()).contains("which belongs to consumer c1"));
+    assertThat(responder.consumers()).containsExactly("c1");
+    assertThat(responder.consumerOf("c1-agent")).contains("c1");
+    assertThat(producerTransport.events).containsExactly("load c1-agent");
+  }
+
+  @Test
+  void theKnownStartOfAConsumerNamingAnotherAgentIsRefusedAsForged() {
+    handshake(consumer("c1", 1));
+
+    Resolution other = consumer("c1", 1, "x-agent").resolve("p", address, PRODUCER_INCARNATION);
+
+    assertThat(other)
+        .isInstanceOfSatisfying(
+            Resolution.Failed.class,
+            f -> assertThat(f.reason()).contains("but that start's agent is c1-agent"));
+    assertThat(producerTransport.events).containsExactly("load c1-agent");
+  }
+
   private HandshakeClient consumer(String engineId, long incarnation) {
+    return consumer(engineId, incarnation, engineId + "-agent");
+  }
+
+  private HandshakeClient consumer(String engineId, long incarnation, String agent) {
     HandshakeClient client =
         new HandshakeClient(
             settings(engineId, incarnation, () -> 0),
-            ranks(new StubTransport(engineId + "-agent")),
+            ranks(new StubTransport(agent)),
             new ConnectorCounters(ConnectorObserver.NONE));
     clients.add(client);
     return client;

@@ -159,6 +159,14 @@ final class StubTransport implements Transport {
   }
 
   @Override
+  public String peerAgentName(byte[] metadata) {
+    if (rejectMetadata) {
+      throw new TransportException("metadata does not parse");
+    }
+    return new String(metadata, StandardCharsets.UTF_8);
+  }
+
+  @Override
   public void invalidateRemote(String agentName) {
     events.add("invalidate " + agentName);
   }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.wire.HandshakeAddress;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
@@ -129,5 +130,52 @@ class ConnectorSettingsTest {
   void unsetValueIsRefusedAsUnset() {
     assertRefused(
         b -> b.safetyMargin(null), "lease.safety-margin", "lease.safety-margin must be set");
+  }
+
+  @Test
+  void anIncarnationIsItsStartsEpochMillisecondsAboveSixteenRandomBits() {
+    assertThat(ConnectorSettings.incarnation(0x0123_4567_89ABL, 0x1_CDEF))
+        .isEqualTo(0x0123_4567_89AB_CDEFL);
+    assertThat(HexFormat.of().toHexDigits(ConnectorSettings.incarnation(1, 2)))
+        .isEqualTo("0000000000010002");
+  }
+
+  @Test
+  void aLaterStartHasAGreaterIncarnationWhateverItsRandomBits() {
+    long earlier = ConnectorSettings.incarnation(1_796_000_000_000L, 0xFFFF);
+    long later = ConnectorSettings.incarnation(1_796_000_000_001L, 0);
+
+    assertThat(ConnectorSettings.isLaterIncarnation(later, earlier)).isTrue();
+    assertThat(ConnectorSettings.isLaterIncarnation(earlier, later)).isFalse();
+    assertThat(ConnectorSettings.isLaterIncarnation(later, later)).isFalse();
+  }
+
+  @Test
+  void incarnationsAreComparedAsUnsignedValues() {
+    assertThat(ConnectorSettings.isLaterIncarnation(0x8000_0000_0000_0000L, Long.MAX_VALUE))
+        .isTrue();
+  }
+
+  @Test
+  void epochMillisecondsBeyondFortyEightBitsAreRefused() {
+    assertThatThrownBy(() -> ConnectorSettings.incarnation(1L << 48, 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("48 bits");
+    assertThatThrownBy(() -> ConnectorSettings.incarnation(-1, 0))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void everyStartInOneJvmDrawsAGreaterIncarnationThanTheOneBefore() {
+    long before = System.currentTimeMillis();
+    long previous = builder().build().incarnation();
+    for (int i = 0; i < 1000; i++) {
+      long next = builder().build().incarnation();
+      assertThat(ConnectorSettings.isLaterIncarnation(next, previous)).as("draw %d", i).isTrue();
+      previous = next;
+    }
+    long after = System.currentTimeMillis();
+
+    assertThat(previous >>> 16).isBetween(before, after + 1);
   }
 }

@@ -255,13 +255,7 @@ class AuthenticatedHandshakeTest {
         new ProducerHandshake(
             SECRET,
             request -> new Handshake.Refused("incompatible KV layout: model differs"),
-            new ProducerHandshake.Listener() {
-              @Override
-              public void unauthenticated(String why) {}
-
-              @Override
-              public void malformed(String why) {}
-            });
+            ProducerHandshake.Listener.NONE);
     Relay relay = new Relay(refusing);
 
     ConsumerHandshake.Outcome outcome = consume(relay, SECRET);

@@ -53,16 +53,7 @@ class HandshakeFloodTest {
             ? Optional.of(HandshakeSecret.of("a deployment secret of some length"))
             : Optional.empty();
     ProducerHandshake producer =
-        new ProducerHandshake(
-            secret,
-            request -> ACCEPTED,
-            new ProducerHandshake.Listener() {
-              @Override
-              public void unauthenticated(String why) {}
-
-              @Override
-              public void malformed(String why) {}
-            });
+        new ProducerHandshake(secret, request -> ACCEPTED, ProducerHandshake.Listener.NONE);
     HandshakeChannel channel = TcpHandshakeChannel.withLimits(TcpHandshakeChannel.Limits.DEFAULTS);
     try (HandshakeChannel.Server server =
             channel.serve(HandshakeAddress.parse("tcp://127.0.0.1:0"), "prefill-0", producer);

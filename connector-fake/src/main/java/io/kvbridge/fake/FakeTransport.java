@@ -169,6 +169,12 @@ public final class FakeTransport implements Transport {
   }
 
   @Override
+  public String peerAgentName(byte[] metadata) {
+    Objects.requireNonNull(metadata, "metadata");
+    return AgentMetadata.decode(metadata).agentName();
+  }
+
+  @Override
   public void invalidateRemote(String remoteAgent) {
     synchronized (lock) {
       if (peers.remove(remoteAgent) != null) {

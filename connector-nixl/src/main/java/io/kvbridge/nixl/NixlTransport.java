@@ -247,6 +247,11 @@ public final class NixlTransport implements Transport {
   }
 
   @Override
+  public String peerAgentName(byte[] metadata) {
+    return NixlMetadata.agentName(metadata);
+  }
+
+  @Override
   public void invalidateRemote(String agentName) {
     locked(
         "invalidate a peer",

@@ -26,6 +26,7 @@ import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.PeerDirectory;
+import io.kvbridge.spi.PeerStatus;
 import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.StepMetadata;
@@ -35,10 +36,12 @@ import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
+import io.kvbridge.wire.ConsumerHandshake;
 import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
+import io.kvbridge.wire.ProducerHandshake;
 import io.kvbridge.wire.ProtocolMessage;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -84,6 +87,7 @@ public abstract class PullProtocolConformanceTest {
   private final Random random = new Random(42);
   private final List<Node> nodes = new ArrayList<>();
   private final List<RecordingTransport> unclaimedRecordings = new ArrayList<>();
+  private final List<HandshakeChannel.Server> forgers = new ArrayList<>();
   protected Node producer;
   protected Node consumer;
 
@@ -140,6 +144,7 @@ public abstract class PullProtocolConformanceTest {
 
   @AfterEach
   void stopEngines() {
+    forgers.forEach(HandshakeChannel.Server::close);
     for (Node node : nodes) {
       node.connector.close();
       node.memory.close();
@@ -571,6 +576,250 @@ public abstract class PullProtocolConformanceTest {
     assertThat(later).isInstanceOf(LoadMatch.Unavailable.class);
     assertThat(((LoadMatch.Unavailable) later).reason()).contains("did not confirm");
     assertThat(consumer.consumerPart().loadsInFlight()).isZero();
+  }
+
+  // ---------------------------------------------------------------- forged peers
+
+  @Test
+  void aNewProducerAnsweringWithTheProducersAlteredMetadataIsRefusedAndThePairServesAtOnce() {
+    establishPeer();
+    byte[] altered = producerMetadataWithAnExtraRegion();
+    String impostor = "evil-p-" + UUID.randomUUID().toString().substring(0, 8);
+    String forgedAt = forgedProducer(impostor, 7, altered);
+
+    pairStillServesAfter(
+        () -> {
+          TransferParams honest = prefill("p-forged", List.of(9));
+          load(
+              "d-forged",
+              altered(
+                  honest,
+                  "producer_engine_id",
+                  impostor,
+                  "handshake_address",
+                  forgedAt,
+                  "producer_incarnation",
+                  "0000000000000007"),
+              List.of(9));
+          assertForgeryRefused("d-forged", "which belongs to producer");
+        });
+    assertThat(consumer.consumerPart().producers())
+        .extracting(PeerStatus::engineId)
+        .containsExactly(producer.connector.settings().engineId());
+  }
+
+  @Test
+  void aNewProducerAnsweringWithTheProducersOwnMetadataIsRefusedAndThePairServesAtOnce() {
+    establishPeer();
+    String impostor = "evil-p-" + UUID.randomUUID().toString().substring(0, 8);
+    String forgedAt = forgedProducer(impostor, 7, producerTransport().localMetadata());
+
+    pairStillServesAfter(
+        () -> {
+          TransferParams honest = prefill("p-forged", List.of(9));
+          load(
+              "d-forged",
+              altered(
+                  honest,
+                  "producer_engine_id",
+                  impostor,
+                  "handshake_address",
+                  forgedAt,
+                  "producer_incarnation",
+                  "0000000000000007"),
+              List.of(9));
+          assertForgeryRefused("d-forged", "which belongs to producer");
+        });
+    assertThat(consumer.consumerPart().producers())
+        .extracting(PeerStatus::engineId)
+        .containsExactly(producer.connector.settings().engineId());
+  }
+
+  @Test
+  void metadataOfAnEarlierStartOfTheProducerIsRefusedAsStaleAndThePairServesAtOnce() {
+    establishPeer();
+    byte[] captured = producerTransport().localMetadata();
+    long earlier = producer.connector.settings().incarnation();
+    producer = restart(producer);
+    establishPeer();
+    String producerId = producer.connector.settings().engineId();
+    String forgedAt = forgedProducer(producerId, earlier, captured);
+
+    pairStillServesAfter(
+        () -> {
+          TransferParams honest = prefill("p-stale", List.of(9));
+          load(
+              "d-stale",
+              altered(
+                  honest,
+                  "handshake_address",
+                  forgedAt,
+                  "producer_incarnation",
+                  java.util.HexFormat.of().toHexDigits(earlier)),
+              List.of(9));
+          assertForgeryRefused("d-stale", "stale metadata");
+        });
+    assertThat(consumer.consumerPart().producers())
+        .singleElement()
+        .satisfies(
+            peer -> {
+              assertThat(peer.engineId()).isEqualTo(producerId);
+              assertThat(peer.incarnation()).isEqualTo(producer.connector.settings().incarnation());
+            });
+  }
+
+  @Test
+  void aReplayedHandshakeOfAnEarlierStartOfTheConsumerIsRefusedAndTheLiveConsumerIsServed()
+      throws Exception {
+    establishPeer();
+    Handshake.Request captured =
+        new Handshake.Request(
+            consumer.connector.settings().engineId(),
+            consumer.connector.settings().incarnation(),
+            List.of(CONSUMER_LAYOUT),
+            consumerTransport().localMetadata());
+    consumer = restart(consumer);
+    establishPeer();
+
+    pairStillServesAfter(
+        () -> {
+          Handshake.Response answer = replay(captured);
+          assertThat(answer)
+              .isInstanceOfSatisfying(
+                  Handshake.Refused.class,
+                  refused ->
+                      assertThat(refused.reason())
+                          .contains("handshake refused as forged")
+                          .contains("a replayed handshake of an earlier start"));
+          assertThat(producer.connector.status().rejected())
+              .containsEntry(RejectedInput.FORGED_PEER, 1L);
+        });
+    assertThat(producer.producerPart().consumers())
+        .containsExactly(consumer.connector.settings().engineId());
+  }
+
+  @Test
+  void aRestartedConsumersEarlierStartHasTheLeasesItConfirmedRevokedAtOnce() {
+    TransferParams confirmed = prefill("p-confirmed", List.of(1));
+    assertThat(confirm(consumer, "d-1", confirmed, Prompts.of("p-confirmed", confirmed.tokens())))
+        .isTrue();
+    TransferParams unclaimed = prefill("p-unclaimed", List.of(2));
+    // The consumer's process ends without a word to the producer: its releases never arrive.
+    consumerTransport().invalidateRemote(producerTransport().agentName());
+    consumer = restart(consumer);
+
+    establishPeer();
+
+    assertThat(producer.drain().sent).contains("p-confirmed").doesNotContain("p-unclaimed");
+    assertThat(producer.producerPart().leasesEnded())
+        .containsEntry(EndReason.REVOKED, 1L)
+        .containsEntry(EndReason.EXPIRED, 0L);
+    load("d-unclaimed", unclaimed, List.of(3));
+    settle("d-unclaimed");
+    assertThat(consumer.received).contains("d-unclaimed");
+  }
+
+  /**
+   * Runs {@code forgery} while a genuine load from the producer is confirmed and waits for its
+   * blocks, then checks that the pair serves at once: that load and a new one are received, byte
+   * exact, with no time passing.
+   */
+  private void pairStillServesAfter(Runnable forgery) {
+    Map<Integer, byte[]> written = producer.fill(List.of(5, 6));
+    TransferParams inFlight = prefill("p-in-flight", List.of(5));
+    assertThat(
+            confirm(
+                consumer, "d-in-flight", inFlight, Prompts.of("p-in-flight", inFlight.tokens())))
+        .isTrue();
+
+    forgery.run();
+
+    consumer.connector.scheduler().afterAllocate("d-in-flight", List.of(50));
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    settle("d-in-flight");
+    TransferParams next = prefill("p-next", List.of(6));
+    load("d-next", next, List.of(51));
+    settle("d-next");
+
+    assertThat(consumer.failed).doesNotContainKeys("d-in-flight", "d-next");
+    assertThat(consumer.received).contains("d-in-flight", "d-next");
+    assertThat(consumer.block(50)).isEqualTo(written.get(5));
+    assertThat(consumer.block(51)).isEqualTo(written.get(6));
+  }
+
+  /** The consumer refused load {@code requestId} as forged, for {@code why}, and counted it. */
+  private void assertForgeryRefused(String requestId, String why) {
+    assertThat(consumer.failed).as("loads the consumer refused").containsKey(requestId);
+    assertThat(consumer.failed.get(requestId).reason())
+        .contains("handshake refused as forged")
+        .contains(why);
+    assertThat(consumer.connector.status().rejected()).containsEntry(RejectedInput.FORGED_PEER, 1L);
+  }
+
+  /**
+   * The producer's lead metadata as it was while one more region than its KV cache was registered:
+   * a blob naming the producer's agent that differs from the one the consumer loaded.
+   */
+  private byte[] producerMetadataWithAnExtraRegion() {
+    Transport lead = producerTransport();
+    try (KvMemory extra = lead.allocate(PRODUCER_LAYOUT.blockBytes())) {
+      lead.register(extra);
+      byte[] metadata = lead.localMetadata();
+      lead.deregister(extra);
+      return metadata;
+    }
+  }
+
+  /**
+   * Answers every handshake, at an address of its own, as producer {@code engineId} of start {@code
+   * incarnation}: the producer's one rank (its layout, its region) with {@code metadata}, an
+   * Accepted frame of the producer's altered or captured earlier. Stops when the test ends.
+   */
+  protected String forgedProducer(String engineId, long incarnation, byte[] metadata) {
+    KvMemory memory = producer.memory;
+    HandshakeAddress at =
+        HandshakeAddress.parse("local://forged-" + UUID.randomUUID().toString().substring(0, 8));
+    HandshakeChannel.Responder answers =
+        new ProducerHandshake(
+            Optional.empty(),
+            request ->
+                new Handshake.Accepted(
+                    engineId,
+                    incarnation,
+                    clock.nanoTime(),
+                    List.of(
+                        new Handshake.Rank(
+                            PRODUCER_LAYOUT,
+                            memory.address(),
+                            memory.deviceId(),
+                            memory.kind(),
+                            metadata))),
+            ProducerHandshake.Listener.NONE);
+    try {
+      HandshakeChannel.Server server = HandshakeChannel.forAddress(at).serve(at, engineId, answers);
+      forgers.add(server);
+      return server.address().toString();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** Sends {@code captured}, a consumer's request of earlier, to the producer; its answer. */
+  private Handshake.Response replay(Handshake.Request captured) {
+    HandshakeAddress address =
+        HandshakeAddress.parse(producer.producerPart().handshakeAddress().orElseThrow());
+    try {
+      return ConsumerHandshake.run(
+              HandshakeChannel.forAddress(address),
+              address,
+              captured,
+              Optional.empty(),
+              HANDSHAKE_TIMEOUT,
+              System::nanoTime)
+          .response();
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("the replayed handshake got no answer", e);
+    }
   }
 
   // ---------------------------------------------------------------- discovery

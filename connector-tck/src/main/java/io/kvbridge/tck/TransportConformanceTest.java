@@ -149,6 +149,42 @@ public abstract class TransportConformanceTest {
     assertThat(initiator.loadRemoteMetadata(target.localMetadata())).isEqualTo("target");
   }
 
+  @Test
+  void aBlobNamesItsAgentWithoutBeingLoaded() {
+    Transport initiator = transport("initiator");
+    KvMemory local = registered(initiator);
+    Transport target = transport("target");
+    KvMemory remote = registered(target);
+
+    assertThat(initiator.peerAgentName(target.localMetadata())).isEqualTo("target");
+    assertThat(initiator.peerAgentName(initiator.localMetadata())).isEqualTo("initiator");
+    assertThatThrownBy(
+            () ->
+                initiator.post(
+                    TransferOp.READ,
+                    blocks(local, 0),
+                    "target",
+                    blocks(remote, 0),
+                    Optional.empty()))
+        .isInstanceOf(TransportException.class);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("unnamedMetadata")
+  void theAgentNameOfAMalformedBlobIsRefused(String what, MetadataDefect defect) {
+    Transport initiator = transport("initiator");
+    Transport target = transport("target");
+    registered(target);
+    byte[] blob = defect.apply(target.localMetadata(), random);
+
+    assertThatThrownBy(() -> initiator.peerAgentName(blob)).isInstanceOf(TransportException.class);
+  }
+
+  /** Defects that leave no agent name to read (a truncated blob may still hold its whole name). */
+  static Stream<Arguments> unnamedMetadata() {
+    return malformedMetadata().limit(3);
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("malformedMetadata")
   void malformedMetadataIsRefused(String what, MetadataDefect defect) {

@@ -99,6 +99,12 @@ public final class FaultInjectingTransport implements Transport {
   }
 
   @Override
+  public String peerAgentName(byte[] metadata) {
+    checkAlive("read a peer's agent name");
+    return delegate.peerAgentName(metadata);
+  }
+
+  @Override
   public void invalidateRemote(String agentName) {
     checkAlive("invalidate a remote");
     delegate.invalidateRemote(agentName);

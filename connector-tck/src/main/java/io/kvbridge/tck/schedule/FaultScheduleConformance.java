@@ -10,11 +10,13 @@ import io.kvbridge.tck.schedule.Op.DuplicateNotifications;
 import io.kvbridge.tck.schedule.Op.FailNextRead;
 import io.kvbridge.tck.schedule.Op.ForgeBlockList;
 import io.kvbridge.tck.schedule.Op.ForgeCompletion;
+import io.kvbridge.tck.schedule.Op.ForgeProducer;
 import io.kvbridge.tck.schedule.Op.HoldNotifications;
 import io.kvbridge.tck.schedule.Op.KillDecoder;
 import io.kvbridge.tck.schedule.Op.NewRequest;
 import io.kvbridge.tck.schedule.Op.ReleaseHeld;
 import io.kvbridge.tck.schedule.Op.ReplayCompletion;
+import io.kvbridge.tck.schedule.Op.ReplayDecoderHandshake;
 import io.kvbridge.tck.schedule.Op.RestartDecoder;
 import io.kvbridge.tck.schedule.Op.RestartProducer;
 import io.kvbridge.tck.schedule.Op.RouteToAnotherPrompt;
@@ -180,6 +182,8 @@ public abstract class FaultScheduleConformance {
             Arbitraries.integers().between(0, 4).map(ForgeBlockList::new),
             Arbitraries.of(false, true).map(RouteToAnotherPrompt::new),
             Arbitraries.just(new CorruptHeldBlock()),
+            Arbitraries.of(false, true).map(ForgeProducer::new),
+            Arbitraries.just(new ReplayDecoderHandshake()),
             Arbitraries.just(new AbortOnDecoder()));
     Arbitrary<Op> processes =
         Arbitraries.oneOf(

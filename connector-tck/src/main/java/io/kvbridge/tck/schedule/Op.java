@@ -99,4 +99,21 @@ public sealed interface Op {
    * must survive).
    */
   record CorruptHeldBlock() implements Op {}
+
+  /**
+   * P prefills a request; the router hands D its parameters naming a producer that answers
+   * handshakes at an address of its own with P's Accepted frame, altered: {@code stale} false,
+   * under a new producer id with P's current metadata (its agents' names); true, under P's own id
+   * as the start of P before the current one, with that start's metadata captured before it
+   * restarted (as false while P has not restarted). D must refuse it before loading anything, and
+   * the pair must serve the next request.
+   */
+  record ForgeProducer(boolean stale) implements Op {}
+
+  /**
+   * Someone replays to P the handshake request of the start of D before the current one, captured
+   * before D restarted (nothing while D has not restarted under its engine id). P must refuse it,
+   * and the pair must serve the next request.
+   */
+  record ReplayDecoderHandshake() implements Op {}
 }

@@ -9,9 +9,11 @@ import io.kvbridge.tck.schedule.Op.Advance;
 import io.kvbridge.tck.schedule.Op.DropNotifications;
 import io.kvbridge.tck.schedule.Op.DuplicateNotifications;
 import io.kvbridge.tck.schedule.Op.FailNextRead;
+import io.kvbridge.tck.schedule.Op.ForgeProducer;
 import io.kvbridge.tck.schedule.Op.HoldNotifications;
 import io.kvbridge.tck.schedule.Op.KillDecoder;
 import io.kvbridge.tck.schedule.Op.NewRequest;
+import io.kvbridge.tck.schedule.Op.ReplayDecoderHandshake;
 import io.kvbridge.tck.schedule.Op.RestartDecoder;
 import io.kvbridge.tck.schedule.Op.RestartProducer;
 import io.kvbridge.tck.schedule.Op.SilentProducer;
@@ -186,6 +188,46 @@ public abstract class ScheduleExamplesConformanceTest {
 
     assertThat(simulation.restartsProven()).isEqualTo(1);
     assertThat(simulation.served()).isEqualTo(2);
+  }
+
+  @ParameterizedTest(name = "stale {0}")
+  @ValueSource(booleans = {false, true})
+  void forgedProducerIsRefusedAndThePairServesTheNextRequest(boolean stale) {
+    Simulation simulation =
+        run(
+            List.of(
+                ROUTED,
+                new RestartProducer(true),
+                ROUTED,
+                new ForgeProducer(stale),
+                ROUTED,
+                new Advance(1_000)));
+
+    assertThat(simulation.restartsProven()).isEqualTo(2);
+    assertThat(simulation.served()).isEqualTo(3);
+    assertThat(simulation.failureReasons())
+        .singleElement()
+        .asString()
+        .contains("handshake refused as forged")
+        .contains(stale ? "stale metadata" : "which belongs to producer prefill");
+  }
+
+  @ParameterizedTest(name = "graceful {0}")
+  @ValueSource(booleans = {false, true})
+  void replayedHandshakeOfTheDecodersEarlierStartIsRefusedAndThePairServesTheNextRequest(
+      boolean graceful) {
+    Simulation simulation =
+        run(
+            List.of(
+                ROUTED,
+                new RestartDecoder(graceful),
+                ROUTED,
+                new ReplayDecoderHandshake(),
+                ROUTED,
+                new Advance(1_000)));
+
+    assertThat(simulation.restartsProven()).isEqualTo(2);
+    assertThat(simulation.served()).isEqualTo(3);
   }
 
   @Test

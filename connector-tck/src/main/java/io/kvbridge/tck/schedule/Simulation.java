@@ -35,7 +35,14 @@ import io.kvbridge.time.ManualClock;
 import io.kvbridge.time.MonotonicClock;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Transport;
+import io.kvbridge.wire.ConsumerHandshake;
+import io.kvbridge.wire.Handshake;
+import io.kvbridge.wire.HandshakeAddress;
+import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
+import io.kvbridge.wire.ProducerHandshake;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -50,6 +57,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
@@ -101,6 +109,9 @@ final class Simulation implements AutoCloseable {
   private final Duration patience;
   private final Faults faults;
   private final Random random;
+  // The incarnation of the latest start of any engine: each start draws a greater one, as nodes
+  // whose clocks move forward do.
+  private long incarnations = ConnectorSettings.incarnation(1_796_000_000_000L, 0);
   private final Map<String, Prompt> written = new HashMap<>();
   private final Set<String> mustNotBeServed = new HashSet<>();
   private final Set<String> cancelledOnDecoder = new HashSet<>();
@@ -119,6 +130,9 @@ final class Simulation implements AutoCloseable {
   private int handshakesAnswered;
   private Duration slowHandshake; // how long P's answer to the next handshake takes, if armed
   private String restartToProve; // the last restart, until a forwarded request proved it
+  private Captured earlierProducer; // the start of P before the current one, as it answered
+  private Handshake.Request earlierDecoder; // the last handshake request of D's previous start
+  private final List<HandshakeChannel.Server> forgers = new ArrayList<>();
   private int nextRequest;
   private int requests;
   private int routed;
@@ -312,6 +326,7 @@ final class Simulation implements AutoCloseable {
 
   @Override
   public void close() {
+    forgers.forEach(HandshakeChannel.Server::close);
     producer.close();
     decoder.close();
     deadDecoders.forEach(DecoderEngine::close);
@@ -394,6 +409,10 @@ final class Simulation implements AutoCloseable {
       routeToAnotherPrompt(a.digestRewritten());
     } else if (op instanceof Op.CorruptHeldBlock) {
       corruptHeldBlock();
+    } else if (op instanceof Op.ForgeProducer f) {
+      forgeProducer(f.stale(), op.toString());
+    } else if (op instanceof Op.ReplayDecoderHandshake) {
+      replayDecoderHandshake(op.toString());
     } else {
       throw new IllegalArgumentException("unknown op " + op);
     }
@@ -473,6 +492,109 @@ final class Simulation implements AutoCloseable {
               decoder.acceptNeverToBeServed(id, routed, other);
             });
   }
+
+  /** See {@link Op.ForgeProducer}. */
+  private void forgeProducer(boolean stale, String op) {
+    if (!pairHandshaken()) {
+      return; // whoever answers first for an agent D does not know yet is trusted
+    }
+    String id = "r" + nextRequest++;
+    requests++;
+    boolean earlierStart = stale && earlierProducer != null;
+    Captured answer = earlierStart ? earlierProducer : producer.capture();
+    String engineId = earlierStart ? PRODUCER_ID : "impostor-" + nextRequest;
+    producer
+        .prefill(id, 1 + random.nextInt(3 * shape.producerBlockTokens()), false)
+        .ifPresent(
+            params -> {
+              routed++;
+              decoder.acceptNeverToBeServed(
+                  id,
+                  altered(
+                      params,
+                      "producer_engine_id",
+                      engineId,
+                      "producer_incarnation",
+                      HexFormat.of().toHexDigits(answer.incarnation()),
+                      "handshake_address",
+                      forger(engineId, answer)),
+                  Prompts.of(id, params.tokens()));
+              proveNext(op);
+            });
+  }
+
+  /** See {@link Op.ReplayDecoderHandshake}. */
+  private void replayDecoderHandshake(String op) {
+    Handshake.Request captured = earlierDecoder;
+    if (captured == null || !captured.consumerEngineId().equals(decoderId()) || !pairHandshaken()) {
+      return; // P may not know that a later start of D exists
+    }
+    HandshakeAddress address = HandshakeAddress.parse("local://" + PRODUCER_ID);
+    Handshake.Response answer;
+    try {
+      answer =
+          ConsumerHandshake.run(
+                  HandshakeChannel.forAddress(address),
+                  address,
+                  captured,
+                  Optional.empty(),
+                  Duration.ofSeconds(5),
+                  System::nanoTime)
+              .response();
+    } catch (IOException e) {
+      throw new AssertionError("P did not answer a replayed handshake: " + e.getMessage(), e);
+    }
+    if (!(answer instanceof Handshake.Refused)) {
+      throw new AssertionError(
+          "P accepted the replayed handshake of incarnation "
+              + Long.toHexString(captured.consumerIncarnation())
+              + " of "
+              + captured.consumerEngineId()
+              + ", an earlier start than the live one");
+    }
+    proveNext(op);
+  }
+
+  /**
+   * Whether the current starts of P and D completed a handshake: D lists P's current incarnation
+   * among its peers (D learns it from P's answer, which P gives after it loaded D's agent).
+   */
+  private boolean pairHandshaken() {
+    long current = producer.connector.settings().incarnation();
+    return decoder.connector.status().consumer().orElseThrow().producers().stream()
+        .anyMatch(p -> p.engineId().equals(PRODUCER_ID) && p.incarnation() == current);
+  }
+
+  /** The next request the router forwards must be served, as after a restart. */
+  private void proveNext(String what) {
+    restartToProve = restartToProve == null ? what : restartToProve + " and " + what;
+  }
+
+  /**
+   * Answers every handshake at an address of its own as {@code engineId} with {@code answer}'s
+   * incarnation and ranks; stops when the simulation closes. Reads no engine's clock.
+   */
+  private String forger(String engineId, Captured answer) {
+    HandshakeAddress at = HandshakeAddress.parse("local://forged-" + UUID.randomUUID());
+    HandshakeChannel.Responder responder =
+        new ProducerHandshake(
+            Optional.empty(),
+            request ->
+                new Handshake.Accepted(
+                    engineId, answer.incarnation(), clock.nanoTime(), answer.ranks()),
+            ProducerHandshake.Listener.NONE);
+    try {
+      HandshakeChannel.Server server =
+          HandshakeChannel.forAddress(at).serve(at, engineId, responder);
+      forgers.add(server);
+      return server.address().toString();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** What a forger holds of a start of P: its incarnation and its ranks as its answer gave them. */
+  private record Captured(long incarnation, List<Handshake.Rank> ranks) {}
 
   private void corruptHeldBlock() {
     List<Held> held = new ArrayList<>(producer.held.values());
@@ -575,6 +697,7 @@ final class Simulation implements AutoCloseable {
    */
   private void restartProducer(boolean graceful) {
     ProducerEngine old = producer;
+    earlierProducer = old.capture();
     mustNotBeServed.addAll(old.held.keySet());
     if (!graceful) {
       old.agents.forEach(agent -> faults.kill(agent.agentName()));
@@ -586,6 +709,7 @@ final class Simulation implements AutoCloseable {
   /** D's process ends, gracefully or killed: its requests end with it, its memory is lost. */
   private void endDecoder(boolean graceful) {
     DecoderEngine old = decoder;
+    earlierDecoder = old.request();
     failed += old.pending.size() + old.asking.size();
     if (graceful) {
       closedWithDecoder.addAll(old.pending.keySet());
@@ -697,7 +821,10 @@ final class Simulation implements AutoCloseable {
     decoder.sendCompletion(new LeaseRef(params.requestId(), params.leaseToken()));
   }
 
-  /** An engine's settings; every start draws a new incarnation, from the seeded source. */
+  /**
+   * An engine's settings; every start draws a new incarnation, greater than the last, from the
+   * seeded source.
+   */
   private ConnectorSettings settings(
       String engineId,
       Role role,
@@ -711,7 +838,7 @@ final class Simulation implements AutoCloseable {
         .heartbeatInterval(HEARTBEAT)
         .safetyMargin(SAFETY_MARGIN)
         .replyTimeout(REPLY_TIMEOUT)
-        .incarnation(random.nextLong())
+        .incarnation(incarnations += 1 + (random.nextLong() & 0xFFFF))
         .clock(engineClock)
         .observer(observer)
         .build();
@@ -790,6 +917,22 @@ final class Simulation implements AutoCloseable {
       for (int b = 0; b < Shape.PRODUCER_BLOCKS; b++) {
         free.add(b);
       }
+    }
+
+    /** This start as its handshake answer gives it: its incarnation, its ranks. */
+    Captured capture() {
+      List<Handshake.Rank> ranks = new ArrayList<>(agents.size());
+      for (int r = 0; r < agents.size(); r++) {
+        KvMemory memory = memories.get(r);
+        ranks.add(
+            new Handshake.Rank(
+                producerLayouts.get(r),
+                memory.address(),
+                memory.deviceId(),
+                memory.kind(),
+                agents.get(r).localMetadata()));
+      }
+      return new Captured(connector.settings().incarnation(), ranks);
     }
 
     int blocksFor(int tokens) {
@@ -983,6 +1126,15 @@ final class Simulation implements AutoCloseable {
 
     void accept(String id, TransferParams params, int localTokens) {
       accept(id, params, Prompts.of(id, params.tokens()), localTokens);
+    }
+
+    /** The handshake request this start of D sends, as someone who captured it holds it. */
+    Handshake.Request request() {
+      return new Handshake.Request(
+          connector.settings().engineId(),
+          connector.settings().incarnation(),
+          decoderLayouts,
+          agents.get(0).localMetadata());
     }
 
     /** Accepts parameters that do not belong to this request's prompt or blocks: never served. */
