@@ -369,8 +369,8 @@ class HandshakeTest {
   }
 
   /**
-   * Where the single rank's memory kind is in an unauthenticated acceptance: it ends with the kind,
-   * the metadata's length and bytes, then the empty MAC's length.
+   * Where the single rank's memory kind is in an acceptance: it ends with the kind, then the
+   * metadata's length and bytes.
    */
   private int memoryKindAt(byte[] acceptance) {
     int metadataLength = accepted.ranks().get(0).metadata().length;

@@ -134,13 +134,14 @@ public record KvBridgeProperties(
    * @param address Where this engine answers handshakes: 'local' for engines in one JVM (or
    *     'local://name' to choose the name), or 'tcp://host:port' for separate processes
    *     ('tcp://0.0.0.0:0' picks a free port).
-   * @param timeout How long a consumer waits for a producer's handshake answer, from connecting to
-   *     the answer's last byte.
+   * @param timeout How long a consumer's whole handshake with a producer may take, from connecting
+   *     to the answer's last byte (connecting again included, when a flooded producer closed a
+   *     connection before answering).
    * @param secret The deployment's shared secret, at least 16 bytes: when set (the same on every
-   *     node), both ends of every handshake prove they know it before anything else is exchanged,
-   *     and a peer that does not is refused. Unset: anyone who reaches the handshake port is
-   *     trusted. Set it from the environment (KVBRIDGE_HANDSHAKE_SECRET) rather than a file; it is
-   *     never logged or sent.
+   *     node), a producer proves it knows it before a consumer sends anything of its own, and the
+   *     request and answer travel encrypted and authenticated; a peer that does not know it is
+   *     refused. Unset: anyone who reaches the handshake port is trusted. Set it from the
+   *     environment (KVBRIDGE_HANDSHAKE_SECRET) rather than a file; it is never logged or sent.
    */
   public record Handshake(
       @DefaultValue("local") String address,
