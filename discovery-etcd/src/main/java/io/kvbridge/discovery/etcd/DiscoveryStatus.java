@@ -1,6 +1,8 @@
 package io.kvbridge.discovery.etcd;
 
 import java.net.URI;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,6 +38,30 @@ public record DiscoveryStatus(
   public DiscoveryStatus {
     endpoints = List.copyOf(endpoints);
     registrations = Map.copyOf(registrations);
+  }
+
+  /**
+   * The status of discovery with {@code endpoints}: not connected when {@code unreachable} says
+   * why; otherwise healthy unless a local engine that can be registered is not.
+   */
+  static DiscoveryStatus of(
+      List<URI> endpoints,
+      Optional<String> unreachable,
+      Collection<Registration> local,
+      int knownEngines) {
+    Map<String, RegistrationState> states = new LinkedHashMap<>();
+    Optional<String> problem = unreachable;
+    for (Registration r : local) {
+      RegistrationState state =
+          !r.ready()
+              ? RegistrationState.WAITING_FOR_KV_CACHE
+              : r.registered ? RegistrationState.REGISTERED : RegistrationState.NOT_REGISTERED;
+      states.put(r.engineId, state);
+      if (problem.isEmpty() && state == RegistrationState.NOT_REGISTERED) {
+        problem = Optional.of("engine " + r.engineId + " is not registered in etcd yet");
+      }
+    }
+    return new DiscoveryStatus(endpoints, unreachable.isEmpty(), problem, states, knownEngines);
   }
 
   /** Connected, and every engine that can be registered is. */

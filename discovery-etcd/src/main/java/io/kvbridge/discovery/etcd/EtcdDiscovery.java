@@ -1,32 +1,14 @@
 package io.kvbridge.discovery.etcd;
 
-import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.common.exception.ErrorCode;
-import io.etcd.jetcd.common.exception.EtcdException;
-import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.PutOption;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.PeerDirectory;
 import io.kvbridge.spi.ProducerStatus;
-import io.kvbridge.spi.Role;
 import io.kvbridge.time.DurationText;
-import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -80,6 +62,10 @@ import java.util.stream.Collectors;
  * engines whose lease expired. etcd itself extends every lease by its time to live when it comes
  * back, so a peer that reconnects within that time is never seen gone.
  *
+ * <p>Jobs: this class keeps the lifecycle and the schedule; {@link EtcdSession} is one connection
+ * (client, listing, watch), {@link Registrar} keeps the local engines' keys and {@link PeerWatch}
+ * applies the watch and tells connectors of peers gone.
+ *
  * <p>Threads: every call may come from any thread. One daemon thread ({@code kvbridge-etcd}) talks
  * to etcd, applies the watch's events and calls {@link KvConnector#peerGone}; {@link
  * #handshakeAddress} and {@link #engines()} read the view without waiting on it or on the network.
@@ -88,30 +74,36 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(EtcdDiscovery.class.getName());
 
-  /**
-   * How long connecting and the first listing may take: a new connection's set-up (and, in a
-   * process that just started, loading the client) takes longer than a request on a live one.
-   */
-  private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
-
   private final EtcdDiscoverySettings settings;
-  private final ByteSequence enginesPrefix;
   private final ScheduledExecutorService loop;
   private final EngineView view = new EngineView();
   private final Map<String, Registration> registrations = new ConcurrentHashMap<>();
   private final List<Consumer<Map<String, EngineRecord>>> listeners = new CopyOnWriteArrayList<>();
+  private final PeerWatch watch;
+  private final Registrar registrar;
   private volatile Thread loopThread;
   private volatile DiscoveryStatus status;
   private volatile boolean closed;
 
   // Confined to the discovery thread.
-  private Session session;
+  private EtcdSession session;
   private Outage outage;
   private long sessionIds;
 
   private EtcdDiscovery(EtcdDiscoverySettings settings) {
     this.settings = settings;
-    this.enginesPrefix = bytes(settings.enginesPrefix());
+    this.registrar = new Registrar(settings);
+    this.watch =
+        new PeerWatch(
+            settings,
+            view,
+            registrations,
+            listeners,
+            own -> {
+              if (session != null) {
+                refreshOrLose(own);
+              }
+            });
     this.loop =
         Executors.newSingleThreadScheduledExecutor(
             task -> {
@@ -207,7 +199,7 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
    */
   public AutoCloseable onEnginesChanged(Consumer<Map<String, EngineRecord>> listener) {
     listeners.add(listener);
-    post(() -> tell(listener));
+    post(() -> watch.tell(listener));
     return () -> listeners.remove(listener);
   }
 
@@ -257,7 +249,10 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {
-      LOG.log(Level.WARNING, "stopping etcd discovery did not finish cleanly: {0}", describe(e));
+      LOG.log(
+          Level.WARNING,
+          "stopping etcd discovery did not finish cleanly: {0}",
+          EtcdRequests.describe(e));
     } finally {
       loop.shutdownNow();
     }
@@ -295,7 +290,7 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
           Level.WARNING,
           "engine {0}''s registration in etcd was not removed ({1}); it expires within {2}",
           registration.engineId,
-          describe(e),
+          EtcdRequests.describe(e),
           DurationText.of(settings.ttl()));
     }
   }
@@ -308,7 +303,7 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
         return;
       }
       if (session == null) {
-        if (outage != null && !anEndpointAcceptsConnections()) {
+        if (outage != null && !EtcdSession.anEndpointAcceptsConnections(settings)) {
           return;
         }
         connect();
@@ -326,73 +321,58 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
   }
 
   private void connect() {
-    Client client =
-        Client.builder()
-            .endpoints(settings.endpoints().toArray(URI[]::new))
-            .connectTimeout(CONNECT_TIMEOUT)
-            // Fail at once while the connection is down: this loop retries on its own schedule.
-            .waitForReady(false)
-            .retryMaxAttempts(0)
-            .build();
-    long id = ++sessionIds;
+    EtcdSession opened;
     try {
-      GetResponse got =
-          await(
-              client.getKVClient().get(enginesPrefix, GetOption.builder().isPrefix(true).build()));
-      List<EngineView.StoredKey> keys = new ArrayList<>();
-      for (KeyValue kv : got.getKvs()) {
-        engineIdOf(kv).ifPresent(engineId -> keys.add(stored(engineId, kv)));
-      }
-      Watch.Watcher watcher =
-          client
-              .getWatchClient()
-              .watch(
-                  enginesPrefix,
-                  WatchOption.builder()
-                      .isPrefix(true)
-                      .withRevision(got.getHeader().getRevision() + 1)
-                      .withRequireLeader(true)
-                      .build(),
-                  Watch.listener(
-                      response -> post(() -> onEvents(id, response)),
-                      error -> post(() -> onWatchEnded(id, error)),
-                      () -> post(() -> onWatchEnded(id, null))));
-      session = new Session(id, client, watcher);
-      List<String> deleted =
-          view.replace(
-              new EngineView.Listing(
-                  got.getHeader().getClusterId(), got.getHeader().getRevision(), keys));
-      for (Registration registration : registrations.values()) {
-        registration.keyMissing = !ownKeyPresent(registration);
-      }
-      if (outage != null) {
-        LOG.log(
-            Level.INFO,
-            "etcd at {0} is reachable again after {1}; engines registered there: {2}",
-            endpoints(),
-            elapsedSince(outage.sinceNanos),
-            view.size());
-        outage = null;
-      } else {
-        LOG.log(
-            Level.INFO,
-            "connected to etcd at {0}; engines registered under {2}: {1}",
-            endpoints(),
-            view.size(),
-            settings.enginesPrefix());
-      }
-      gone(
-          deleted,
-          "its etcd registration was deleted while this engine could not follow etcd (its lease"
-              + " expired or it shut down)");
-      listeners.forEach(this::tell);
-    } catch (EtcdUnavailableException e) {
-      client.close();
+      opened =
+          EtcdSession.open(
+              ++sessionIds,
+              settings,
+              watch,
+              new EtcdSession.Events() {
+                @Override
+                public void changed(long id, WatchResponse response) {
+                  post(() -> onEvents(id, response));
+                }
+
+                @Override
+                public void ended(long id, Throwable error) {
+                  post(() -> onWatchEnded(id, error));
+                }
+              });
+    } catch (EtcdRequests.EtcdUnavailableException e) {
       lost(e.getCause());
+      return;
     } catch (RuntimeException e) {
-      client.close();
       lost(e);
+      return;
     }
+    session = opened;
+    List<String> deleted = view.replace(opened.listing);
+    for (Registration registration : registrations.values()) {
+      registration.keyMissing = !ownKeyPresent(registration);
+    }
+    if (outage != null) {
+      LOG.log(
+          Level.INFO,
+          "etcd at {0} is reachable again after {1}; engines registered there: {2}",
+          endpoints(),
+          EtcdRequests.elapsedSince(outage.sinceNanos),
+          view.size());
+      outage = null;
+    } else {
+      LOG.log(
+          Level.INFO,
+          "connected to etcd at {0}; engines registered under {2}: {1}",
+          endpoints(),
+          view.size(),
+          settings.enginesPrefix());
+    }
+    watch.gone(
+        deleted,
+        Map.of(),
+        "its etcd registration was deleted while this engine could not follow etcd (its lease"
+            + " expired or it shut down)");
+    watch.tellAll();
   }
 
   /**
@@ -401,84 +381,16 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
    */
   private boolean refreshOrLose(Registration registration) {
     try {
-      refresh(registration);
+      registrar.refresh(session.client, registration);
       return true;
-    } catch (EtcdUnavailableException e) {
+    } catch (EtcdRequests.EtcdUnavailableException e) {
       lost(e.getCause());
       return false;
     }
   }
 
-  private void refresh(Registration r) {
-    if (!r.ready()) {
-      return;
-    }
-    Client client = session.client;
-    if (r.leaseId != 0) {
-      try {
-        await(client.getLeaseClient().keepAliveOnce(r.leaseId));
-      } catch (EtcdUnavailableException e) {
-        if (!(e.getCause() instanceof EtcdException ee
-            && ee.getErrorCode() == ErrorCode.NOT_FOUND)) {
-          throw e;
-        }
-        LOG.log(
-            Level.INFO, "the etcd lease of engine {0} expired; registering it again", r.engineId);
-        r.leaseId = 0;
-        r.registered = false;
-      }
-    }
-    boolean fresh = r.leaseId == 0;
-    if (fresh) {
-      r.leaseId = await(client.getLeaseClient().grant(settings.ttl().getSeconds())).getID();
-    }
-    EngineRecord record = r.record();
-    long now = System.nanoTime();
-    boolean due =
-        !record.equals(r.published) && now - r.publishedAt >= settings.refreshInterval().toNanos();
-    if (fresh || r.keyMissing || due) {
-      await(
-          client
-              .getKVClient()
-              .put(
-                  bytes(r.key),
-                  ByteSequence.from(record.toJson()),
-                  PutOption.builder().withLeaseId(r.leaseId).build()));
-      r.published = record;
-      r.publishedAt = now;
-      r.keyMissing = false;
-      if (fresh) {
-        LOG.log(
-            Level.INFO,
-            "engine {0} registered in etcd at {1} (lease {2}, time to live {3})",
-            r.engineId,
-            r.key,
-            Long.toHexString(r.leaseId),
-            DurationText.of(settings.ttl()));
-      }
-    }
-    r.registered = true;
-  }
-
   private void deregisterNow(Registration r) {
-    r.registered = false;
-    if (r.leaseId == 0 || session == null) {
-      return;
-    }
-    long leaseId = r.leaseId;
-    r.leaseId = 0;
-    try {
-      // Revoking the lease deletes the key with it: peers see this engine go at once.
-      await(session.client.getLeaseClient().revoke(leaseId));
-      LOG.log(Level.INFO, "engine {0} removed its registration from etcd", r.engineId);
-    } catch (EtcdUnavailableException e) {
-      LOG.log(
-          Level.WARNING,
-          "engine {0}''s registration in etcd was not removed ({1}); it expires within {2}",
-          r.engineId,
-          describe(e.getCause()),
-          DurationText.of(settings.ttl()));
-    }
+    registrar.deregister(session == null ? null : session.client, r);
     post(this::publishStatus);
   }
 
@@ -486,71 +398,8 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
     if (session == null || session.id != sessionId) {
       return; // from a session that ended
     }
-    List<String> deleted = new ArrayList<>();
-    Map<String, Role> roles = new LinkedHashMap<>();
-    for (WatchEvent event : response.getEvents()) {
-      KeyValue kv = event.getKeyValue();
-      Optional<String> engineId = engineIdOf(kv);
-      if (engineId.isEmpty()) {
-        continue;
-      }
-      switch (event.getEventType()) {
-        case PUT -> {
-          EngineView.StoredKey key = stored(engineId.get(), kv);
-          view.put(key, kv.getModRevision());
-          Registration own = registrations.get(engineId.get());
-          if (own != null) {
-            noteOtherWriter(own, key);
-          }
-        }
-        case DELETE -> {
-          Optional<EngineView.StoredKey> was = view.delete(engineId.get(), kv.getModRevision());
-          deleted.add(engineId.get());
-          was.flatMap(EngineView.StoredKey::record)
-              .ifPresent(r -> roles.put(engineId.get(), r.role()));
-        }
-        default -> {
-          // An event type this client does not know: nothing to apply.
-        }
-      }
-    }
-    gone(deleted, roles, "its etcd registration was deleted (its lease expired or it shut down)");
-    listeners.forEach(this::tell);
+    watch.apply(response);
     publishStatus();
-  }
-
-  /** Gives {@code listener} the view as it is now; on the discovery thread. */
-  private void tell(Consumer<Map<String, EngineRecord>> listener) {
-    if (!listeners.contains(listener)) {
-      return;
-    }
-    try {
-      listener.accept(Map.copyOf(view.records()));
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "a listener to the engines in etcd failed", e);
-    }
-  }
-
-  /**
-   * Warns, once per incarnation, that another process writes this engine's key: two processes run
-   * under one engine id, and their peers cannot tell them apart.
-   */
-  private void noteOtherWriter(Registration own, EngineView.StoredKey key) {
-    long ours = own.connector.settings().incarnation();
-    key.record()
-        .map(EngineRecord::incarnation)
-        .filter(theirs -> theirs != ours && theirs != own.otherWriter)
-        .ifPresent(
-            theirs -> {
-              own.otherWriter = theirs;
-              LOG.log(
-                  Level.WARNING,
-                  "engine id {0} is registered in etcd by another process too (incarnation {1},"
-                      + " this one is {2}); engine ids must be unique in the deployment",
-                  own.engineId,
-                  Long.toHexString(theirs),
-                  Long.toHexString(ours));
-            });
   }
 
   private void onWatchEnded(long sessionId, Throwable error) {
@@ -560,61 +409,11 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
     lost(error == null ? new IllegalStateException("etcd ended the watch") : error);
   }
 
-  private void gone(List<String> engineIds, String why) {
-    gone(engineIds, Map.of(), why);
-  }
-
-  /** Tells the local connectors that deal with them that {@code engineIds} are gone. */
-  private void gone(List<String> engineIds, Map<String, Role> roles, String why) {
-    for (String engineId : engineIds) {
-      Registration own = registrations.get(engineId);
-      if (own != null) {
-        // This process runs that engine: it is not gone, its key must come back.
-        own.keyMissing = true;
-        if (session != null) {
-          refreshOrLose(own);
-        }
-        continue;
-      }
-      Optional<Role> role = Optional.ofNullable(roles.get(engineId));
-      String reason = why + ", key " + settings.engineKey(engineId);
-      List<Registration> told = new ArrayList<>();
-      for (Registration local : registrations.values()) {
-        if (dealsWith(local.connector.settings().role(), role)) {
-          try {
-            local.connector.peerGone(engineId, reason);
-            told.add(local);
-          } catch (RuntimeException e) {
-            LOG.log(
-                Level.WARNING,
-                "engine " + local.engineId + " could not be told that " + engineId + " is gone",
-                e);
-          }
-        }
-      }
-      LOG.log(
-          Level.INFO,
-          "engine {0} is gone: {1}; told {2}",
-          engineId,
-          reason,
-          told.isEmpty()
-              ? "no local engine"
-              : told.stream().map(r -> r.engineId).collect(Collectors.joining(", ")));
-    }
-  }
-
-  /** Whether a local engine in {@code local} role deals with a peer in {@code peer} role. */
-  private static boolean dealsWith(Role local, Optional<Role> peer) {
-    return peer.isEmpty()
-        || (local.consumes() && peer.get().produces())
-        || (local.produces() && peer.get().consumes());
-  }
-
   private void lost(Throwable cause) {
     endSession();
     registrations.values().forEach(r -> r.registered = false);
     if (outage == null) {
-      outage = new Outage(System.nanoTime(), describe(cause));
+      outage = new Outage(System.nanoTime(), EtcdRequests.describe(cause));
       LOG.log(
           Level.WARNING,
           "etcd at {0} is unreachable ({1}); engines keep serving with the {2} engines they know,"
@@ -628,26 +427,17 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
   }
 
   private void endSession() {
-    Session s = session;
+    EtcdSession s = session;
     session = null;
-    if (s == null) {
-      return;
-    }
-    s.watcher.close();
-    // The client's watch may be failing right now, and the client schedules its own retry after
-    // telling this process: it is closed once that retry found the watch closed, not under it.
-    try {
-      loop.schedule(s.client::close, 2, TimeUnit.SECONDS);
-    } catch (RejectedExecutionException stopping) {
-      s.client.close();
+    if (s != null) {
+      s.close(loop);
     }
   }
 
   private void publishStatus() {
-    Map<String, DiscoveryStatus.RegistrationState> states = new LinkedHashMap<>();
-    Optional<String> problem = Optional.empty();
+    Optional<String> unreachable = Optional.empty();
     if (session == null) {
-      problem =
+      unreachable =
           Optional.of(
               outage == null
                   ? "not connected to etcd at " + endpoints() + " yet"
@@ -656,23 +446,11 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
                       + " is unreachable ("
                       + outage.cause
                       + ") since "
-                      + elapsedSince(outage.sinceNanos)
+                      + EtcdRequests.elapsedSince(outage.sinceNanos)
                       + " ago");
     }
-    for (Registration r : registrations.values()) {
-      DiscoveryStatus.RegistrationState state =
-          !r.ready()
-              ? DiscoveryStatus.RegistrationState.WAITING_FOR_KV_CACHE
-              : r.registered
-                  ? DiscoveryStatus.RegistrationState.REGISTERED
-                  : DiscoveryStatus.RegistrationState.NOT_REGISTERED;
-      states.put(r.engineId, state);
-      if (problem.isEmpty() && state == DiscoveryStatus.RegistrationState.NOT_REGISTERED) {
-        problem = Optional.of("engine " + r.engineId + " is not registered in etcd yet");
-      }
-    }
     status =
-        new DiscoveryStatus(settings.endpoints(), session != null, problem, states, view.size());
+        DiscoveryStatus.of(settings.endpoints(), unreachable, registrations.values(), view.size());
   }
 
   // ------------------------------------------------------------ helpers
@@ -684,59 +462,8 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
         .isPresent();
   }
 
-  private boolean anEndpointAcceptsConnections() {
-    int timeout = (int) Math.max(1, settings.requestTimeout().toMillis() / 2);
-    for (URI endpoint : settings.endpoints()) {
-      try (Socket socket = new Socket()) {
-        socket.connect(new InetSocketAddress(endpoint.getHost(), endpoint.getPort()), timeout);
-        return true;
-      } catch (IOException e) {
-        // not this one
-      }
-    }
-    return false;
-  }
-
-  private Optional<String> engineIdOf(KeyValue kv) {
-    if (!kv.getKey().startsWith(enginesPrefix)) {
-      return Optional.empty();
-    }
-    String engineId = kv.getKey().substring(enginesPrefix.size()).toString(StandardCharsets.UTF_8);
-    return engineId.isEmpty() ? Optional.empty() : Optional.of(engineId);
-  }
-
-  private EngineView.StoredKey stored(String engineId, KeyValue kv) {
-    Optional<EngineRecord> record;
-    try {
-      record = Optional.of(EngineRecord.fromJson(engineId, kv.getValue().getBytes()));
-    } catch (MalformedEngineRecordException e) {
-      LOG.log(
-          Level.WARNING,
-          "the registration of engine {0} in etcd is not readable ({1}); its address is not used",
-          engineId,
-          e.getMessage());
-      record = Optional.empty();
-    }
-    return new EngineView.StoredKey(engineId, record, kv.getCreateRevision());
-  }
-
   private <T> T await(CompletableFuture<T> future) {
-    return await(future, settings.requestTimeout());
-  }
-
-  private static <T> T await(CompletableFuture<T> future, Duration timeout) {
-    try {
-      return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new EtcdUnavailableException(e);
-    } catch (ExecutionException e) {
-      throw new EtcdUnavailableException(e.getCause());
-    } catch (TimeoutException e) {
-      future.cancel(true);
-      throw new EtcdUnavailableException(
-          new TimeoutException("no answer within " + DurationText.of(timeout)));
-    }
+    return EtcdRequests.await(future, settings.requestTimeout());
   }
 
   /** Runs {@code task} on the discovery thread; a failure is logged, never lost. */
@@ -760,48 +487,14 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
    * thread may be connecting, then each removal is one request.
    */
   private Duration patience(int registrations) {
-    return CONNECT_TIMEOUT.plus(settings.requestTimeout().multipliedBy(registrations + 1L));
-  }
-
-  /** The time since {@code nanos}, in whole seconds (whole milliseconds under a second). */
-  private static String elapsedSince(long nanos) {
-    Duration elapsed = Duration.ofNanos(System.nanoTime() - nanos);
-    return DurationText.of(
-        elapsed.toSeconds() >= 1
-            ? Duration.ofSeconds(elapsed.toSeconds())
-            : Duration.ofMillis(elapsed.toMillis()));
+    return EtcdSession.CONNECT_TIMEOUT.plus(
+        settings.requestTimeout().multipliedBy(registrations + 1L));
   }
 
   private String endpoints() {
     return settings.endpoints().stream().map(URI::toString).collect(Collectors.joining(","));
   }
 
-  private static ByteSequence bytes(String text) {
-    return ByteSequence.from(text, StandardCharsets.UTF_8);
-  }
-
-  private static String describe(Throwable e) {
-    Throwable cause = e;
-    while ((cause instanceof ExecutionException || cause instanceof EtcdUnavailableException)
-        && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    String message = cause.getMessage();
-    return message == null || message.isBlank() ? cause.getClass().getSimpleName() : message;
-  }
-
-  /** A connection to etcd: its client and the watch on the engines' keys. */
-  private record Session(long id, Client client, Watch.Watcher watcher) {}
-
   /** etcd could not be reached since {@code sinceNanos}, first because of {@code cause}. */
   private record Outage(long sinceNanos, String cause) {}
-
-  /** A request to etcd failed or was not answered in time; the cause says how. */
-  private static final class EtcdUnavailableException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    EtcdUnavailableException(Throwable cause) {
-      super(cause);
-    }
-  }
 }
