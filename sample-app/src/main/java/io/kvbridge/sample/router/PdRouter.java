@@ -54,9 +54,9 @@ import org.slf4j.LoggerFactory;
  *   <li>otherwise a failed call is a 502, or a 504 if the node timed out.
  * </ul>
  *
- * <p>A call that failed for the node's sake (no answer, a timeout, an unreadable answer, a 5xx
- * other than a decode node's failed load, which is about the prefill node's lease) marks the node
- * down until a probe finds it UP again.
+ * <p>A call that failed for the node's sake (no answer, the router's timeout, an unreadable answer,
+ * a 5xx other than a decode node's failed or timed-out load, which is about the prefill node: its
+ * lease, or a transfer it did not finish) marks the node down until a probe finds it UP again.
  *
  * <p>No lease is left for the prefill node to expire once the router knows no decode node will read
  * it: if the client went away by the time the prefill node answered, if no decode node is healthy
