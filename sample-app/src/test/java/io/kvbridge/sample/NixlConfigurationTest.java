@@ -1,9 +1,16 @@
 package io.kvbridge.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.kvbridge.nixl.capi.NixlLibrary;
+import io.kvbridge.spi.Availability;
 import io.kvbridge.spring.InvalidKvBridgePropertyException;
 import io.kvbridge.spring.KvBridgeAutoConfiguration;
+import io.kvbridge.spring.KvConnectors;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -67,6 +74,25 @@ class NixlConfigurationTest {
             context ->
                 assertThat(invalidProperty(context).getMessage())
                     .startsWith("kvbridge.nixl.memroy is unknown; known: nixl.memory,"));
+  }
+
+  @Test
+  void withOnlyTheConnectorTypeSetNixlIsLoadedFromWhereTheBuildPutIt() {
+    Optional<Path> built = NixlLibrary.builtAgainst();
+    if (!Boolean.getBoolean("kvbridge.test.nixl-required")) {
+      assumeTrue(
+          built.filter(Files::isDirectory).isPresent(),
+          "this build has no NIXL of its own (kvbridge.nixl.required=false)");
+    }
+    assertThat(System.getProperty(NixlLibrary.HOME_PROPERTY)).isNull();
+
+    runner.run(
+        context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(KvConnectors.class).availability())
+              .isInstanceOf(Availability.Available.class);
+          assertThat(NixlLibrary.require().libraryDir()).isEqualTo(built.orElseThrow());
+        });
   }
 
   private static InvalidKvBridgePropertyException invalidProperty(

@@ -1,5 +1,7 @@
 package io.kvbridge.nixl.capi;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Properties;
 import org.bytedeco.javacpp.Loader;
 
 /**
@@ -17,11 +20,12 @@ import org.bytedeco.javacpp.Loader;
  * <p>An engine asks for NIXL at a {@link Location}: an installation ({@code nixl.home}) and
  * optionally a plugin directory ({@code nixl.plugin-dir}). Where it names no installation, the
  * system property {@value #HOME_PROPERTY} is used, then the environment variable {@value
- * #HOME_ENV}; where it names no plugin directory, the system property {@value
- * #PLUGIN_DIR_PROPERTY}, then NIXL's own {@code NIXL_PLUGIN_DIR}, then the installation's {@code
- * plugins/}. An installation may be the directory holding {@code libnixl_capi.so}, an install
- * prefix ({@code lib/x86_64-linux-gnu}, {@code lib64}, {@code lib}), or the {@code site-packages}
- * of a pip-installed {@code nixl-cu13}/{@code nixl-cu12} wheel.
+ * #HOME_ENV}, then the directory this connector's build fetched NIXL into and linked its JNI glue
+ * against ({@link #builtAgainst()}), if it is still there; where it names no plugin directory, the
+ * system property {@value #PLUGIN_DIR_PROPERTY}, then NIXL's own {@code NIXL_PLUGIN_DIR}, then the
+ * installation's {@code plugins/}. An installation may be the directory holding {@code
+ * libnixl_capi.so}, an install prefix ({@code lib/x86_64-linux-gnu}, {@code lib64}, {@code lib}),
+ * or the {@code site-packages} of a pip-installed {@code nixl-cu13}/{@code nixl-cu12} wheel.
  *
  * <p>Loading preloads NIXL's core libraries from that directory by absolute path (their RPATHs find
  * the libraries they bundle), then the JNI glue, and points {@code NIXL_PLUGIN_DIR} at the plugin
@@ -43,6 +47,16 @@ public final class NixlLibrary {
 
   /** System property naming NIXL's plugin directory where an engine names none. */
   public static final String PLUGIN_DIR_PROPERTY = "kvbridge.nixl.plugin-dir";
+
+  /**
+   * The resource, beside this class, in which the build records the NIXL library directory it
+   * linked against: {@value #BUILT_AGAINST_KEY}{@code =<absolute directory>}, empty when it built
+   * without NIXL.
+   */
+  static final String BUILT_AGAINST_RESOURCE = "nixl-build.properties";
+
+  /** The key of the library directory in {@value #BUILT_AGAINST_RESOURCE}. */
+  static final String BUILT_AGAINST_KEY = "library-dir";
 
   /** How to get NIXL, appended to every failure. */
   public static final String HOW_TO_INSTALL =
@@ -128,18 +142,13 @@ public final class NixlLibrary {
    * plugin directory than the loaded ones.
    */
   public static synchronized Outcome probe(Location requested) {
-    Location location = withDefaults(requested);
+    Location location =
+        withDefaults(
+            requested, System.getProperty(HOME_PROPERTY), System.getenv(HOME_ENV), builtAgainst());
     if (location.home().isEmpty()) {
       return attempt != null
           ? withPluginDirOf(location, attempt.outcome())
-          : new Failed(
-              "no NIXL installation is named (nixl.home, -D"
-                  + HOME_PROPERTY
-                  + " and env "
-                  + HOME_ENV
-                  + " are all unset); "
-                  + HOW_TO_INSTALL,
-              Optional.empty());
+          : new Failed(noneNamed(builtAgainst()), Optional.empty());
     }
     Outcome outcome = outcomes.get(location);
     if (outcome == null) {
@@ -191,13 +200,55 @@ public final class NixlLibrary {
     return (Loaded) result;
   }
 
-  /** {@code requested} with the JVM's installation and plugin directory where it names none. */
-  private static Location withDefaults(Location requested) {
+  /**
+   * The NIXL library directory this connector's build fetched NIXL into (or was pointed at) and
+   * linked its JNI glue against, as the build recorded it; empty when it built without NIXL. The
+   * directory may be gone since (a clean build, a jar copied to another machine).
+   */
+  public static Optional<Path> builtAgainst() {
+    try (InputStream in = NixlLibrary.class.getResourceAsStream(BUILT_AGAINST_RESOURCE)) {
+      if (in == null) {
+        return Optional.empty();
+      }
+      Properties recorded = new Properties();
+      recorded.load(in);
+      return named(recorded.getProperty(BUILT_AGAINST_KEY))
+          // An unfiltered resource: the build did not say.
+          .filter(dir -> !dir.toString().startsWith("${"));
+    } catch (IOException e) {
+      LOG.log(Level.WARNING, "cannot read " + BUILT_AGAINST_RESOURCE, e);
+      return Optional.empty();
+    }
+  }
+
+  /** Why no installation is used when none is named, for the build's directory {@code built}. */
+  static String noneNamed(Optional<Path> built) {
+    return "no NIXL installation is named (nixl.home, -D"
+        + HOME_PROPERTY
+        + " and env "
+        + HOME_ENV
+        + " are all unset)"
+        + built
+            .map(dir -> " and the one this build fetched NIXL into, " + dir + ", is not there")
+            .orElse(" and this build has none of its own (it was built without NIXL)")
+        + "; "
+        + HOW_TO_INSTALL;
+  }
+
+  /**
+   * {@code requested} with the JVM's installation and plugin directory where it names none: the
+   * installation from {@code homeProperty} (the system property; null when unset), else {@code
+   * homeEnv} (the environment variable; null when unset), else {@code built}, the build's own, if
+   * it is a directory.
+   */
+  static Location withDefaults(
+      Location requested, String homeProperty, String homeEnv, Optional<Path> built) {
     Optional<Path> home =
         requested
             .home()
-            .or(() -> named(System.getProperty(HOME_PROPERTY)))
-            .or(() -> named(System.getenv(HOME_ENV)));
+            .or(() -> named(homeProperty))
+            .or(() -> named(homeEnv))
+            .or(() -> built.filter(Files::isDirectory));
     Optional<Path> plugins =
         requested.pluginDir().or(() -> named(System.getProperty(PLUGIN_DIR_PROPERTY)));
     return new Location(home.map(NixlLibrary::absolute), plugins.map(NixlLibrary::absolute));

@@ -40,8 +40,10 @@ import java.util.OptionalInt;
  * @param incarnation drawn afresh at every start of the engine; written in hexadecimal
  * @param handshakeAddress where the engine answers handshakes, if it is a producer
  * @param agentName the engine's transport agent name, if its connector says
- * @param layoutFingerprint the {@link io.kvbridge.layout.KvLayout#fingerprint()} of its KV cache
- * @param tensorParallelDegree how many ranks the engine's KV cache is split over (1 for now)
+ * @param layoutFingerprint the {@link io.kvbridge.layout.KvLayout#fingerprint()} of its KV cache:
+ *     the model and memory order, the same on every rank whatever heads it holds and its block size
+ * @param tensorParallelDegree how many ranks the engine's KV cache is split over, each holding an
+ *     equal share of the KV heads
  * @param freeBlocks how many KV blocks the engine has free, if it says
  * @param liveLeases leases the engine holds for consumers
  * @param attributes what the application says about the engine, at most {@value #MAX_ATTRIBUTES}

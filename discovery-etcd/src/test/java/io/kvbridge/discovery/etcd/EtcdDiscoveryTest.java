@@ -8,8 +8,13 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.LeaseOption;
 import io.kvbridge.discovery.etcd.testing.EtcdServer;
+import io.kvbridge.fake.FakeTransportProvider;
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.EndReason;
+import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.runtime.PullConnector;
+import io.kvbridge.spi.ConnectorSettings;
+import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransferParams;
 import java.nio.charset.StandardCharsets;
@@ -86,6 +91,40 @@ class EtcdDiscoveryTest {
                 .get(5, TimeUnit.SECONDS)
                 .getGrantedTTL())
         .isEqualTo(TTL.getSeconds());
+  }
+
+  @Test
+  void aTensorParallelEnginePublishesItsDegreeAndTheFingerprintEveryRankShares() {
+    EtcdDiscovery discovery = discovery(TTL);
+    KvLayout model =
+        new KvLayout("etcd-test/tp2", 2, 2, 2, 4, 0, 4, 8, 4, 32, KvLayout.MemoryOrder.HEAD_MAJOR);
+    ConnectorSettings settings =
+        ConnectorSettings.builder(FakeTransportProvider.TYPE, "prefill-tp2")
+            .role(Role.PRODUCER)
+            .tpDegree(2)
+            .peerDirectory(discovery)
+            .properties(Map.of(FakeTransportProvider.FABRIC, fabric))
+            .build();
+    KvConnector connector =
+        discovery.register(
+            ConnectorRegistry.of(List.of(new FakeTransportProvider())).create(settings),
+            EngineLoad.UNKNOWN);
+    open.add(connector);
+    for (int rank = 0; rank < 2; rank++) {
+      KvLayout share = model.forRank(rank, 2);
+      connector.worker(rank).registerKvCache(connector.worker(rank).allocateKvCache(share), share);
+    }
+
+    EngineRecord record =
+        EngineRecord.fromJson(
+            "prefill-tp2", awaitKey("/kvbridge/engines/prefill-tp2").getValue().getBytes());
+
+    assertThat(record.tensorParallelDegree()).isEqualTo(2);
+    // The model's fingerprint: the heads a rank holds and its block size are not part of it.
+    assertThat(record.layoutFingerprint())
+        .isEqualTo(model.forRank(0, 2).fingerprint())
+        .isEqualTo(model.forRank(1, 2).fingerprint())
+        .isEqualTo(model.withTokensPerBlock(8).fingerprint());
   }
 
   @Test

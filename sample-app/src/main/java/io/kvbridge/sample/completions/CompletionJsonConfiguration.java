@@ -4,6 +4,7 @@ import java.util.List;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.converter.json.JacksonJsonHttpMessageConverter;
+import tools.jackson.core.StreamReadFeature;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.cfg.CoercionAction;
@@ -17,8 +18,10 @@ import tools.jackson.databind.type.LogicalType;
  * a boolean); a {@link CompletionRequest} is read with a copy of the application's mapper that
  * coerces nothing (a {@link ChatCompletionRequest} and a {@link RevokeRequest} too), so a field of
  * another JSON type is refused and {@link CompletionErrors} answers 400 naming the field and the
- * type it must have. Every other type, in either direction, keeps the application's mapper and its
- * {@code spring.jackson.*} settings.
+ * type it must have. Nor does it take a key given twice in one object, at any depth (Jackson's
+ * default keeps the last value, so {@code {"max_tokens": 100000000, "max_tokens": 1}} would pass a
+ * check that reads the first): that is a 400 naming the key. Every other type, in either direction,
+ * keeps the application's mapper and its {@code spring.jackson.*} settings.
  */
 @Configuration(proxyBeanMethods = false)
 public class CompletionJsonConfiguration {
@@ -42,10 +45,15 @@ public class CompletionJsonConfiguration {
     return converter;
   }
 
-  /** A copy of {@code mapper} that reads each scalar only from its own JSON type. */
+  /**
+   * A copy of {@code mapper} that reads each scalar only from its own JSON type and refuses a key
+   * given twice in one object.
+   */
   static JsonMapper strict(JsonMapper mapper) {
     return mapper
         .rebuild()
+        // {"max_tokens": 1, "max_tokens": 2}, in the body or in any object inside it
+        .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
         // "8" as a number, "true" or 1 as a boolean
         .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
         // 8.5 or 1e8 as an integer

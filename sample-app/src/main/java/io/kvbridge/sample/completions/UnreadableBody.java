@@ -2,6 +2,8 @@ package io.kvbridge.sample.completions;
 
 import java.util.Collection;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import tools.jackson.core.JacksonException;
@@ -19,6 +21,10 @@ import tools.jackson.databind.exc.MismatchedInputException;
  * @param message the reason, for people
  */
 record UnreadableBody(@Nullable String param, String message) {
+
+  /** How Jackson's parser reports a key given twice in one object. */
+  private static final Pattern DUPLICATE_KEY =
+      Pattern.compile("Duplicate Object property \"(.*)\"", Pattern.DOTALL);
 
   /** Describes why {@code e}'s body could not be read. */
   static UnreadableBody of(HttpMessageNotReadableException e) {
@@ -47,10 +53,28 @@ record UnreadableBody(@Nullable String param, String message) {
               ? field + " has a value of the wrong type"
               : field + " must be " + expected(type));
     }
+    String duplicate = duplicateKey(json);
+    if (duplicate != null) {
+      String key = field == null ? duplicate : field + "." + duplicate;
+      return new UnreadableBody(
+          key, key + " is given more than once; give each key of an object once");
+    }
     if (json instanceof StreamReadException) {
       return new UnreadableBody(null, "the body is not valid JSON" + where(json.getLocation()));
     }
     return new UnreadableBody(field, "the body is not a valid completion request");
+  }
+
+  /**
+   * The key a parser reading with {@code STRICT_DUPLICATE_DETECTION} found twice in one object, if
+   * that is what {@code json} reports; the key only, its object's path is {@code json}'s.
+   */
+  private static @Nullable String duplicateKey(JacksonException json) {
+    if (!(json instanceof StreamReadException)) {
+      return null;
+    }
+    Matcher duplicate = DUPLICATE_KEY.matcher(String.valueOf(json.getOriginalMessage()));
+    return duplicate.matches() ? duplicate.group(1) : null;
   }
 
   private static @Nullable JacksonException jacksonCause(Throwable e) {

@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 /**
  * A prefill or decode node: serves OpenAI-style completion requests on an {@link Engine} of its
@@ -43,6 +44,9 @@ import java.util.concurrent.TimeoutException;
  * <p>Thread-safe: called by the web server's request threads.
  */
 public final class Node implements AutoCloseable {
+
+  /** How long a timed-out request's cancel may take before the engine counts as stuck. */
+  static final Duration CANCEL_WAIT = Duration.ofSeconds(1);
 
   private final NodeKind kind;
   private final Engine engine;
@@ -83,7 +87,8 @@ public final class Node implements AutoCloseable {
    *
    * @return the request's id on the engine, and its answer: a completion, or a failure with {@link
    *     CompletionFailedException} 504 when the engine did not finish within the request timeout
-   *     (the request is then cancelled), with {@link
+   *     (the request is then cancelled; {@link KvLoadTimedOutException} if its KV was still being
+   *     loaded from the prefill node), with {@link
    *     io.kvbridge.sample.engine.InvalidPromptException} if the prompt does not fit the pool, with
    *     {@link io.kvbridge.spi.InvalidTransferParamsException} if the connector refuses the
    *     transfer parameters, or with the engine's own failure, e.g. {@link
@@ -120,18 +125,18 @@ public final class Node implements AutoCloseable {
     String id = "cmpl-" + UUID.randomUUID().toString().replace("-", "");
     EngineRequest engineRequest =
         new EngineRequest(id, request.prompt(), request.maxTokensOrDefault(), remoteDecode, params);
+    Optional<String> producer = params.map(TransferParams::producerEngineId);
     CompletableFuture<CompletionResponse> answer =
         engine
             .submit(engineRequest)
             .copy()
             .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
             .handle(
-                (generation, failure) -> {
-                  if (failure == null) {
-                    return answer(request, id, generation);
-                  }
-                  throw failed(id, failure);
-                });
+                (generation, failure) ->
+                    failure == null
+                        ? CompletableFuture.completedFuture(answer(request, id, generation))
+                        : failed(id, producer, failure))
+            .thenCompose(Function.identity());
     return new Running(id, answer);
   }
 
@@ -188,22 +193,49 @@ public final class Node implements AutoCloseable {
             generation.computedTokens()));
   }
 
-  private RuntimeException failed(String id, Throwable failure) {
+  private CompletableFuture<CompletionResponse> failed(
+      String id, Optional<String> producer, Throwable failure) {
     Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
     if (cause instanceof TimeoutException) {
-      String limit = timeout.toMillis() + " ms (kvbridge.sample.request-timeout)";
-      // Nobody waits for it any more: its blocks, and a lease nobody will read, come back now.
-      engine.cancel(id, "not finished within " + limit);
-      return new CompletionFailedException(
-          504,
-          "timeout",
-          "engine " + engine.engineId() + " did not finish " + id + " within " + limit,
-          cause);
+      return timedOut(id, producer, cause)
+          .thenCompose(CompletableFuture::<CompletionResponse>failedFuture);
     }
     if (cause instanceof RuntimeException runtime) {
-      return runtime;
+      return CompletableFuture.failedFuture(runtime);
     }
-    return new IllegalStateException("engine " + engine.engineId() + " failed " + id, cause);
+    return CompletableFuture.failedFuture(
+        new IllegalStateException("engine " + engine.engineId() + " failed " + id, cause));
+  }
+
+  /**
+   * Cancels a request not finished within the timeout and says whose fault that was: a request
+   * whose KV was still being loaded (or whose lease was still being confirmed) waited for the
+   * prefill node, {@link KvLoadTimedOutException}; anything else, or an engine that does not take
+   * the cancel within {@link #CANCEL_WAIT}, is this engine's own 504 {@code timeout}.
+   */
+  private CompletableFuture<CompletionFailedException> timedOut(
+      String id, Optional<String> producer, Throwable cause) {
+    String limit = timeout.toMillis() + " ms (kvbridge.sample.request-timeout)";
+    String notFinished =
+        "engine " + engine.engineId() + " did not finish " + id + " within " + limit;
+    // Nobody waits for it any more: its blocks, and a lease nobody will read, come back now.
+    return engine
+        .cancel(id, "not finished within " + limit)
+        .copy()
+        .completeOnTimeout(CancelOutcome.NOT_FOUND, CANCEL_WAIT.toNanos(), TimeUnit.NANOSECONDS)
+        .exceptionally(failure -> CancelOutcome.NOT_FOUND)
+        .thenApply(
+            outcome -> {
+              if (outcome == CancelOutcome.LOAD_CANCELLED && producer.isPresent()) {
+                return new KvLoadTimedOutException(
+                    notFinished
+                        + ": its KV cache was still being loaded from prefill node "
+                        + producer.get()
+                        + ", which did not finish the transfer; the load was cancelled",
+                    cause);
+              }
+              return new CompletionFailedException(504, "timeout", notFinished, cause);
+            });
   }
 
   /**

@@ -1,7 +1,9 @@
 package io.kvbridge.sample.router;
 
 import io.kvbridge.sample.completions.CompletionFailedException;
+import io.kvbridge.sample.node.KvLoadTimedOutException;
 import io.kvbridge.sample.node.NodeKind;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,8 +15,13 @@ public class NodeCallFailedException extends CompletionFailedException {
 
   private static final long serialVersionUID = 1L;
 
-  /** A decode node's answer when it could not load the KV: about P's lease, not about D. */
-  static final String KV_LOAD_FAILED = "kv_load_failed";
+  /**
+   * A decode node's answers when the prefill node failed it, not the decode node: it could not load
+   * the KV (about P's lease), or it was still loading when its request timed out (P did not finish
+   * the transfer).
+   */
+  private static final Set<String> PREFILL_NODES_FAULT =
+      Set.of("kv_load_failed", KvLoadTimedOutException.TYPE);
 
   /** How a call failed. */
   public enum Kind {
@@ -90,11 +97,13 @@ public class NodeCallFailedException extends CompletionFailedException {
 
   /**
    * Whether the failure is the node's, so that the router skips it until a probe finds it UP: no
-   * answer, a timeout, an unreadable answer, a 4xx that does not say what the request got wrong, or
-   * a 5xx other than a decode node's failed load (which is about the prefill node's lease).
+   * answer (within the router's read timeout), an unreadable answer, a 4xx that does not say what
+   * the request got wrong, or a 5xx other than a decode node's failed or timed-out load (about the
+   * prefill node: its lease is gone, or it did not finish the transfer).
    */
   boolean blamesNode() {
-    return !refusedTheRequest() && !KV_LOAD_FAILED.equals(nodeErrorType);
+    return !refusedTheRequest()
+        && !(nodeErrorType != null && PREFILL_NODES_FAULT.contains(nodeErrorType));
   }
 
   /**

@@ -32,14 +32,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A request is checked before any node is called, against the same {@link ContextWindow} as the
  * nodes': one that could never be decoded costs the prefill node nothing. Nor is a prefill node
- * called while no decode node is healthy: its lease could not be read.
+ * called while no decode node is healthy: its lease could not be read. A request that finds no node
+ * of a pool healthy first has that pool's down nodes probed once ({@link ProbeOnDemand}; requests
+ * arriving meanwhile wait for the same probe), so a node that is back is used at once, not only
+ * after the next scheduled probe.
  *
  * <p>Failures, each answered with an HTTP error that names the node(s) and the reason, never with a
  * 200:
  *
  * <ul>
- *   <li>no healthy decode node, or no healthy prefill node: 503 {@code decode_pool_unavailable} or
- *       {@code prefill_pool_unavailable}, no node called;
+ *   <li>no healthy decode node, or no healthy prefill node, even after probing the down ones: 503
+ *       {@code decode_pool_unavailable} or {@code prefill_pool_unavailable}, no node called;
  *   <li>a prefill call that failed (not reached, timed out, broken, a 5xx, an unreadable answer or
  *       a 4xx without the node's reason, which its web server answers, not the node) is tried once
  *       more on another healthy prefill node; a prefill node's 4xx with its reason is the client's
@@ -51,9 +54,9 @@ import org.slf4j.LoggerFactory;
  *   <li>otherwise a failed call is a 502, or a 504 if the node timed out.
  * </ul>
  *
- * <p>A call that failed for the node's sake (no answer, a timeout, an unreadable answer, a 5xx
- * other than a decode node's failed load, which is about the prefill node's lease) marks the node
- * down until a probe finds it UP again.
+ * <p>A call that failed for the node's sake (no answer, the router's timeout, an unreadable answer,
+ * a 5xx other than a decode node's failed or timed-out load, which is about the prefill node: its
+ * lease, or a transfer it did not finish) marks the node down until a probe finds it UP again.
  *
  * <p>No lease is left for the prefill node to expire once the router knows no decode node will read
  * it: if the client went away by the time the prefill node answered, if no decode node is healthy
@@ -74,6 +77,8 @@ public final class PdRouter {
   private final NodePool prefill;
   private final NodePool decode;
   private final DropAfterPrefill drops;
+  private final ProbeOnDemand prefillProbe;
+  private final ProbeOnDemand decodeProbe;
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong served = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
@@ -95,6 +100,8 @@ public final class PdRouter {
     this.prefill = requireKind(prefill, NodeKind.PREFILL);
     this.decode = requireKind(decode, NodeKind.DECODE);
     this.drops = Objects.requireNonNull(drops, "drops");
+    this.prefillProbe = new ProbeOnDemand(prefill, node -> nodes.health(node.healthUrl()));
+    this.decodeProbe = new ProbeOnDemand(decode, node -> nodes.health(node.healthUrl()));
   }
 
   /**
@@ -211,14 +218,34 @@ public final class PdRouter {
       if (client.isGone()) {
         throw new ClientClosedRequestException("no node was called");
       }
-      if (!decode.anyHealthy()) {
-        throw new NoHealthyNodeException(decode, "no prefill node was called");
+      return decodeProbe
+          .anyHealthy()
+          .thenCompose(
+              decodeHealthy -> {
+                if (!decodeHealthy) {
+                  throw new NoHealthyNodeException(decode, "no prefill node was called");
+                }
+                return acquire(prefill, prefillProbe);
+              })
+          .thenCompose(
+              first ->
+                  prefill(
+                      first.orElseThrow(
+                          () -> new NoHealthyNodeException(prefill, "no node was called")),
+                      null))
+          .thenCompose(this::decodeAfter);
+    }
+
+    /**
+     * A healthy node of {@code pool} with its call counted, as {@link NodePool#acquire}; with none
+     * healthy, one found by probing the pool's down nodes, if any is back.
+     */
+    private CompletableFuture<Optional<PooledNode>> acquire(NodePool pool, ProbeOnDemand probe) {
+      Optional<PooledNode> node = pool.acquire(Set.of());
+      if (node.isPresent() || pool.anyHealthy()) {
+        return CompletableFuture.completedFuture(node);
       }
-      PooledNode first =
-          prefill
-              .acquire(Set.of())
-              .orElseThrow(() -> new NoHealthyNodeException(prefill, "no node was called"));
-      return prefill(first, null).thenCompose(this::decodeAfter);
+      return probe.probeDownNodes().thenApply(probed -> pool.acquire(Set.of()));
     }
 
     private CompletableFuture<Prefilled> prefill(
@@ -267,15 +294,19 @@ public final class PdRouter {
         LOG.debug("{}", drop.getMessage());
         throw drop;
       }
-      Optional<PooledNode> node = decode.acquire(Set.of());
-      if (node.isEmpty()) {
-        NoHealthyNodeException none =
-            new NoHealthyNodeException(
-                decode, "the prefill node's lease was revoked, as no decode node will read it");
-        return revoke(prefilled, "no decode node is healthy")
-            .thenCompose(revoked -> CompletableFuture.failedFuture(none));
-      }
-      return decode(node.get(), request.withKvTransferParams(params), prefilled, null);
+      return acquire(decode, decodeProbe)
+          .thenCompose(
+              node -> {
+                if (node.isEmpty()) {
+                  NoHealthyNodeException none =
+                      new NoHealthyNodeException(
+                          decode,
+                          "the prefill node's lease was revoked, as no decode node will read it");
+                  return revoke(prefilled, "no decode node is healthy")
+                      .thenCompose(revoked -> CompletableFuture.failedFuture(none));
+                }
+                return decode(node.get(), request.withKvTransferParams(params), prefilled, null);
+              });
     }
 
     private CompletableFuture<CompletionResponse> decode(

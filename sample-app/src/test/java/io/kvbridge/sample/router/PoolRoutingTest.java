@@ -185,6 +185,52 @@ class PoolRoutingTest {
   }
 
   @Test
+  void aDecodeNodeUpAgainIsUsedByTheNextRequestsRatherThanAfterTheNextScheduledProbe()
+      throws Exception {
+    try (HoldingProxy decode = HoldingProxy.start()) {
+      PdRouter router = router(List.of(p0), List.of(decode.url()));
+      // The decode node is away: two probes find it so.
+      probeTwice(router);
+      assertThat(router.stats().decode()).extracting(NodeStats::healthy).containsExactly(false);
+
+      // It is back (restarted), and requests arrive before any scheduled probe.
+      decode.target(d0);
+      List<CompletableFuture<CompletionResponse>> routed = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        routed.add(route(router, PROMPT + " Back again " + i + "."));
+      }
+
+      for (int i = 0; i < 20; i++) {
+        assertThat(routed.get(i).get(30, TimeUnit.SECONDS).text())
+            .isEqualTo(REFERENCE.referenceCompletion(PROMPT + " Back again " + i + ".", 4));
+      }
+      assertThat(router.stats().decode())
+          .extracting(NodeStats::healthy, NodeStats::health, NodeStats::served)
+          .containsExactly(tuple(true, "health UP", 20L));
+    }
+  }
+
+  @Test
+  void aDecodeNodeStillDownWhenARequestProbesItIsA503NamingTheProbesReason() {
+    try (HoldingProxy decode = HoldingProxy.start()) {
+      PdRouter router = router(List.of(p0), List.of(decode.url()));
+      probeTwice(router);
+      long prefilled = engine(p0).stats().completed();
+
+      assertThat(route(router, PROMPT))
+          .failsWithin(Duration.ofSeconds(30))
+          .withThrowableOfType(ExecutionException.class)
+          .havingCause()
+          .isInstanceOfSatisfying(
+              NoHealthyNodeException.class,
+              e -> assertThat(e.type()).isEqualTo("decode_pool_unavailable"))
+          .withMessageStartingWith("no decode node is healthy (" + decode.url() + ": health at ")
+          .withMessageContaining("no prefill node was called");
+      assertThat(engine(p0).stats().completed()).isEqualTo(prefilled);
+    }
+  }
+
+  @Test
   void withEveryPrefillNodeDownTheRouterAnswers503NamingThem() throws Exception {
     PdRouter router = router(List.of(DEAD), List.of(d0));
     probeTwice(router);
