@@ -2,6 +2,7 @@ package io.kvbridge.runtime;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.spi.ConnectorListener;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorStatus;
 import io.kvbridge.spi.ConsumerStatus;
@@ -26,8 +27,11 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -53,6 +57,8 @@ public final class PullConnector implements KvConnector {
   private final ReentrantLock lock = new ReentrantLock();
   private final Scheduler scheduler = new Scheduler();
   private final List<Worker> workers;
+  private final List<ConnectorListener> listeners = new CopyOnWriteArrayList<>();
+  private final AtomicBoolean closeStarted = new AtomicBoolean();
   private volatile boolean closed;
 
   /**
@@ -149,7 +155,26 @@ public final class PullConnector implements KvConnector {
   }
 
   @Override
+  public AutoCloseable listen(ConnectorListener listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+    return () -> listeners.remove(listener);
+  }
+
+  @Override
   public void close() {
+    if (!closeStarted.compareAndSet(false, true)) {
+      return;
+    }
+    // Outside the lock: a listener may talk to the network (tell a discovery service) first.
+    listeners.forEach(ConnectorListener::closing);
+    try {
+      closeUnderLock();
+    } finally {
+      listeners.forEach(ConnectorListener::closed);
+    }
+  }
+
+  private void closeUnderLock() {
     lock.lock();
     try {
       if (closed) {
@@ -327,6 +352,9 @@ public final class PullConnector implements KvConnector {
             e);
       } finally {
         lock.unlock();
+      }
+      for (ConnectorListener listener : listeners) {
+        listener.kvCacheRegistered(rank, layout);
       }
     }
 

@@ -38,6 +38,12 @@ public interface KvConnector extends AutoCloseable {
    */
   void peerGone(String engineId, String why);
 
+  /**
+   * Tells {@code listener} of this connector's lifecycle from now on (what already happened is not
+   * told again). Closing the returned handle stops it; any thread may call either.
+   */
+  AutoCloseable listen(ConnectorListener listener);
+
   /** A snapshot for health checks and management. */
   ConnectorStatus status();
 

@@ -22,6 +22,19 @@ final class HandshakeFrames {
     return frame;
   }
 
+  /**
+   * The consumer's side of a conversation with {@code address} has more to send after {@link
+   * HandshakeChannel#MAX_ROUNDS} frames.
+   */
+  static IOException tooManyRounds(HandshakeAddress address) {
+    return new IOException(
+        "the consumer's side of the conversation with "
+            + address
+            + " sent more than "
+            + HandshakeChannel.MAX_ROUNDS
+            + " frames");
+  }
+
   /** The announced length was negative or over the limit. */
   static final class RefusedFrameException extends IOException {
     private static final long serialVersionUID = 1L;

@@ -79,12 +79,7 @@ public final class LocalHandshakeChannel implements HandshakeChannel {
         return received.clone();
       }
       if (round == MAX_ROUNDS) {
-        throw new IOException(
-            "the consumer's side of the conversation with "
-                + address
-                + " sent more than "
-                + MAX_ROUNDS
-                + " frames");
+        throw HandshakeFrames.tooManyRounds(address);
       }
       Reply reply = conversation.reply(checked(next.get(), "request").clone());
       received = checked(reply.frame(), "answer");

@@ -146,12 +146,7 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
           return received;
         }
         if (round == MAX_ROUNDS) {
-          throw new IOException(
-              "the consumer's side of the conversation with "
-                  + address
-                  + " sent more than "
-                  + MAX_ROUNDS
-                  + " frames");
+          throw HandshakeFrames.tooManyRounds(address);
         }
         byte[] frame = next.get();
         if (frame.length > Handshake.MAX_FRAME_BYTES) {

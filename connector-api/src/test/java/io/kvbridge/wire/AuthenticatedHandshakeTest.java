@@ -280,6 +280,14 @@ class AuthenticatedHandshakeTest {
     return false;
   }
 
+  /** A channel that only holds conversations, as a consumer does; it serves nothing. */
+  private abstract static class ClientOnly implements HandshakeChannel {
+    @Override
+    public Server serve(HandshakeAddress requestedAddress, String engineId, Responder responder) {
+      throw new UnsupportedOperationException("a consumer's channel serves nothing");
+    }
+  }
+
   /** What a relay does to a frame on its way to D, given the last frame D sent. */
   private interface Rewrite {
     byte[] toD(byte[] frame, byte[] lastFromD);
@@ -289,7 +297,7 @@ class AuthenticatedHandshakeTest {
    * A channel that passes every frame between D and a producer's conversation, recording them, and
    * may rewrite what goes to D.
    */
-  private static final class Relay implements HandshakeChannel {
+  private static final class Relay extends ClientOnly {
     final List<byte[]> toP = new ArrayList<>();
     final List<byte[]> toD = new ArrayList<>();
     private final ProducerHandshake producer;
@@ -308,11 +316,6 @@ class AuthenticatedHandshakeTest {
       List<byte[]> all = new ArrayList<>(toD);
       all.addAll(toP);
       return all;
-    }
-
-    @Override
-    public Server serve(HandshakeAddress requestedAddress, String engineId, Responder responder) {
-      throw new UnsupportedOperationException();
     }
 
     @Override
@@ -344,17 +347,12 @@ class AuthenticatedHandshakeTest {
    * A channel whose "producer" greets as a real one would and answers the challenge with a set
    * proof.
    */
-  private static final class Impostor implements HandshakeChannel {
+  private static final class Impostor extends ClientOnly {
     final List<byte[]> received = new ArrayList<>();
     private final byte[] proof;
 
     Impostor(byte[] proof) {
       this.proof = proof;
-    }
-
-    @Override
-    public Server serve(HandshakeAddress requestedAddress, String engineId, Responder responder) {
-      throw new UnsupportedOperationException();
     }
 
     @Override

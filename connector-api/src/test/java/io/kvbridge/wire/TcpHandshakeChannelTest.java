@@ -88,18 +88,10 @@ class TcpHandshakeChannelTest {
   void connectionBeyondThePerAddressLimitEvictsTheOldestIdleOneOfThatAddress() throws Exception {
     HandshakeChannel channel =
         TcpHandshakeChannel.withLimits(new Limits(Duration.ofSeconds(10), 2, 1024));
-    HandshakeChannel.Server server = serve(channel);
-    Socket oldest = connect("127.0.0.5", server);
-    readFrame(oldest);
-    Socket second = connect("127.0.0.5", server);
-    readFrame(second);
-    Socket third = connect("127.0.0.5", server);
 
-    assertThat(readFrame(third)).isEmpty();
-    assertClosedByServer(oldest);
-    assertThat(server.droppedConnections())
-        .containsEntry(DropReason.EVICTED, 1L)
-        .containsEntry(DropReason.ADDRESS_LIMIT, 0L);
+    HandshakeChannel.Server server =
+        assertTheOldestIdleIsEvicted(channel, DropReason.ADDRESS_LIMIT, "127.0.0.5", "127.0.0.5");
+
     assertThat(
             channel.exchange(server.address(), greeting -> new byte[] {4}, Duration.ofSeconds(5)))
         .containsExactly(4);
@@ -107,19 +99,33 @@ class TcpHandshakeChannelTest {
 
   @Test
   void connectionBeyondTheTotalLimitEvictsTheOldestIdleOne() throws Exception {
-    HandshakeChannel.Server server =
-        serve(TcpHandshakeChannel.withLimits(new Limits(Duration.ofSeconds(10), 16, 2)));
-    Socket oldest = connect("127.0.0.6", server);
+    assertTheOldestIdleIsEvicted(
+        TcpHandshakeChannel.withLimits(new Limits(Duration.ofSeconds(10), 16, 2)),
+        DropReason.TOTAL_LIMIT,
+        "127.0.0.6",
+        "127.0.0.7",
+        "127.0.0.8");
+  }
+
+  /**
+   * Under a cap of two, connects from the first two addresses (the last one again if only two are
+   * given) and a third time: the third is greeted, the oldest closed and counted as evicted, never
+   * as refused for {@code cap}.
+   */
+  private HandshakeChannel.Server assertTheOldestIdleIsEvicted(
+      HandshakeChannel channel, DropReason cap, String... addresses) throws IOException {
+    HandshakeChannel.Server server = serve(channel);
+    Socket oldest = connect(addresses[0], server);
     readFrame(oldest);
-    Socket second = connect("127.0.0.7", server);
-    readFrame(second);
-    Socket third = connect("127.0.0.8", server);
+    readFrame(connect(addresses[1], server));
+    Socket third = connect(addresses[addresses.length - 1], server);
 
     assertThat(readFrame(third)).isEmpty();
     assertClosedByServer(oldest);
     assertThat(server.droppedConnections())
         .containsEntry(DropReason.EVICTED, 1L)
-        .containsEntry(DropReason.TOTAL_LIMIT, 0L);
+        .containsEntry(cap, 0L);
+    return server;
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.kvbridge.wire;
 
 import java.util.function.BinaryOperator;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * A responder whose conversations are of one round: they greet with fixed bytes and answer the
@@ -18,17 +19,7 @@ record TestResponder(byte[] greeting, BinaryOperator<byte[]> answerer)
   @Override
   public HandshakeChannel.Conversation open() {
     byte[] sent = greeting.clone();
-    return new HandshakeChannel.Conversation() {
-      @Override
-      public byte[] greeting() {
-        return sent;
-      }
-
-      @Override
-      public HandshakeChannel.Reply reply(byte[] frame) {
-        return HandshakeChannel.Reply.end(answerer.apply(sent, frame));
-      }
-    };
+    return oneRound(sent, frame -> answerer.apply(sent, frame));
   }
 
   /**
@@ -36,20 +27,7 @@ record TestResponder(byte[] greeting, BinaryOperator<byte[]> answerer)
    * returns when the connection is accepted (it may block or throw, as a test needs).
    */
   static HandshakeChannel.Responder echoGreetingBy(Supplier<byte[]> greeting) {
-    return () -> {
-      byte[] sent = greeting.get();
-      return new HandshakeChannel.Conversation() {
-        @Override
-        public byte[] greeting() {
-          return sent;
-        }
-
-        @Override
-        public HandshakeChannel.Reply reply(byte[] frame) {
-          return HandshakeChannel.Reply.end(frame);
-        }
-      };
-    };
+    return () -> oneRound(greeting.get(), frame -> frame);
   }
 
   /**
@@ -76,6 +54,22 @@ record TestResponder(byte[] greeting, BinaryOperator<byte[]> answerer)
             return new HandshakeChannel.Reply(frame, false, true, false);
           }
         };
+  }
+
+  /** A conversation that greets with {@code greeting} and ends with {@code answer}'s reply. */
+  private static HandshakeChannel.Conversation oneRound(
+      byte[] greeting, UnaryOperator<byte[]> answer) {
+    return new HandshakeChannel.Conversation() {
+      @Override
+      public byte[] greeting() {
+        return greeting;
+      }
+
+      @Override
+      public HandshakeChannel.Reply reply(byte[] frame) {
+        return HandshakeChannel.Reply.end(answer.apply(frame));
+      }
+    };
   }
 
   /** {@code first} followed by {@code second}. */

@@ -4,6 +4,7 @@ import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.TransferTracer;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.Availability;
+import io.kvbridge.spi.ConnectorListener;
 import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorUnavailableException;
@@ -50,7 +51,7 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   private final ObjectProvider<ConnectorObserverFactory> observerFactories;
   private final ObjectProvider<ConnectorTracerFactory> tracerFactory;
   private final ObjectProvider<TransportDecorator> transportDecorators;
-  private final List<TrackedKvConnector> live = new CopyOnWriteArrayList<>();
+  private final List<KvConnector> live = new CopyOnWriteArrayList<>();
   private final Object lock = new Object();
   private boolean closed;
 
@@ -216,14 +217,20 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
       } catch (InvalidSettingException e) {
         throw InvalidKvBridgePropertyException.of(e);
       }
-      KvConnector registered;
+      KvConnector connector;
       try {
-        registered = discovery.register(created);
+        connector = discovery.register(created);
       } catch (RuntimeException e) {
         created.close();
         throw e;
       }
-      TrackedKvConnector connector = new TrackedKvConnector(registered, live::remove);
+      connector.listen(
+          new ConnectorListener() {
+            @Override
+            public void closed() {
+              live.remove(connector);
+            }
+          });
       live.add(connector);
       logger.info(
           "Created a "
@@ -245,13 +252,13 @@ final class DefaultKvConnectors implements KvConnectors, DisposableBean {
   /** Closes every connector still open, newest first; one failing does not stop the others. */
   @Override
   public void destroy() {
-    List<TrackedKvConnector> open;
+    List<KvConnector> open;
     synchronized (lock) {
       closed = true;
       open = new ArrayList<>(live);
     }
     Collections.reverse(open);
-    for (TrackedKvConnector connector : open) {
+    for (KvConnector connector : open) {
       try {
         connector.close();
       } catch (RuntimeException e) {

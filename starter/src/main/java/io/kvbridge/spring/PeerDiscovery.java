@@ -33,8 +33,9 @@ public interface PeerDiscovery {
 
   /**
    * Announces {@code connector}'s engine to its peers and tells the connector from then on when a
-   * peer is gone; returns the connector the application uses, which withdraws the announcement when
-   * it closes. Called before the engine registers its KV cache.
+   * peer is gone; the announcement is withdrawn when the connector closes (the service listens to
+   * its lifecycle, {@link KvConnector#listen}). Returns the connector the application uses. Called
+   * before the engine registers its KV cache.
    */
   KvConnector register(KvConnector connector);
 }

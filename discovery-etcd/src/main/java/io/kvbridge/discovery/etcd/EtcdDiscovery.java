@@ -2,6 +2,7 @@ package io.kvbridge.discovery.etcd;
 
 import io.etcd.jetcd.watch.WatchResponse;
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.spi.ConnectorListener;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.PeerDirectory;
 import io.kvbridge.spi.ProducerStatus;
@@ -33,12 +34,12 @@ import java.util.stream.Collectors;
  *
  * <h2>Registration</h2>
  *
- * {@link #register} wraps an engine's connector; the engine is registered as soon as its KV cache
- * is (from then on it answers handshakes and its layout is known) with an {@link EngineRecord}
- * bound to a lease of {@link EtcdDiscoverySettings#ttl()}. The lease is renewed every {@link
- * EtcdDiscoverySettings#tick()}, the record is written again when its load figures changed (at most
- * once per refresh interval), and the key is removed (its lease revoked) when the connector closes.
- * A process that dies stops renewing: its key expires after the time to live.
+ * {@link #register} listens to an engine's connector; the engine is registered as soon as its KV
+ * cache is (from then on it answers handshakes and its layout is known) with an {@link
+ * EngineRecord} bound to a lease of {@link EtcdDiscoverySettings#ttl()}. The lease is renewed every
+ * {@link EtcdDiscoverySettings#tick()}, the record is written again when its load figures changed
+ * (at most once per refresh interval), and the key is removed (its lease revoked) when the
+ * connector closes. A process that dies stops renewing: its key expires after the time to live.
  *
  * <h2>When a peer is gone</h2>
  *
@@ -135,9 +136,10 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
 
   /**
    * Registers {@code connector}'s engine, and tells it from now on when a peer is gone. Call it
-   * before the engine registers its KV cache; use the connector returned from then on: it is
-   * registered once its KV cache is, and deregistered when it closes.
+   * before the engine registers its KV cache: the engine is registered once its KV cache is, and
+   * deregistered when its connector closes (it listens to the connector's lifecycle).
    *
+   * @return {@code connector} itself
    * @param load how many blocks the engine has free ({@link EngineLoad#UNKNOWN} if it does not say)
    * @throws IllegalStateException if an engine of that id is already registered here, the engine
    *     already answers handshakes, or this discovery is closed
@@ -170,8 +172,21 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
               + engineId
               + "' is registered in etcd by this process already; engine ids must be unique");
     }
+    connector.listen(
+        new ConnectorListener() {
+          @Override
+          public void kvCacheRegistered(int rank, KvLayout layout) {
+            EtcdDiscovery.this.kvCacheRegistered(registration, layout);
+          }
+
+          @Override
+          public void closing() {
+            // Peers learn at once that this engine is going; then the connector closes.
+            deregister(registration);
+          }
+        });
     post(this::publishStatus);
-    return new RegisteredConnector(connector, registration, this);
+    return connector;
   }
 
   /** The handshake address of live producer {@code engineId}, as its registration says. */

@@ -238,6 +238,11 @@ class KvBridgeHealthContributorTest {
     }
 
     @Override
+    public AutoCloseable listen(io.kvbridge.spi.ConnectorListener listener) {
+      throw new UnsupportedOperationException("stub");
+    }
+
+    @Override
     public ConnectorStatus status() {
       throw new IllegalStateException("the status of " + settings.engineId() + " is unreadable");
     }

@@ -93,6 +93,11 @@ final class StubConnector implements KvConnector {
   }
 
   @Override
+  public AutoCloseable listen(io.kvbridge.spi.ConnectorListener listener) {
+    return () -> {};
+  }
+
+  @Override
   public ConnectorStatus status() {
     throw new UnsupportedOperationException("stub");
   }
