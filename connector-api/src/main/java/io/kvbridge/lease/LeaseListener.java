@@ -10,6 +10,10 @@ package io.kvbridge.lease;
  * ({@link #renewed(Lease)}, {@link #ended(LeaseEnd)}) an immutable copy: a listener that keeps what
  * it sees overrides the snapshot methods; one that only reads (counts, logs, records numbers)
  * overrides the view methods instead. Either way it learns the same facts.
+ *
+ * <p>A listener that forwards to others overrides the view methods and forwards the views (a
+ * listener it forwards to may override only those); it forwards snapshots from the snapshot
+ * methods, which only the default view methods and callers holding a snapshot call.
  */
 public interface LeaseListener {
 
