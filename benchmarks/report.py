@@ -578,6 +578,8 @@ def churn_goals(res):
             worst, worst_op = per_call, op
         norm = secondary_median(r, "gc.alloc.rate.norm")
         gc = f"; GC profiler {norm:,.0f} B/op" if norm is not None else ""
+        if gc and op == "acknowledge":
+            gc += " with the untimed grant and confirmation of each lease"
         cells.append(f"{op}: {per_call:,.0f} B/call ({fmt_ns(r.median)}{gc})")
     if not cells:
         return []
@@ -988,8 +990,8 @@ def section_lease(res):
         "`io.kvbridge.lease.LeaseTable` (hash index + binary heap of deadlines) against two"
         " baselines written for the comparison in `io.kvbridge.benchmarks.lease`, all over a"
         " `ManualClock`, with the same work per lease: a `SecureRandom` token, a constant-time token"
-        " check, a deadline capped by the maximum lifetime, a `LeaseEnd` snapshot per ended lease, one"
-        " lock per call.",
+        " check, a deadline capped by the maximum lifetime, a `LeaseEnd` snapshot per lease a sweep"
+        " ends, one lock per call.",
         "",
         "- **(a) insertion-ordered** (`InsertionOrderedLeaseBook`): a `LinkedHashMap` in grant order,"
         " swept from the head until the first unexpired lease — vLLM's producer-side approach."

@@ -514,6 +514,33 @@ class ReportTest(unittest.TestCase):
 
         self.assertEqual(row, "| content check (CRC-32C) ≤ 5% of the READ at 1 MiB, fake | 3.84% (1.30 µs vs 33.8 µs) | **met** |")
 
+    def test_the_churn_goal_row_shows_the_timed_calls_bytes_and_says_what_the_gc_figure_counts(self):
+        rows = [line for line in self.render().splitlines() if line.startswith("| LeaseTable under churn")]
+
+        self.assertEqual(
+            rows,
+            [
+                "| LeaseTable under churn at 1,000,000 live leases: ≤ 0 bytes allocated per renew and per"
+                " acknowledge | renew: 24 B/call (326 ns; GC profiler 24 B/op), acknowledge: 88 B/call"
+                " (294 ns; GC profiler 592 B/op with the untimed grant and confirmation of each lease)"
+                " | **missed** |"
+            ],
+        )
+
+    def test_no_bytes_in_the_timed_calls_meet_the_churn_goal_whatever_the_untimed_grant_costs(self):
+        path = os.path.join(self.results, "jmh-churn.json")
+        with open(path) as f:
+            entries = json.load(f)
+        for e in entries:
+            e["secondaryMetrics"]["allocatedBytes"]["rawData"] = [[0.0, 0.0]]
+        with open(path, "w") as f:
+            json.dump(entries, f)
+
+        row = next(line for line in self.render().splitlines() if line.startswith("| LeaseTable under churn"))
+
+        self.assertTrue(row.endswith("| **met** |"), row)
+        self.assertIn("acknowledge: 0 B/call", row)
+
     def test_the_planning_goal_is_this_runs_worst_plan_time_over_its_read_time(self):
         rows = [line for line in self.render().splitlines() if line.startswith("| planning <")]
 

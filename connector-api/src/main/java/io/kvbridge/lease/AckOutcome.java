@@ -3,18 +3,18 @@ package io.kvbridge.lease;
 import java.util.Optional;
 
 /**
- * What a consumer's read acknowledgement did to a lease. An accepted acknowledgement's outcome
- * carries numbers only: the lease's end, with its snapshot, goes to the table's {@link
- * LeaseListener}, so a caller that does not keep the outcome costs the table no allocation.
+ * What a consumer's read acknowledgement did to a lease. An accepted acknowledgement's outcome is
+ * one the table made once: the lease's end, with when it ended, goes to the table's {@link
+ * LeaseListener}, so an acknowledgement allocates nothing.
  */
 public sealed interface AckOutcome {
 
   /**
-   * The last required acknowledgement arrived in time: the lease ended as READ.
-   *
-   * @param endedAtNanos when, on P's clock
+   * The last required acknowledgement arrived in time: the lease ended as READ. When, and the rest
+   * of the end, the table's listener learns ({@link LeaseListener#ended(LeaseEndView)}). All
+   * instances are equal.
    */
-  record Read(long endedAtNanos) implements AckOutcome {}
+  record Read() implements AckOutcome {}
 
   /**
    * Accepted, but more consumers must still acknowledge before the lease ends.

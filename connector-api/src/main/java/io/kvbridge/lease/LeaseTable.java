@@ -17,10 +17,16 @@ import java.util.Optional;
  * entries know their slot, keeps expiry order even when renewals reorder deadlines. {@link
  * #expire()} is O(k log n) for k expired leases and O(1) when none is due: it only looks at the
  * head of the heap, never at every live lease. {@link #soonestDeadline()} is O(1). The recently
- * ended ids are a bounded ring with a hash index. Renew and acknowledge allocate nothing but their
- * outcome (a record of numbers) and, for the listener, the renewed lease's snapshot or the end of
- * the lease: no index entry, no set of acknowledging consumers, no message text. A caller that does
- * not keep the outcome, with a listener that keeps nothing, lets the JIT elide those too.
+ * ended ids are a bounded ring with a hash index.
+ *
+ * <p><b>Allocation.</b> {@link #renewDeadline} and {@link #acknowledge} allocate nothing: no index
+ * entry, no set of acknowledging consumers, no message text, no outcome object (a renewal's outcome
+ * is coded in a {@code long}, an acknowledgement's is one made once) and no snapshot for the
+ * listener, which sees the table's record through a view valid during its call ({@link
+ * LeaseListener}); only a listener that asks for snapshots is handed them. {@link #renew} and
+ * {@link #confirm} make a {@link RenewOutcome.Renewed} for the new deadline. Ends that a method
+ * returns ({@link #release}, {@link #revoke}, {@link #expire}, an acknowledgement past the
+ * deadline) are snapshots.
  *
  * <p><b>Confirmations.</b> A lease remembers what each consumer confirmed it reads (read digest and
  * skipped tokens) and whether that read was acknowledged, for at most {@code acksRequired}
@@ -43,15 +49,22 @@ public final class LeaseTable {
   // same string again; cleared when it holds more than this many.
   private static final int DETAIL_CACHE = 256;
 
-  // The outcomes that carry nothing but a rejection, made once.
-  private static final RenewOutcome.Ignored[] IGNORED =
-      Arrays.stream(Rejection.values())
-          .map(RenewOutcome.Ignored::new)
-          .toArray(RenewOutcome.Ignored[]::new);
+  // The acknowledgements' outcomes that carry no time and no end, made once: every refusal but an
+  // expiry, the read, and a partial acknowledgement for each count of remaining consumers up to
+  // PARTIAL_CACHE (a lease waiting for more is made its outcome).
   private static final AckOutcome.Refused[] REFUSED =
       Arrays.stream(Rejection.values())
           .map(r -> new AckOutcome.Refused(r, Optional.empty()))
           .toArray(AckOutcome.Refused[]::new);
+  private static final AckOutcome.Read READ = new AckOutcome.Read();
+  private static final int PARTIAL_CACHE = 64;
+  private static final AckOutcome.Partial[] PARTIAL = new AckOutcome.Partial[PARTIAL_CACHE];
+
+  static {
+    for (int remaining = 1; remaining < PARTIAL_CACHE; remaining++) {
+      PARTIAL[remaining] = new AckOutcome.Partial(remaining);
+    }
+  }
 
   private final Object lock = new Object();
   private final MonotonicClock clock;
@@ -63,6 +76,9 @@ public final class LeaseTable {
   private final DeadlineHeap byDeadline = new DeadlineHeap();
   private final EndedIds recentlyEnded = new EndedIds(RECENTLY_ENDED_CAPACITY);
   private final Map<String, String> readByDetail = new HashMap<>();
+  // What the listener is shown, reused for every report: only touched under the lock.
+  private final LeaseView renewedView = new LeaseView();
+  private final LeaseEndView endView = new LeaseEndView();
   private long nextSequence;
 
   /** Creates an empty table; {@code listener} sees every grant, renewal and end. */
@@ -98,14 +114,17 @@ public final class LeaseTable {
         throw new IllegalStateException("request " + requestId + " already holds a live lease");
       }
       long now = clock.nanoTime();
+      // No deadline may read as a coded refusal (RenewCodes); only a clock reading a few
+      // nanoseconds from its lowest value moves one.
+      long deadline = Math.max(now + durationNanos, RenewCodes.FIRST_DEADLINE);
       LiveLease live =
           new LiveLease(
               requestId,
               tokens.next(),
               BlockList.copyOf(blockIds),
               now,
-              now + durationNanos,
-              now + maxLifetimeNanos,
+              deadline,
+              Math.max(now + maxLifetimeNanos, deadline),
               acksRequired,
               binding.clone(),
               nextSequence++);
@@ -159,18 +178,29 @@ public final class LeaseTable {
       confirmed.counted = true;
       int remaining = live.acksRequired - ++live.acks;
       if (remaining > 0) {
-        return new AckOutcome.Partial(remaining);
+        return remaining < PARTIAL_CACHE ? PARTIAL[remaining] : new AckOutcome.Partial(remaining);
       }
-      endLocked(live, EndReason.READ, now, readBy(read.consumerId()));
-      return new AckOutcome.Read(now);
+      reportEnd(live, EndReason.READ, now, readBy(read.consumerId()));
+      return READ;
     }
   }
 
   /**
    * Extends the lease of {@code requestId} to one lease duration from now, never shortening it and
-   * never past its maximum lifetime. A lease already past its deadline is not revived.
+   * never past its maximum lifetime. A lease already past its deadline is not revived: it ends here
+   * as EXPIRED.
    */
   public RenewOutcome renew(String requestId, String token) {
+    return RenewOutcome.of(renewDeadline(requestId, token));
+  }
+
+  /**
+   * Renews as {@link #renew} does, with the outcome coded in a {@code long} so that nothing is
+   * allocated: the lease's deadline on P's clock when it was renewed ({@link
+   * RenewOutcome#isRenewed}), else the code of why the renewal was ignored ({@link
+   * RenewOutcome#rejection}).
+   */
+  public long renewDeadline(String requestId, String token) {
     synchronized (lock) {
       return renewLocked(byRequest.get(requestId), requestId, token);
     }
@@ -194,17 +224,17 @@ public final class LeaseTable {
       if (live != null && live.token.matches(token)) {
         Confirmation earlier = live.confirmationOf(read.consumerId());
         if (earlier != null && earlier.counted) {
-          return IGNORED[Rejection.ALREADY_ENDED.ordinal()];
+          return RenewCodes.ignored(Rejection.ALREADY_ENDED);
         }
         if (!read.matches(live.binding)) {
-          return IGNORED[Rejection.WRONG_BLOCKS.ordinal()];
+          return RenewCodes.ignored(Rejection.WRONG_BLOCKS);
         }
       }
-      RenewOutcome outcome = renewLocked(live, requestId, token);
-      if (outcome instanceof RenewOutcome.Renewed) {
+      long renewed = renewLocked(live, requestId, token);
+      if (RenewCodes.isRenewed(renewed)) {
         live.confirm(read);
       }
-      return outcome;
+      return RenewCodes.outcome(renewed);
     }
   }
 
@@ -226,23 +256,29 @@ public final class LeaseTable {
     }
   }
 
-  private RenewOutcome renewLocked(LiveLease live, String requestId, String token) {
+  /** Renews {@code live}; returns the outcome coded as {@link RenewCodes} codes it. */
+  private long renewLocked(LiveLease live, String requestId, String token) {
     Rejection refused = refusal(live, requestId, token);
     if (refused != null) {
-      return IGNORED[refused.ordinal()];
+      return RenewCodes.code(refused);
     }
     long now = clock.nanoTime();
     if (now >= live.deadline) {
-      endLocked(live, EndReason.EXPIRED, now, "deadline passed before the renewal arrived");
-      return IGNORED[Rejection.EXPIRED.ordinal()];
+      reportEnd(live, EndReason.EXPIRED, now, "deadline passed before the renewal arrived");
+      return RenewCodes.code(Rejection.EXPIRED);
     }
     long wanted = Math.min(now + durationNanos, live.maxDeadline);
     if (wanted > live.deadline) {
       live.deadline = wanted;
       byDeadline.postpone(live, wanted);
-      listener.renewed(live.snapshot());
+      live.showIn(renewedView);
+      try {
+        listener.renewed(renewedView);
+      } finally {
+        renewedView.close();
+      }
     }
-    return new RenewOutcome.Renewed(live.deadline);
+    return live.deadline;
   }
 
   /** Ends the lease of {@code requestId} as REVOKED, if it is live. */
@@ -340,13 +376,24 @@ public final class LeaseTable {
     return detail;
   }
 
+  /** Ends {@code live} and returns a snapshot of its end. */
   private LeaseEnd endLocked(LiveLease live, EndReason reason, long now, String detail) {
+    LeaseEnd end = new LeaseEnd(live.snapshot(), reason, now, detail);
+    reportEnd(live, reason, now, detail);
+    return end;
+  }
+
+  /** Ends {@code live}: removes it from both indexes and shows its end to the listener. */
+  private void reportEnd(LiveLease live, EndReason reason, long now, String detail) {
     byDeadline.remove(live);
     byRequest.remove(live.requestId);
     recentlyEnded.put(live.requestId, reason);
-    LeaseEnd end = new LeaseEnd(live.snapshot(), reason, now, detail);
-    listener.ended(end);
-    return end;
+    live.showIn(endView.open(reason, now, detail));
+    try {
+      listener.ended(endView);
+    } finally {
+      endView.close();
+    }
   }
 
   /**
@@ -442,6 +489,11 @@ public final class LeaseTable {
     Lease snapshot() {
       return new Lease(
           requestId, token, blockIds, grantedAt, deadline, maxDeadline, acksRequired, acks);
+    }
+
+    /** Opens {@code view} on this lease as it is now. */
+    void showIn(LeaseView view) {
+      view.open(requestId, token, blockIds, grantedAt, deadline, maxDeadline, acksRequired, acks);
     }
   }
 }

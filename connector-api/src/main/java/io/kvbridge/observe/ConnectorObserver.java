@@ -1,6 +1,8 @@
 package io.kvbridge.observe;
 
+import io.kvbridge.lease.LeaseEndView;
 import io.kvbridge.lease.LeaseListener;
+import io.kvbridge.lease.LeaseView;
 import io.kvbridge.transfer.TransferTelemetry;
 import io.kvbridge.transfer.Transport;
 
@@ -11,8 +13,15 @@ import io.kvbridge.transfer.Transport;
  */
 public interface ConnectorObserver extends LeaseListener {
 
-  /** An observer that ignores everything. */
-  ConnectorObserver NONE = new ConnectorObserver() {};
+  /** An observer that ignores everything, and asks the lease table for no snapshots. */
+  ConnectorObserver NONE =
+      new ConnectorObserver() {
+        @Override
+        public void renewed(LeaseView lease) {}
+
+        @Override
+        public void ended(LeaseEndView end) {}
+      };
 
   /** A read finished and P validated it: {@code bytes} moved in {@code nanos}. */
   default void transferCompleted(String requestId, long bytes, long nanos) {}

@@ -3,6 +3,8 @@ package io.kvbridge.runtime;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
+import io.kvbridge.lease.LeaseEndView;
+import io.kvbridge.lease.LeaseView;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.EnumCounters;
 import io.kvbridge.observe.RejectedInput;
@@ -38,8 +40,19 @@ final class ConnectorCounters implements ConnectorObserver {
   }
 
   @Override
+  public void renewed(LeaseView lease) {
+    delegate.renewed(lease);
+  }
+
+  @Override
   public void renewed(Lease lease) {
     delegate.renewed(lease);
+  }
+
+  @Override
+  public void ended(LeaseEndView end) {
+    ended.increment(end.reason());
+    delegate.ended(end);
   }
 
   @Override

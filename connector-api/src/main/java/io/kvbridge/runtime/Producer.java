@@ -6,9 +6,10 @@ import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.AckOutcome;
 import io.kvbridge.lease.Lease;
-import io.kvbridge.lease.LeaseEnd;
+import io.kvbridge.lease.LeaseEndView;
 import io.kvbridge.lease.LeaseListener;
 import io.kvbridge.lease.LeaseTable;
+import io.kvbridge.lease.LeaseView;
 import io.kvbridge.lease.ReadClaim;
 import io.kvbridge.lease.Rejection;
 import io.kvbridge.lease.ReleaseOutcome;
@@ -434,12 +435,12 @@ final class Producer {
     }
 
     @Override
-    public void renewed(Lease lease) {
+    public void renewed(LeaseView lease) {
       counters.renewed(lease);
     }
 
     @Override
-    public void ended(LeaseEnd end) {
+    public void ended(LeaseEndView end) {
       ended.add(end.lease().requestId());
       renewers.remove(end.lease().requestId());
       counters.ended(end);

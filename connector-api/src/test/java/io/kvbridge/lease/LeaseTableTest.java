@@ -803,6 +803,257 @@ class LeaseTableTest {
         .isEqualTo(new RenewOutcome.Ignored(Rejection.ALREADY_ENDED));
   }
 
+  @Test
+  void aListenerReadingViewsLearnsTheSameFactsAsOneKeepingSnapshots() {
+    List<Object> read = new ArrayList<>();
+    List<Object> kept = new ArrayList<>();
+    LeaseTable viewed =
+        new LeaseTable(
+            clock,
+            new LeaseTerms(LEASE, MAX_LIFETIME),
+            new LeaseListener() {
+              @Override
+              public void renewed(LeaseView lease) {
+                read.add(factsOf(lease));
+                LeaseListener.super.renewed(lease);
+              }
+
+              @Override
+              public void ended(LeaseEndView end) {
+                read.add(
+                    new LeaseEnd(
+                        factsOf(end.lease()), end.reason(), end.endedAtNanos(), end.detail()));
+                LeaseListener.super.ended(end);
+              }
+
+              @Override
+              public void renewed(Lease lease) {
+                kept.add(lease);
+              }
+
+              @Override
+              public void ended(LeaseEnd end) {
+                kept.add(end);
+              }
+            });
+    List<Object> expected = new ArrayList<>();
+
+    long grantedAt = clock.nanoTime();
+    Lease first = viewed.grant("r1", List.of(4, 2), 2, READ);
+    String token = first.token().value();
+    clock.advance(Duration.ofSeconds(10));
+    viewed.renew("r1", token);
+    long renewedTo = clock.nanoTime() + LEASE.toNanos();
+    Lease renewed =
+        new Lease(
+            "r1",
+            first.token(),
+            List.of(4, 2),
+            grantedAt,
+            renewedTo,
+            first.maxDeadlineNanos(),
+            2,
+            0);
+    expected.add(renewed);
+    clock.advance(Duration.ofSeconds(10));
+    viewed.confirm("r1", token, claim("d0", READ));
+    viewed.confirm("r1", token, claim("d1", READ));
+    long confirmedTo = clock.nanoTime() + LEASE.toNanos();
+    expected.add(
+        new Lease(
+            "r1",
+            first.token(),
+            List.of(4, 2),
+            grantedAt,
+            confirmedTo,
+            first.maxDeadlineNanos(),
+            2,
+            0));
+    viewed.acknowledge("r1", token, claim("d0", READ));
+    viewed.acknowledge("r1", token, claim("d1", READ));
+    expected.add(
+        new LeaseEnd(
+            new Lease(
+                "r1",
+                first.token(),
+                List.of(4, 2),
+                grantedAt,
+                confirmedTo,
+                first.maxDeadlineNanos(),
+                2,
+                2),
+            EndReason.READ,
+            clock.nanoTime(),
+            "read by d1"));
+    Lease released = viewed.grant("r2", List.of(5), 1, READ);
+    expected.add(
+        ((ReleaseOutcome.Released) viewed.release("r2", released.token().value(), "held already"))
+            .end());
+    viewed.grant("r3", List.of(6), 1, READ);
+    expected.add(viewed.revoke("r3", "aborted").orElseThrow());
+    Lease late = viewed.grant("r4", List.of(7), 1, READ);
+    viewed.confirm("r4", late.token().value(), claim("d0", READ));
+    clock.advance(LEASE);
+    AckOutcome tooLate = viewed.acknowledge("r4", late.token().value(), claim("d0", READ));
+    expected.add(((AckOutcome.Refused) tooLate).expiredNow().orElseThrow());
+    Lease unrenewed = viewed.grant("r5", List.of(8), 1, READ);
+    clock.advance(LEASE);
+    viewed.renew("r5", unrenewed.token().value());
+    expected.add(
+        new LeaseEnd(
+            unrenewed,
+            EndReason.EXPIRED,
+            clock.nanoTime(),
+            "deadline passed before the renewal arrived"));
+    viewed.grant("r6", List.of(9), 1, READ);
+    clock.advance(LEASE);
+    expected.addAll(viewed.expire());
+
+    assertThat(read).isEqualTo(kept).isEqualTo(expected);
+  }
+
+  @Test
+  void aViewIsValidOnlyDuringTheListenerCallThatReceivedIt() {
+    List<LeaseView> renewedViews = new ArrayList<>();
+    List<LeaseEndView> endViews = new ArrayList<>();
+    List<String> readDuringTheCall = new ArrayList<>();
+    LeaseTable viewed =
+        new LeaseTable(
+            clock,
+            new LeaseTerms(LEASE, MAX_LIFETIME),
+            new LeaseListener() {
+              @Override
+              public void renewed(LeaseView lease) {
+                readDuringTheCall.add(lease.requestId());
+                renewedViews.add(lease);
+              }
+
+              @Override
+              public void ended(LeaseEndView end) {
+                readDuringTheCall.add(end.lease().requestId() + " " + end.reason());
+                endViews.add(end);
+              }
+            });
+    Lease lease = viewed.grant("r1", List.of(1), 1, READ);
+    clock.advance(Duration.ofSeconds(1));
+    viewed.renew("r1", lease.token().value());
+    viewed.revoke("r1", "aborted");
+
+    assertThat(readDuringTheCall).containsExactly("r1", "r1 REVOKED");
+    LeaseView keptRenewal = renewedViews.get(0);
+    LeaseEndView keptEnd = endViews.get(0);
+    assertThatThrownBy(keptRenewal::deadlineNanos)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("valid only during the listener call");
+    assertThatThrownBy(keptRenewal::snapshot).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(keptEnd::reason).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(keptEnd::lease).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(keptEnd::snapshot).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void aViewIsClosedEvenWhenTheListenerThrows() {
+    List<LeaseEndView> endViews = new ArrayList<>();
+    LeaseTable viewed =
+        new LeaseTable(
+            clock,
+            new LeaseTerms(LEASE, MAX_LIFETIME),
+            new LeaseListener() {
+              @Override
+              public void ended(LeaseEndView end) {
+                endViews.add(end);
+                throw new IllegalArgumentException("listener failed");
+              }
+            });
+    viewed.grant("r1", List.of(1), 1, READ);
+
+    assertThatThrownBy(() -> viewed.revoke("r1", "aborted"))
+        .isInstanceOf(IllegalArgumentException.class);
+
+    assertThat(viewed.isLive("r1")).isFalse();
+    assertThatThrownBy(endViews.get(0)::detail).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void aCodedRenewalIsTheNewDeadline() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+    clock.advance(Duration.ofSeconds(20));
+
+    long code = table.renewDeadline("r1", lease.token().value());
+
+    assertThat(RenewOutcome.isRenewed(code)).isTrue();
+    assertThat(code).isEqualTo(clock.nanoTime() + LEASE.toNanos());
+    assertThat(table.find("r1")).get().extracting(Lease::deadlineNanos).isEqualTo(code);
+    assertThat(RenewOutcome.of(code)).isEqualTo(new RenewOutcome.Renewed(code));
+    assertThatThrownBy(() -> RenewOutcome.rejection(code))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void aCodedRefusalNamesItsRejection() {
+    Lease lease = table.grant("r1", List.of(1), 1, READ);
+
+    long wrongToken = table.renewDeadline("r1", LeaseToken.random().value());
+    long unknown = table.renewDeadline("r2", lease.token().value());
+    clock.advance(LEASE);
+    long expired = table.renewDeadline("r1", lease.token().value());
+    long ended = table.renewDeadline("r1", lease.token().value());
+
+    assertThat(List.of(wrongToken, unknown, expired, ended))
+        .noneMatch(RenewOutcome::isRenewed)
+        .extracting(RenewOutcome::rejection)
+        .containsExactly(
+            Rejection.WRONG_TOKEN,
+            Rejection.UNKNOWN_LEASE,
+            Rejection.EXPIRED,
+            Rejection.ALREADY_ENDED);
+    assertThat(RenewOutcome.of(expired)).isEqualTo(new RenewOutcome.Ignored(Rejection.EXPIRED));
+  }
+
+  @Test
+  void noDeadlineReadsAsACodedRefusalEvenOnAClockAtItsLowestValue() {
+    ManualClock lowest = new ManualClock(Long.MIN_VALUE);
+    LeaseTable early =
+        new LeaseTable(
+            lowest, new LeaseTerms(Duration.ofNanos(1), Duration.ofNanos(1)), LeaseListener.NONE);
+    Lease lease = early.grant("r1", List.of(1), 1, READ);
+
+    long code = early.renewDeadline("r1", lease.token().value());
+
+    assertThat(RenewOutcome.isRenewed(code)).isTrue();
+    assertThat(code).isEqualTo(lease.deadlineNanos()).isGreaterThan(Long.MIN_VALUE);
+    assertThat(lease.maxDeadlineNanos()).isGreaterThanOrEqualTo(lease.deadlineNanos());
+  }
+
+  @Test
+  void aLeaseWaitingForMoreConsumersThanEverCountsEachRemainingOne() {
+    Lease lease = table.grant("r1", List.of(1), 100, READ);
+    String token = lease.token().value();
+    for (int i = 0; i < 100; i++) {
+      confirmed("r1", lease, "d" + i);
+    }
+
+    for (int i = 0; i < 99; i++) {
+      assertThat(table.acknowledge("r1", token, claim("d" + i, READ)))
+          .isEqualTo(new AckOutcome.Partial(99 - i));
+    }
+    assertThat(table.acknowledge("r1", token, claim("d99", READ))).isEqualTo(new AckOutcome.Read());
+    assertThat(ends).singleElement().extracting(LeaseEnd::reason).isEqualTo(EndReason.READ);
+  }
+
+  /** What {@code lease} shows, read accessor by accessor. */
+  private static Lease factsOf(LeaseView lease) {
+    return new Lease(
+        lease.requestId(),
+        lease.token(),
+        lease.blockIds(),
+        lease.grantedAtNanos(),
+        lease.deadlineNanos(),
+        lease.maxDeadlineNanos(),
+        lease.acksRequired(),
+        lease.acksReceived());
+  }
+
   private static byte[] digest(int seed) {
     byte[] digest = new byte[32];
     Arrays.fill(digest, (byte) seed);

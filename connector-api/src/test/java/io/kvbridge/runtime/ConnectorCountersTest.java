@@ -5,11 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
+import io.kvbridge.lease.LeaseEndView;
+import io.kvbridge.lease.LeaseTable;
+import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseToken;
+import io.kvbridge.lease.LeaseView;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.time.ManualClock;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -87,6 +93,39 @@ class ConnectorCountersTest {
     assertThat(counters.heartbeatsRenewed()).isEqualTo(1);
     assertThat(counters.heartbeatsIgnored()).isEqualTo(2);
     assertThat(seen.events).containsExactly("heartbeat true", "heartbeat false", "heartbeat false");
+  }
+
+  @Test
+  void aTablesRenewalsAndEndsReachAnObserverThatReadsViewsAndAreCounted() {
+    List<String> seen = new ArrayList<>();
+    ConnectorCounters counters =
+        new ConnectorCounters(
+            new ConnectorObserver() {
+              @Override
+              public void renewed(LeaseView lease) {
+                seen.add("renewed " + lease.requestId() + " to " + lease.deadlineNanos());
+              }
+
+              @Override
+              public void ended(LeaseEndView end) {
+                seen.add("ended " + end.lease().requestId() + " " + end.reason());
+              }
+            });
+    ManualClock clock = new ManualClock();
+    LeaseTable table =
+        new LeaseTable(
+            clock, new LeaseTerms(Duration.ofSeconds(30), Duration.ofSeconds(90)), counters);
+    Lease lease = table.grant("r1", List.of(1), 1, new byte[] {1});
+    clock.advance(Duration.ofSeconds(1));
+
+    table.renew("r1", lease.token().value());
+    table.revoke("r1", "aborted");
+
+    assertThat(seen)
+        .containsExactly(
+            "renewed r1 to " + (clock.nanoTime() + Duration.ofSeconds(30).toNanos()),
+            "ended r1 " + EndReason.REVOKED);
+    assertThat(counters.ended()).containsEntry(EndReason.REVOKED, 1L);
   }
 
   @Test

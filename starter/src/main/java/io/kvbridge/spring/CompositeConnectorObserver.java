@@ -2,6 +2,8 @@ package io.kvbridge.spring;
 
 import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
+import io.kvbridge.lease.LeaseEndView;
+import io.kvbridge.lease.LeaseView;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.transfer.TransferTelemetry;
@@ -32,8 +34,18 @@ final class CompositeConnectorObserver implements ConnectorObserver {
   }
 
   @Override
+  public void renewed(LeaseView lease) {
+    observers.forEach(o -> o.renewed(lease));
+  }
+
+  @Override
   public void renewed(Lease lease) {
     observers.forEach(o -> o.renewed(lease));
+  }
+
+  @Override
+  public void ended(LeaseEndView end) {
+    observers.forEach(o -> o.ended(end));
   }
 
   @Override

@@ -2,7 +2,13 @@ package io.kvbridge.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.lease.Lease;
+import io.kvbridge.lease.LeaseEndView;
+import io.kvbridge.lease.LeaseTable;
+import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.lease.LeaseView;
 import io.kvbridge.observe.ConnectorObserver;
+import io.kvbridge.time.ManualClock;
 import io.kvbridge.transfer.TransferTelemetry;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -36,6 +42,44 @@ class CompositeConnectorObserverTest {
         .transferTelemetry("r-1", measured);
 
     assertThat(heard).containsExactly("first: r-1 " + measured, "second: r-1 " + measured);
+  }
+
+  @Test
+  void aTablesRenewalsAndEndsReachEveryObserverThatReadsViews() {
+    List<String> heard = new CopyOnWriteArrayList<>();
+    ManualClock clock = new ManualClock();
+    LeaseTable table =
+        new LeaseTable(
+            clock,
+            new LeaseTerms(Duration.ofSeconds(30), Duration.ofSeconds(90)),
+            CompositeConnectorObserver.of(
+                List.of(viewReader("first", heard), viewReader("second", heard))));
+    Lease lease = table.grant("r-1", List.of(1), 1, new byte[] {1});
+    clock.advance(Duration.ofSeconds(1));
+
+    table.renew("r-1", lease.token().value());
+    table.revoke("r-1", "aborted");
+
+    assertThat(heard)
+        .containsExactly(
+            "first: renewed r-1",
+            "second: renewed r-1",
+            "first: ended r-1 REVOKED",
+            "second: ended r-1 REVOKED");
+  }
+
+  private static ConnectorObserver viewReader(String name, List<String> heard) {
+    return new ConnectorObserver() {
+      @Override
+      public void renewed(LeaseView lease) {
+        heard.add(name + ": renewed " + lease.requestId());
+      }
+
+      @Override
+      public void ended(LeaseEndView end) {
+        heard.add(name + ": ended " + end.lease().requestId() + " " + end.reason());
+      }
+    };
   }
 
   private static ConnectorObserver listener(String name, List<String> heard) {

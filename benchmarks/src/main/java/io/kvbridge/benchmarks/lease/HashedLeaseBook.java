@@ -18,7 +18,9 @@ import java.util.Objects;
  * acknowledge and renew are O(1); the subclasses differ only in how {@link #expire()} walks the
  * map. Each lease costs what it costs in {@link io.kvbridge.lease.LeaseTable}: a random token, a
  * constant-time token check, a deadline capped by the maximum lifetime, a copy of the confirmed
- * read digest that the acknowledgement is compared with, a snapshot per end.
+ * read digest that the acknowledgement is compared with, a snapshot per end that a sweep returns
+ * (an acknowledgement or renewal that ends a lease makes none, as the table shows a listener that
+ * keeps nothing a view of its record instead).
  *
  * <p>A deliberate copy, not dead code: {@link TrackedLease} repeats the fields of {@code
  * LeaseTable}'s private live-lease record so that the baselines do the same work per lease with
@@ -91,13 +93,7 @@ abstract class HashedLeaseBook implements LeaseBook {
         return false;
       }
       live.remove(requestId);
-      long now = clock.nanoTime();
-      if (now >= lease.deadline) {
-        end(lease, EndReason.EXPIRED, now);
-        return false;
-      }
-      end(lease, EndReason.READ, now);
-      return true;
+      return clock.nanoTime() < lease.deadline;
     }
   }
 
@@ -111,7 +107,6 @@ abstract class HashedLeaseBook implements LeaseBook {
       long now = clock.nanoTime();
       if (now >= lease.deadline) {
         live.remove(requestId);
-        end(lease, EndReason.EXPIRED, now);
         return false;
       }
       // In place: the lease keeps its position in the map, whatever the map's order.

@@ -47,7 +47,7 @@ public final class LeaseTableBook implements LeaseBook {
 
   @Override
   public boolean renew(String requestId, String token) {
-    return table.renew(requestId, token) instanceof RenewOutcome.Renewed;
+    return RenewOutcome.isRenewed(table.renewDeadline(requestId, token));
   }
 
   @Override
