@@ -1,42 +1,21 @@
 package io.kvbridge.sample.engine;
 
 import io.kvbridge.layout.KvLayout;
-import io.kvbridge.sample.engine.Generation.KvSource;
-import io.kvbridge.spi.FinishDecision;
-import io.kvbridge.spi.FinishedRequest;
-import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
-import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.LoadMatch;
-import io.kvbridge.spi.LoadSpec;
-import io.kvbridge.spi.SchedulerSide;
-import io.kvbridge.spi.StepMetadata;
-import io.kvbridge.spi.TokenIds;
-import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.WorkerSide;
 import io.kvbridge.transfer.KvMemory;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.IdentityHashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,6 +58,10 @@ import org.slf4j.LoggerFactory;
  * waiting request leaves the queue, a load is cancelled through the connector, and the lease of a
  * finished request whose blocks are held for a consumer is revoked.
  *
+ * <p>Jobs: this class is the engine's life (start, the step loop, failure, close) and its API;
+ * {@link StepScheduler} is what one step does, with the tables of the requests held between steps,
+ * and {@link EngineBlocks} the blocks and the KV computed into them.
+ *
  * <p>Threads: {@link #submit}, {@link #cancel}, {@link #stats}, {@link #state} and {@link #close}
  * may be called from any thread; everything that touches the connector's scheduler and worker
  * sides, and the request tables, runs on the engine thread.
@@ -94,32 +77,10 @@ public final class Engine implements AutoCloseable {
   private final ToyModel model;
   private final LoadFailurePolicy policy;
   private final Duration stepInterval;
-  private final LinkedBlockingQueue<Pending> inbox = new LinkedBlockingQueue<>();
-  private final ConcurrentLinkedQueue<Cancel> cancels = new ConcurrentLinkedQueue<>();
+  private final LinkedBlockingQueue<PendingRequest> inbox = new LinkedBlockingQueue<>();
+  private final ConcurrentLinkedQueue<CancelRequest> cancels = new ConcurrentLinkedQueue<>();
 
-  // Engine thread only. Every request taken from the inbox whose future is not complete yet, so
-  // that a dying loop fails each of them, wherever it is.
-  private final Set<Pending> inFlight = Collections.newSetFromMap(new IdentityHashMap<>());
-  private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
-  // Requests whose producer has not confirmed the lease yet: they hold no blocks and are asked
-  // about again every step.
-  private final ArrayDeque<Pending> confirming = new ArrayDeque<>();
-  private final Map<String, Loading> loading = new HashMap<>();
-  private final Map<String, Held> heldForTransfer = new HashMap<>();
-  // Cancelled loads the connector no longer knew: their outcome is still to be reported, and only
-  // then may their blocks be freed.
-  private final Set<String> cancelledLoads = new HashSet<>();
-
-  private final AtomicLong completed = new AtomicLong();
-  private final AtomicLong failed = new AtomicLong();
-  private final AtomicLong loadedBlocks = new AtomicLong();
-  private final AtomicLong loadedTokens = new AtomicLong();
-  private final AtomicLong cachedTokens = new AtomicLong();
-  private final AtomicLong computedTokens = new AtomicLong();
-  private final AtomicLong recomputed = new AtomicLong();
-  private volatile int waitingCount;
-  private volatile int loadingCount;
-  private volatile int heldForTransferCount;
+  private final EngineCounters counters = new EngineCounters();
 
   private final Object lifecycle = new Object();
   // Each rank's KV memory, as allocated; freed on close.
@@ -127,6 +88,8 @@ public final class Engine implements AutoCloseable {
   private BlockPool pool;
   // Set once by start(); used on the engine thread only, but for its size, which stats() reads.
   private volatile PrefixCache cache;
+  // Set once by start(); the engine thread's.
+  private StepScheduler scheduler;
   private Thread thread;
   private volatile boolean running;
   private volatile boolean closed;
@@ -193,6 +156,8 @@ public final class Engine implements AutoCloseable {
       }
       pool = new BlockPool(ranks, memories);
       cache = new PrefixCache(pool, shape.prefixCacheBlocks());
+      scheduler =
+          new StepScheduler(connector, shape, model, policy, pool, cache, counters, inbox, cancels);
       running = true;
       thread = new Thread(this::run, "engine-" + engineId);
       thread.setDaemon(true);
@@ -258,7 +223,7 @@ public final class Engine implements AutoCloseable {
     } catch (InvalidPromptException e) {
       return CompletableFuture.failedFuture(e);
     }
-    int needed = blocksFor(tokens.length);
+    int needed = (tokens.length + shape.tokensPerBlock() - 1) / shape.tokensPerBlock();
     if (needed > shape.blockCount()) {
       return CompletableFuture.failedFuture(
           new InvalidPromptException(
@@ -275,7 +240,7 @@ public final class Engine implements AutoCloseable {
     if (!running) {
       return CompletableFuture.failedFuture(stopped());
     }
-    Pending pending = new Pending(request, tokens, future);
+    PendingRequest pending = new PendingRequest(request, tokens, future);
     inbox.add(pending);
     // The loop may have stopped since the check; whoever takes the request out fails it.
     if (!running && inbox.remove(pending)) {
@@ -297,17 +262,17 @@ public final class Engine implements AutoCloseable {
    * @param why the reason, logged by the connector and given to the request's caller
    */
   public CompletableFuture<CancelOutcome> cancel(String requestId, String why) {
-    Cancel cancel = new Cancel(requestId, why, new CompletableFuture<>());
+    CancelRequest cancel = new CancelRequest(requestId, why, new CompletableFuture<>());
     if (!running) {
       // A stopped engine already failed every request and its connector revoked every lease.
-      cancel.done.complete(CancelOutcome.NOT_FOUND);
-      return cancel.done;
+      cancel.done().complete(CancelOutcome.NOT_FOUND);
+      return cancel.done();
     }
     cancels.add(cancel);
     if (!running && cancels.remove(cancel)) {
-      cancel.done.complete(CancelOutcome.NOT_FOUND);
+      cancel.done().complete(CancelOutcome.NOT_FOUND);
     }
-    return cancel.done;
+    return cancel.done();
   }
 
   /** Where this engine is in its life; callable from any thread. */
@@ -336,16 +301,16 @@ public final class Engine implements AutoCloseable {
         shape.blockCount(),
         held,
         cacheBlocks,
-        heldForTransferCount,
-        waitingCount + inbox.size(),
-        loadingCount,
-        completed.get(),
-        failed.get(),
-        loadedBlocks.get(),
-        loadedTokens.get(),
-        cachedTokens.get(),
-        computedTokens.get(),
-        recomputed.get());
+        counters.heldForTransferCount,
+        counters.waitingCount + inbox.size(),
+        counters.loadingCount,
+        counters.completed.get(),
+        counters.failed.get(),
+        counters.loadedBlocks.get(),
+        counters.loadedTokens.get(),
+        counters.cachedTokens.get(),
+        counters.computedTokens.get(),
+        counters.recomputed.get());
   }
 
   /**
@@ -394,9 +359,9 @@ public final class Engine implements AutoCloseable {
     try {
       while (running) {
         try {
-          Pending next = inbox.poll(stepInterval.toNanos(), TimeUnit.NANOSECONDS);
+          PendingRequest next = inbox.poll(stepInterval.toNanos(), TimeUnit.NANOSECONDS);
           if (next != null) {
-            accept(next);
+            scheduler.accept(next);
           }
         } catch (InterruptedException e) {
           if (!running) {
@@ -440,23 +405,19 @@ public final class Engine implements AutoCloseable {
    * engine thread does no more work when this runs.
    */
   private void failEverything() {
-    for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
-      fail(p, stopped());
+    for (PendingRequest p = inbox.poll(); p != null; p = inbox.poll()) {
+      if (scheduler != null) {
+        scheduler.fail(p, stopped());
+      } else {
+        p.future.completeExceptionally(stopped());
+      }
     }
-    for (Cancel c = cancels.poll(); c != null; c = cancels.poll()) {
-      c.done.complete(CancelOutcome.NOT_FOUND);
+    for (CancelRequest c = cancels.poll(); c != null; c = cancels.poll()) {
+      c.done().complete(CancelOutcome.NOT_FOUND);
     }
-    for (Pending p : List.copyOf(inFlight)) {
-      fail(p, stopped());
+    if (scheduler != null) {
+      scheduler.failAll(stopped());
     }
-    waiting.clear();
-    confirming.clear();
-    loading.clear();
-    heldForTransfer.clear();
-    cancelledLoads.clear();
-    waitingCount = 0;
-    loadingCount = 0;
-    heldForTransferCount = 0;
   }
 
   /** Why a request cannot be served now that the loop has stopped. */
@@ -467,456 +428,12 @@ public final class Engine implements AutoCloseable {
         : new EngineClosedException(engineId);
   }
 
-  private void accept(Pending p) {
-    inFlight.add(p);
-    waiting.addLast(p);
-  }
-
   /** One engine step; runs on the engine thread. */
   private void step() {
     Runnable fault = nextStepFault.getAndSet(null);
     if (fault != null) {
       fault.run();
     }
-    Set<String> finishedThisStep = new HashSet<>();
-    applyCancels();
-    admit(finishedThisStep);
-    SchedulerSide scheduler = connector.scheduler();
-    StepMetadata metadata = scheduler.buildStepMetadata();
-    try {
-      connector.worker().startLoad(metadata);
-    } catch (RuntimeException e) {
-      LOG.error("engine {} could not start {} loads", engineId, metadata.loadsToStart().size(), e);
-      for (LoadSpec spec : metadata.loadsToStart()) {
-        loadFailed(
-            spec.requestId(), "the load could not be started: " + e.getMessage(), finishedThisStep);
-      }
-    }
-    FinishedTransfers finished = connector.worker().getFinished(finishedThisStep);
-    for (String requestId : finished.doneSending()) {
-      Held held = heldForTransfer.remove(requestId);
-      if (held == null) {
-        LOG.warn(
-            "engine {}: lease of {} ended but no blocks were held for it", engineId, requestId);
-      } else {
-        // Nobody reads the blocks any more: their KV may serve a later prompt.
-        cache.keep(held.tokens, held.blocks);
-      }
-    }
-    for (String requestId : finished.doneReceiving()) {
-      Loading l = loading.remove(requestId);
-      if (l == null) {
-        LOG.warn("engine {}: {} was received but is not loading", engineId, requestId);
-        continue;
-      }
-      if (cancelledLoads.remove(requestId)) {
-        pool.free(l.blocks);
-        continue;
-      }
-      received(l, finishedThisStep);
-    }
-    for (LoadFailure failure : finished.failedLoads()) {
-      loadFailed(failure.requestId(), failure.reason(), finishedThisStep);
-    }
-    publishCounts();
+    scheduler.step();
   }
-
-  private void publishCounts() {
-    waitingCount = waiting.size() + confirming.size();
-    loadingCount = loading.size();
-    heldForTransferCount = heldForTransfer.size();
-  }
-
-  private void applyCancels() {
-    for (Cancel c = cancels.poll(); c != null; c = cancels.poll()) {
-      try {
-        CancelOutcome outcome = cancelNow(c.requestId, c.why);
-        // The stats say what the outcome did by the time the caller hears of it.
-        publishCounts();
-        c.done.complete(outcome);
-      } catch (RuntimeException e) {
-        c.done.completeExceptionally(e);
-        throw e;
-      }
-    }
-  }
-
-  /** Cancels one request between steps; runs on the engine thread. */
-  private CancelOutcome cancelNow(String id, String why) {
-    for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
-      accept(p);
-    }
-    Optional<Pending> waitingOne = removeById(waiting, id);
-    if (waitingOne.isPresent()) {
-      fail(waitingOne.get(), new RequestCancelledException(id, why));
-      return CancelOutcome.WITHDRAWN;
-    }
-    SchedulerSide scheduler = connector.scheduler();
-    Optional<Pending> confirmingOne = removeById(confirming, id);
-    if (confirmingOne.isPresent()) {
-      // No block is committed to a load that is not confirmed yet.
-      scheduler.cancelLoad(id, why);
-      fail(confirmingOne.get(), new RequestCancelledException(id, why));
-      return CancelOutcome.LOAD_CANCELLED;
-    }
-    Loading l = loading.get(id);
-    if (l != null) {
-      if (scheduler.cancelLoad(id, why)) {
-        // The connector guarantees no further byte lands in the blocks once this returns.
-        loading.remove(id);
-        pool.free(l.blocks);
-      } else {
-        // Its outcome is already on the way; the blocks are freed when it is reported.
-        cancelledLoads.add(id);
-      }
-      fail(l.pending, new RequestCancelledException(id, why));
-      return CancelOutcome.LOAD_CANCELLED;
-    }
-    if (heldForTransfer.containsKey(id) && scheduler.revoke(id, why)) {
-      return CancelOutcome.LEASE_REVOKED;
-    }
-    return CancelOutcome.NOT_FOUND;
-  }
-
-  private static Optional<Pending> removeById(ArrayDeque<Pending> queue, String id) {
-    for (Iterator<Pending> it = queue.iterator(); it.hasNext(); ) {
-      Pending p = it.next();
-      if (p.request.requestId().equals(id)) {
-        it.remove();
-        return Optional.of(p);
-      }
-    }
-    return Optional.empty();
-  }
-
-  private void admit(Set<String> finishedThisStep) {
-    for (Pending p = inbox.poll(); p != null; p = inbox.poll()) {
-      accept(p);
-    }
-    // Requests whose lease was not confirmed yet are asked about again; they keep their turn.
-    for (int n = confirming.size(); n > 0 && !confirming.isEmpty(); n--) {
-      Pending p = confirming.pollFirst();
-      if (available() < blocksFor(p.tokens.length)) {
-        confirming.addLast(p);
-        continue;
-      }
-      try {
-        begin(p, finishedThisStep);
-      } catch (RuntimeException e) {
-        fail(p, e);
-      }
-    }
-    // First come, first served: a large request at the head waits for blocks rather than being
-    // overtaken forever by small ones.
-    while (!waiting.isEmpty() && available() >= blocksFor(waiting.peekFirst().tokens.length)) {
-      Pending p = waiting.pollFirst();
-      try {
-        begin(p, finishedThisStep);
-      } catch (RuntimeException e) {
-        fail(p, e);
-      }
-    }
-  }
-
-  /** Blocks a request could be given now: free ones, and those the prefix cache would give up. */
-  private int available() {
-    return pool.freeBlocks() + cache.evictable();
-  }
-
-  private void begin(Pending p, Set<String> finishedThisStep) {
-    EngineRequest request = p.request;
-    String id = request.requestId();
-    int tokens = p.tokens.length;
-    if (p.hit == null) {
-      // Once per request: the connector keeps the local tokens of its first matchRemote, so the
-      // hit stays pinned until the request has copied it.
-      p.hit = cache.lookup(p.tokens);
-    }
-    Optional<TransferParams> params = request.transferParams();
-    if (params.isEmpty()) {
-      computeHere(p, KvSource.COMPUTED, finishedThisStep);
-      return;
-    }
-    SchedulerSide scheduler = connector.scheduler();
-    LoadMatch answer =
-        scheduler.matchRemote(id, TokenIds.of(p.tokens), p.hit.tokens(), params.get());
-    if (answer instanceof LoadMatch.Pending) {
-      confirming.addLast(p);
-      return;
-    }
-    if (answer instanceof LoadMatch.Unavailable unavailable) {
-      unavailable(p, unavailable.reason(), finishedThisStep);
-      return;
-    }
-    LoadMatch.Ready match = (LoadMatch.Ready) answer;
-    boolean loads = match.externalTokens() > 0;
-    // With nothing to load every token of the lease is in the cache; else the load writes from
-    // firstToken on, and only the prefix below it is taken from the cache.
-    int local = loads ? match.firstToken() : p.hit.tokens();
-    List<Integer> blocks = List.of();
-    try {
-      if (local > p.hit.tokens() || (!loads && local < params.get().tokens())) {
-        throw new IllegalStateException(
-            "the connector answered "
-                + match
-                + " but the prefix cache holds "
-                + p.hit.tokens()
-                + " of the prompt's tokens");
-      }
-      blocks = allocate(blocksFor(tokens));
-      copyFromCache(p, local, blocks);
-      if (!loads) {
-        compute(p, blocks, local);
-      }
-    } catch (RuntimeException e) {
-      if (loads) {
-        // Hand the connector no blocks: it fails the accepted load instead of keeping it forever.
-        scheduler.afterAllocate(id, List.of());
-      }
-      if (!blocks.isEmpty()) {
-        pool.free(blocks);
-      }
-      throw e;
-    }
-    if (!loads) {
-      finish(p, blocks, KvSource.CACHED, new Sources(local, 0, tokens - local), finishedThisStep);
-      return;
-    }
-    try {
-      scheduler.afterAllocate(id, blocks);
-    } catch (RuntimeException e) {
-      pool.free(blocks);
-      throw e;
-    }
-    // From here the connector borrows the blocks from firstToken on: they are freed only when it
-    // reports the load received or failed.
-    loading.put(id, new Loading(p, blocks, local, match.externalTokens()));
-  }
-
-  /** The load of {@code l} arrived: the tokens past the producer's are computed, then generated. */
-  private void received(Loading l, Set<String> finishedThisStep) {
-    int tokens = l.pending.tokens.length;
-    int end = l.firstToken + l.loadedTokens;
-    try {
-      compute(l.pending, l.blocks, end);
-    } catch (RuntimeException e) {
-      pool.free(l.blocks);
-      fail(l.pending, e);
-      return;
-    }
-    loadedBlocks.addAndGet(blocksFor(end) - l.firstToken / shape.tokensPerBlock());
-    finish(
-        l.pending,
-        l.blocks,
-        KvSource.LOADED,
-        new Sources(l.firstToken, l.loadedTokens, tokens - end),
-        finishedThisStep);
-  }
-
-  /**
-   * Generates from the request's KV, tells the connector, and holds the blocks for a consumer or
-   * gives them to the prefix cache.
-   */
-  private void finish(
-      Pending p,
-      List<Integer> blocks,
-      KvSource source,
-      Sources sources,
-      Set<String> finishedThisStep) {
-    EngineRequest request = p.request;
-    FinishDecision decision;
-    List<String> words;
-    try {
-      words = model.generate(pool.readTokens(blocks, p.tokens.length), request.maxTokens());
-      decision =
-          connector
-              .scheduler()
-              .requestFinished(
-                  new FinishedRequest(
-                      request.requestId(),
-                      blocks,
-                      TokenIds.of(p.tokens),
-                      p.tokens.length,
-                      false,
-                      request.remoteDecode()));
-    } catch (RuntimeException e) {
-      pool.free(blocks);
-      fail(p, e);
-      return;
-    }
-    finishedThisStep.add(request.requestId());
-    if (decision.delayFree()) {
-      heldForTransfer.put(request.requestId(), new Held(p.tokens, blocks));
-    } else {
-      cache.keep(p.tokens, blocks);
-    }
-    cachedTokens.addAndGet(sources.cached);
-    loadedTokens.addAndGet(sources.loaded);
-    computedTokens.addAndGet(sources.computed);
-    completed.incrementAndGet();
-    inFlight.remove(p);
-    p.future.complete(
-        new Generation(
-            request.requestId(),
-            words,
-            p.tokens.length,
-            source,
-            sources.cached,
-            sources.loaded,
-            sources.computed,
-            decision.params()));
-  }
-
-  /** The KV of a request that holds no blocks yet cannot be loaded: the policy decides. */
-  private void unavailable(Pending p, String reason, Set<String> finishedThisStep) {
-    String id = p.request.requestId();
-    if (policy == LoadFailurePolicy.RECOMPUTE) {
-      LOG.info("engine {}: KV of {} unavailable ({}); recomputing locally", engineId, id, reason);
-      recomputed.incrementAndGet();
-      computeHere(p, KvSource.RECOMPUTED, finishedThisStep);
-      return;
-    }
-    fail(p, new KvLoadFailedException(id, reason));
-  }
-
-  private void loadFailed(String requestId, String reason, Set<String> finishedThisStep) {
-    Loading l = loading.remove(requestId);
-    if (l == null) {
-      LOG.warn(
-          "engine {}: load of {} failed but it is not loading: {}", engineId, requestId, reason);
-      return;
-    }
-    if (cancelledLoads.remove(requestId)) {
-      pool.free(l.blocks);
-      return;
-    }
-    if (policy == LoadFailurePolicy.RECOMPUTE) {
-      LOG.info(
-          "engine {}: load of {} failed ({}); recomputing locally", engineId, requestId, reason);
-      recomputed.incrementAndGet();
-      int tokens = l.pending.tokens.length;
-      try {
-        // The load writes nothing below its first token: the prefix copied from the cache stands.
-        compute(l.pending, l.blocks, l.firstToken);
-      } catch (RuntimeException e) {
-        pool.free(l.blocks);
-        fail(l.pending, e);
-        return;
-      }
-      finish(
-          l.pending,
-          l.blocks,
-          KvSource.RECOMPUTED,
-          new Sources(l.firstToken, 0, tokens - l.firstToken),
-          finishedThisStep);
-      return;
-    }
-    pool.free(l.blocks);
-    fail(l.pending, new KvLoadFailedException(requestId, reason));
-  }
-
-  /** Copies the request's cached prefix into its own blocks, computes the rest and generates. */
-  private void computeHere(Pending p, KvSource source, Set<String> finishedThisStep) {
-    int tokens = p.tokens.length;
-    int local = p.hit.tokens();
-    List<Integer> blocks = allocate(blocksFor(tokens));
-    try {
-      copyFromCache(p, local, blocks);
-      compute(p, blocks, local);
-    } catch (RuntimeException e) {
-      pool.free(blocks);
-      throw e;
-    }
-    finish(p, blocks, source, new Sources(local, 0, tokens - local), finishedThisStep);
-  }
-
-  /**
-   * Copies the cached blocks holding the prompt's first {@code tokens} tokens (whole blocks, or the
-   * whole prompt) into the request's first blocks, then unpins the hit.
-   */
-  private void copyFromCache(Pending p, int tokens, List<Integer> blocks) {
-    int count = blocksFor(tokens);
-    try {
-      pool.copyBlocks(p.hit.blockIds().subList(0, count), blocks.subList(0, count));
-    } finally {
-      releaseHit(p);
-    }
-  }
-
-  /** Computes the KV of tokens {@code [from, end)} of the request into its blocks. */
-  private void compute(Pending p, List<Integer> blocks, int from) {
-    int to = p.tokens.length;
-    if (from >= to) {
-      return;
-    }
-    int bytesPerToken = model.bytesPerToken();
-    byte[] kv = new byte[(to - from) * bytesPerToken];
-    model.computeKv(
-        p.tokens,
-        from,
-        to,
-        (i, token) -> System.arraycopy(token, 0, kv, (i - from) * bytesPerToken, bytesPerToken));
-    pool.writeTokens(blocks, from, to, kv);
-  }
-
-  /** Takes {@code count} blocks, evicting from the prefix cache as far as needed. */
-  private List<Integer> allocate(int count) {
-    int missing = count - pool.freeBlocks();
-    if (missing > 0) {
-      cache.evict(missing);
-    }
-    return pool.tryAllocate(count)
-        .orElseThrow(
-            () ->
-                new IllegalStateException(
-                    "engine " + engineId + " checked for " + count + " free blocks but has fewer"));
-  }
-
-  private int blocksFor(int tokens) {
-    return (tokens + shape.tokensPerBlock() - 1) / shape.tokensPerBlock();
-  }
-
-  private void releaseHit(Pending p) {
-    if (p.hit != null && !p.hit.isMiss()) {
-      cache.release(p.hit);
-    }
-    p.hit = PrefixCache.MISS;
-  }
-
-  private void fail(Pending p, Throwable cause) {
-    releaseHit(p);
-    failed.incrementAndGet();
-    inFlight.remove(p);
-    p.future.completeExceptionally(cause);
-  }
-
-  /** A request taken in, with its prefix cache hit once looked up. Engine thread only. */
-  private static final class Pending {
-    final EngineRequest request;
-    final int[] tokens;
-    final CompletableFuture<Generation> future;
-    // Null until the first admission attempt looks the prompt up; MISS once the hit is released.
-    PrefixCache.@Nullable Hit hit;
-
-    Pending(EngineRequest request, int[] tokens, CompletableFuture<Generation> future) {
-      this.request = request;
-      this.tokens = tokens;
-      this.future = future;
-    }
-  }
-
-  /**
-   * A request whose KV is being loaded into its blocks: tokens {@code [firstToken, firstToken +
-   * loadedTokens)}; the ones before were copied from the prefix cache.
-   */
-  private record Loading(Pending pending, List<Integer> blocks, int firstToken, int loadedTokens) {}
-
-  /** A finished request's blocks, held until a consumer's lease on them ends. */
-  private record Held(int[] tokens, List<Integer> blocks) {}
-
-  /** Where a prompt's tokens came from: the prefix cache, a producer, this engine. */
-  private record Sources(int cached, int loaded, int computed) {}
-
-  /** A request to cancel, and what came of it. */
-  private record Cancel(String requestId, String why, CompletableFuture<CancelOutcome> done) {}
 }

@@ -1,0 +1,76 @@
+package io.kvbridge.sample.engine;
+
+import java.util.List;
+
+/**
+ * An engine's blocks and what it computes into them: how many a request could be given (free ones
+ * and those the prefix cache would give up), taking them (evicting from the prefix cache as far as
+ * needed), copying a cached prefix into a request's own blocks, and computing a request's KV.
+ *
+ * <p>Threads: the engine thread only.
+ */
+final class EngineBlocks {
+
+  private final String engineId;
+  private final EngineShape shape;
+  private final ToyModel model;
+  private final BlockPool pool;
+  private final PrefixCache cache;
+
+  EngineBlocks(
+      String engineId, EngineShape shape, ToyModel model, BlockPool pool, PrefixCache cache) {
+    this.engineId = engineId;
+    this.shape = shape;
+    this.model = model;
+    this.pool = pool;
+    this.cache = cache;
+  }
+
+  /** Blocks a request could be given now: free ones, and those the prefix cache would give up. */
+  int available() {
+    return pool.freeBlocks() + cache.evictable();
+  }
+
+  /** How many blocks hold {@code tokens} tokens. */
+  int blocksFor(int tokens) {
+    return (tokens + shape.tokensPerBlock() - 1) / shape.tokensPerBlock();
+  }
+
+  /** Takes {@code count} blocks, evicting from the prefix cache as far as needed. */
+  List<Integer> allocate(int count) {
+    int missing = count - pool.freeBlocks();
+    if (missing > 0) {
+      cache.evict(missing);
+    }
+    return pool.tryAllocate(count)
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "engine " + engineId + " checked for " + count + " free blocks but has fewer"));
+  }
+
+  /**
+   * Copies the cached blocks of {@code hit} holding a prompt's first {@code tokens} tokens (whole
+   * blocks, or the whole prompt) into the first of {@code into}.
+   */
+  void copyPrefix(PrefixCache.Hit hit, int tokens, List<Integer> into) {
+    int count = blocksFor(tokens);
+    pool.copyBlocks(hit.blockIds().subList(0, count), into.subList(0, count));
+  }
+
+  /** Computes the KV of tokens {@code [from, end)} of {@code tokens} into {@code blocks}. */
+  void compute(int[] tokens, List<Integer> blocks, int from) {
+    int to = tokens.length;
+    if (from >= to) {
+      return;
+    }
+    int bytesPerToken = model.bytesPerToken();
+    byte[] kv = new byte[(to - from) * bytesPerToken];
+    model.computeKv(
+        tokens,
+        from,
+        to,
+        (i, token) -> System.arraycopy(token, 0, kv, (i - from) * bytesPerToken, bytesPerToken));
+    pool.writeTokens(blocks, from, to, kv);
+  }
+}
