@@ -10,13 +10,11 @@ import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -37,9 +35,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link Conversation} and sends its greeting as it accepts. Only a frame that has fully arrived is
  * handed to a small fixed pool of <em>worker threads</em>, which call {@link Conversation#reply}
  * (it may decrypt, decode, check and load transport metadata) and pass the reply back to the I/O
- * thread through a queue; the I/O thread writes it. Connection state is confined to the I/O thread;
- * a worker sees only the conversation and the frame it was handed. {@link #address()}, {@link
- * #droppedConnections()} and {@link #close()} may be called from any thread.
+ * thread through a queue; the I/O thread writes it. ServerConnection state is confined to the I/O
+ * thread; a worker sees only the conversation and the frame it was handed. {@link #address()},
+ * {@link #droppedConnections()} and {@link #close()} may be called from any thread.
  *
  * <p>Limits, so that a flood cannot keep a real consumer out:
  *
@@ -70,7 +68,6 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
   private static final System.Logger LOG = System.getLogger(TcpHandshakeServer.class.getName());
   private static final int WORKER_THREADS = 4;
   private static final long ACCEPT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-  private static final int KNOWN_ADDRESSES = 4096;
 
   private final HandshakeAddress address;
   private final Responder responder;
@@ -87,12 +84,8 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
   private final AtomicBoolean closing = new AtomicBoolean();
 
   // Confined to the I/O thread.
-  private final ArrayDeque<Connection> byDeadline = new ArrayDeque<>();
-  private final ArrayDeque<Connection> unproven = new ArrayDeque<>();
-  private final Map<InetAddress, Peer> byAddress = new HashMap<>();
-  private final KnownAddresses known = new KnownAddresses(KNOWN_ADDRESSES);
-  private int open;
-  private int openUnknown;
+  private final ArrayDeque<ServerConnection> byDeadline = new ArrayDeque<>();
+  private final ConnectionPlaces places;
   private long acceptPausedUntil;
   private boolean acceptPaused;
 
@@ -109,6 +102,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     this.limits = limits;
     this.deadlineNanos = TcpHandshakeChannel.saturatedNanos(limits.connectionDeadline());
     this.proofDeadlineNanos = TcpHandshakeChannel.saturatedNanos(limits.proofDeadline());
+    this.places = new ConnectionPlaces(limits);
     this.listener = listener;
     this.selector = selector;
     this.acceptKey = listener.register(selector, SelectionKey.OP_ACCEPT);
@@ -236,7 +230,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     }
     wait = sooner(wait, expireProofDeadlines(now));
     while (!byDeadline.isEmpty()) {
-      Connection c = byDeadline.peekFirst();
+      ServerConnection c = byDeadline.peekFirst();
       if (c.closed) {
         byDeadline.pollFirst();
         continue;
@@ -258,21 +252,19 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
    * @return how long until the next proof deadline, 0 if none is pending
    */
   private long expireProofDeadlines(long now) {
-    while (!unproven.isEmpty()) {
-      Connection c = unproven.peekFirst();
-      if (c.closed || c.proven) {
-        unproven.pollFirst();
-        continue;
-      }
+    for (Optional<ServerConnection> first = places.oldestUnproven();
+        first.isPresent();
+        first = places.oldestUnproven()) {
+      ServerConnection c = first.get();
       long left = c.proofDeadline - now;
       if (left > 0) {
         return TcpHandshakeChannel.ceilMillis(left);
       }
-      if (c.state == State.REPLYING) {
+      if (c.state == ServerConnection.State.REPLYING) {
         // Its worker's reply decides; look again soon.
         return 1;
       }
-      unproven.pollFirst();
+      places.forgetOldestUnproven();
       drop(c, DropReason.DEADLINE_PASSED, "before it proved itself, in state " + c.state);
     }
     return 0;
@@ -291,7 +283,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
       ready(key);
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "handling a handshake connection failed", e);
-      if (key.attachment() instanceof Connection c) {
+      if (key.attachment() instanceof ServerConnection c) {
         close(c);
       }
     }
@@ -302,7 +294,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
       acceptAll();
       return;
     }
-    Connection c = (Connection) key.attachment();
+    ServerConnection c = (ServerConnection) key.attachment();
     try {
       if (key.isReadable()) {
         readFrame(c);
@@ -344,22 +336,20 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
       closeQuietly(channel);
       return;
     }
-    Optional<DropReason> full = makeRoom(peer);
-    if (full.isPresent()) {
-      refuse(channel, peer, full.get());
+    ConnectionPlaces.Admission admission = places.admission(peer);
+    if (admission instanceof ConnectionPlaces.Admission.Refuse refused) {
+      refuse(channel, peer, refused.cap());
       return;
     }
-    long now = System.nanoTime();
-    Connection c =
-        new Connection(
-            channel, peer, now + deadlineNanos, now + proofDeadlineNanos, known.contains(peer));
-    open++;
-    if (!c.known) {
-      openUnknown++;
+    for (ServerConnection evicted : ((ConnectionPlaces.Admission.Admit) admission).evict()) {
+      drop(evicted, DropReason.EVICTED, "to make room for a newer connection");
     }
-    byAddress.computeIfAbsent(peer, p -> new Peer()).add(c);
+    long now = System.nanoTime();
+    ServerConnection c =
+        new ServerConnection(
+            channel, peer, now + deadlineNanos, now + proofDeadlineNanos, places.isKnown(peer));
+    places.opened(c);
     byDeadline.addLast(c);
-    unproven.addLast(c);
     try {
       channel.configureBlocking(false);
       channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -375,68 +365,14 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     }
   }
 
-  /**
-   * Makes a place for a new connection from {@code peer} under every cap, evicting the oldest
-   * connection that proved nothing where a cap is reached.
-   *
-   * @return the cap that could not be met, if any; nothing was evicted then
-   */
-  private Optional<DropReason> makeRoom(InetAddress peer) {
-    Peer mine = byAddress.get(peer);
-    Connection forAddress = null;
-    if (mine != null && mine.open >= limits.perAddress()) {
-      forAddress = mine.oldestEvictable();
-      if (forAddress == null) {
-        return Optional.of(DropReason.ADDRESS_LIMIT);
-      }
-    }
-    boolean isKnown = known.contains(peer);
-    int unknownCap = limits.total() - limits.reservedForKnown();
-    boolean overTotal = open - (forAddress == null ? 0 : 1) >= limits.total();
-    boolean overUnknown =
-        !isKnown && openUnknown - (forAddress == null || forAddress.known ? 0 : 1) >= unknownCap;
-    Connection forTotal = null;
-    if (overTotal || overUnknown) {
-      forTotal = oldestEvictable(overUnknown ? Boolean.FALSE : null, forAddress);
-      if (forTotal == null) {
-        return Optional.of(DropReason.TOTAL_LIMIT);
-      }
-    }
-    if (forAddress != null) {
-      drop(forAddress, DropReason.EVICTED, "to make room for a newer connection from its address");
-    }
-    if (forTotal != null) {
-      drop(forTotal, DropReason.EVICTED, "to make room for a newer connection");
-    }
-    return Optional.empty();
-  }
-
-  /**
-   * The oldest connection that may be evicted, other than {@code besides}; of unknown addresses
-   * only when {@code knownWanted} is false, of any when it is null.
-   */
-  private Connection oldestEvictable(Boolean knownWanted, Connection besides) {
-    while (!unproven.isEmpty() && (unproven.peekFirst().closed || unproven.peekFirst().proven)) {
-      unproven.pollFirst();
-    }
-    for (Connection c : unproven) {
-      if (c != besides
-          && c.evictable()
-          && (knownWanted == null || c.known == knownWanted.booleanValue())) {
-        return c;
-      }
-    }
-    return null;
-  }
-
-  private void readFrame(Connection c) throws IOException {
+  private void readFrame(ServerConnection c) throws IOException {
     if (!c.in.readFrom(c.channel)) {
       return;
     }
     byte[] frame = c.in.payload();
     Conversation conversation = c.conversation;
     c.in = null;
-    c.state = State.REPLYING;
+    c.state = ServerConnection.State.REPLYING;
     c.rounds++;
     c.key.interestOps(0);
     try {
@@ -462,7 +398,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
 
   private void deliverReplies() {
     for (Replied r = replied.poll(); r != null; r = replied.poll()) {
-      Connection c = r.connection();
+      ServerConnection c = r.connection();
       if (c.closed) {
         continue;
       }
@@ -475,9 +411,9 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
         c.proven = true;
       }
       if (reply.served()) {
-        known.add(c.peer);
+        places.served(c.peer);
       }
-      c.state = State.WRITING;
+      c.state = ServerConnection.State.WRITING;
       c.lastOut = reply.last() || c.rounds >= HandshakeChannel.MAX_ROUNDS;
       c.out = HandshakeFrames.encode(reply.frame());
       try {
@@ -488,7 +424,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     }
   }
 
-  private void writeOut(Connection c) throws IOException {
+  private void writeOut(ServerConnection c) throws IOException {
     c.channel.write(c.out);
     if (c.out.hasRemaining()) {
       c.key.interestOps(SelectionKey.OP_WRITE);
@@ -499,12 +435,12 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
       close(c);
       return;
     }
-    c.state = State.AWAITING;
+    c.state = ServerConnection.State.AWAITING;
     c.in = new HandshakeFrames.Reader();
     c.key.interestOps(SelectionKey.OP_READ);
   }
 
-  private void drop(Connection c, DropReason reason, String detail) {
+  private void drop(ServerConnection c, DropReason reason, String detail) {
     dropped.increment(reason);
     LOG.log(
         Level.DEBUG,
@@ -518,12 +454,12 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     closeQuietly(channel);
   }
 
-  private void closeAfter(Connection c, IOException e) {
+  private void closeAfter(ServerConnection c, IOException e) {
     LOG.log(Level.DEBUG, () -> "handshake connection from " + c.peer + " failed: " + e);
     close(c);
   }
 
-  private void close(Connection c) {
+  private void close(ServerConnection c) {
     if (c.closed) {
       return;
     }
@@ -531,14 +467,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     c.conversation = null;
     c.in = null;
     c.out = null;
-    open--;
-    if (!c.known) {
-      openUnknown--;
-    }
-    Peer peer = byAddress.get(c.peer);
-    if (peer != null && peer.closed() == 0) {
-      byAddress.remove(c.peer);
-    }
+    places.closed(c);
     closeQuietly(c.channel);
   }
 
@@ -546,7 +475,7 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     for (SelectionKey key : selector.keys()) {
       closeQuietly(key.channel());
     }
-    for (Connection c : byDeadline) {
+    for (ServerConnection c : byDeadline) {
       closeQuietly(c.channel);
     }
     closeQuietly(listener);
@@ -562,106 +491,6 @@ final class TcpHandshakeServer implements HandshakeChannel.Server {
     }
   }
 
-  private enum State {
-    /** Sending the greeting. */
-    GREETING,
-    /** Waiting for the peer's next frame. */
-    AWAITING,
-    /** A worker is replying to the peer's frame. */
-    REPLYING,
-    /** Sending a reply. */
-    WRITING
-  }
-
-  /** One accepted connection; confined to the I/O thread. */
-  private static final class Connection {
-    final SocketChannel channel;
-    final InetAddress peer;
-    final long deadline;
-    final long proofDeadline;
-    final boolean known;
-    SelectionKey key;
-    State state = State.GREETING;
-    Conversation conversation;
-    HandshakeFrames.Reader in;
-    ByteBuffer out;
-    boolean lastOut;
-    int rounds;
-    boolean proven;
-    boolean closed;
-
-    Connection(
-        SocketChannel channel, InetAddress peer, long deadline, long proofDeadline, boolean known) {
-      this.channel = channel;
-      this.peer = peer;
-      this.deadline = deadline;
-      this.proofDeadline = proofDeadline;
-      this.known = known;
-    }
-
-    /** Open, proved nothing, and waiting on its peer rather than on a worker. */
-    boolean evictable() {
-      return !closed && !proven && state != State.REPLYING;
-    }
-  }
-
-  /** The open connections of one remote address, in accept order; confined to the I/O thread. */
-  private static final class Peer {
-    final ArrayDeque<Connection> connections = new ArrayDeque<>();
-    int open;
-
-    void add(Connection c) {
-      connections.addLast(c);
-      open++;
-    }
-
-    /** One of its connections closed; returns how many stay open. */
-    int closed() {
-      open--;
-      while (!connections.isEmpty() && connections.peekFirst().closed) {
-        connections.pollFirst();
-      }
-      return open;
-    }
-
-    Connection oldestEvictable() {
-      for (Connection c : connections) {
-        if (c.evictable()) {
-          return c;
-        }
-      }
-      return null;
-    }
-  }
-
-  /**
-   * The remote addresses whose conversations ended accepted, the most recent {@code capacity};
-   * confined to the I/O thread.
-   */
-  private static final class KnownAddresses {
-    private final Map<InetAddress, Boolean> recent;
-
-    KnownAddresses(int capacity) {
-      this.recent =
-          new java.util.LinkedHashMap<>(16, 0.75f, true) {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<InetAddress, Boolean> eldest) {
-              return size() > capacity;
-            }
-          };
-    }
-
-    boolean contains(InetAddress address) {
-      return recent.containsKey(address);
-    }
-
-    void add(InetAddress address) {
-      recent.put(address, Boolean.TRUE);
-    }
-  }
-
   /** A worker's reply for a connection, or empty if the conversation failed. */
-  private record Replied(Connection connection, Optional<Reply> reply) {}
+  private record Replied(ServerConnection connection, Optional<Reply> reply) {}
 }

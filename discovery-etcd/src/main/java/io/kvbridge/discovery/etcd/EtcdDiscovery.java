@@ -18,7 +18,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -34,23 +33,17 @@ import java.util.stream.Collectors;
  *
  * <h2>Registration</h2>
  *
- * {@link #register} listens to an engine's connector; the engine is registered as soon as its KV
- * cache is (from then on it answers handshakes and its layout is known) with an {@link
- * EngineRecord} bound to a lease of {@link EtcdDiscoverySettings#ttl()}. The lease is renewed every
- * {@link EtcdDiscoverySettings#tick()}, the record is written again when its load figures changed
- * (at most once per refresh interval), and the key is removed (its lease revoked) when the
- * connector closes. A process that dies stops renewing: its key expires after the time to live.
+ * {@link #register} listens to an engine's connector: the engine is registered once its KV cache is
+ * (from then on it answers handshakes and its layout is known), under a lease of {@link
+ * EtcdDiscoverySettings#ttl()} renewed every {@link EtcdDiscoverySettings#tick()} ({@link
+ * Registrar} says how its key is kept), and removed when the connector closes. A process that dies
+ * stops renewing: its key expires after the time to live.
  *
  * <h2>When a peer is gone</h2>
  *
- * A peer is gone when etcd's history shows its key deleted: a delete event on the watch, or, after
- * a gap in the watch, a fresh listing of the same etcd cluster in which its key is missing or was
- * created anew (see {@code EngineView}). Then every local connector whose role deals with the
- * peer's (a consumer with producers, a producer with consumers) is told {@link
- * KvConnector#peerGone}: a consumer fails the loads still waiting on that producer, a producer
- * revokes the leases only that consumer was keeping alive. A local engine is never gone to this
- * process: if its own key is deleted (its lease expired while etcd could not be reached), it is
- * registered again.
+ * When etcd's history shows its key deleted, every local connector that deals with it is told
+ * {@link KvConnector#peerGone} ({@link PeerWatch} says exactly when); a local engine is never gone
+ * to this process.
  *
  * <h2>When etcd is unreachable</h2>
  *
@@ -62,10 +55,6 @@ import java.util.stream.Collectors;
  * client (a fresh listing, a fresh watch), renews the leases that survived and registers again the
  * engines whose lease expired. etcd itself extends every lease by its time to live when it comes
  * back, so a peer that reconnects within that time is never seen gone.
- *
- * <p>Jobs: this class keeps the lifecycle and the schedule; {@link EtcdSession} is one connection
- * (client, listing, watch), {@link Registrar} keeps the local engines' keys and {@link PeerWatch}
- * applies the watch and tells connectors of peers gone.
  *
  * <p>Threads: every call may come from any thread. One daemon thread ({@code kvbridge-etcd}) talks
  * to etcd, applies the watch's events and calls {@link KvConnector#peerGone}; {@link
@@ -176,7 +165,14 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
         new ConnectorListener() {
           @Override
           public void kvCacheRegistered(int rank, KvLayout layout) {
-            EtcdDiscovery.this.kvCacheRegistered(registration, layout);
+            registration.kvCacheRegistered(layout);
+            post(
+                () -> {
+                  if (session != null && registrations.get(registration.engineId) == registration) {
+                    refreshOrLose(registration);
+                  }
+                  publishStatus();
+                });
           }
 
           @Override
@@ -258,34 +254,25 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
       loop.shutdown();
       return;
     }
-    Future<?> done = loop.submit(stopping);
+    awaitOnLoop(
+        stopping,
+        patience(registrations.size()),
+        why -> LOG.log(Level.WARNING, "stopping etcd discovery did not finish cleanly: {0}", why));
+    loop.shutdownNow();
+  }
+
+  /** Runs {@code task} on the discovery thread and waits for it at most {@code patience}. */
+  private void awaitOnLoop(Runnable task, Duration patience, Consumer<String> failed) {
     try {
-      done.get(patience(registrations.size()).toMillis(), TimeUnit.MILLISECONDS);
+      loop.submit(task).get(patience.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException e) {
-      LOG.log(
-          Level.WARNING,
-          "stopping etcd discovery did not finish cleanly: {0}",
-          EtcdRequests.describe(e));
-    } finally {
-      loop.shutdownNow();
+    } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
+      failed.accept(EtcdRequests.describe(e));
     }
   }
 
   // ------------------------------------------------------------ from the registered connectors
-
-  void kvCacheRegistered(Registration registration, KvLayout layout) {
-    registration.kvCacheRegistered(layout);
-    post(
-        () -> {
-          if (session != null && registrations.get(registration.engineId) == registration) {
-            refreshOrLose(registration);
-          }
-          publishStatus();
-        });
-  }
-
   /** Removes {@code registration}'s key (revokes its lease), waiting at most a request timeout. */
   void deregister(Registration registration) {
     if (closed || !registrations.remove(registration.engineId, registration)) {
@@ -295,19 +282,16 @@ public final class EtcdDiscovery implements PeerDirectory, AutoCloseable {
       deregisterNow(registration);
       return;
     }
-    try {
-      loop.submit(() -> deregisterNow(registration))
-          .get(patience(1).toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
-      LOG.log(
-          Level.WARNING,
-          "engine {0}''s registration in etcd was not removed ({1}); it expires within {2}",
-          registration.engineId,
-          EtcdRequests.describe(e),
-          DurationText.of(settings.ttl()));
-    }
+    awaitOnLoop(
+        () -> deregisterNow(registration),
+        patience(1),
+        why ->
+            LOG.log(
+                Level.WARNING,
+                "engine {0}''s registration in etcd was not removed ({1}); it expires within {2}",
+                registration.engineId,
+                why,
+                DurationText.of(settings.ttl())));
   }
 
   // ------------------------------------------------------------ the discovery thread

@@ -22,6 +22,15 @@ import java.util.stream.Collectors;
  * a peer when that peer is gone ({@link KvConnector#peerGone}). A local engine's own key deleted is
  * not a peer gone: {@code ownKeyLost} has it registered again.
  *
+ * <p>A peer is gone when etcd's history shows its key deleted: a delete event on the watch, or,
+ * after a gap in the watch, a fresh listing of the same etcd cluster in which its key is missing or
+ * was created anew (see {@code EngineView}). Then every local connector whose role deals with the
+ * peer's (a consumer with producers, a producer with consumers) is told {@link
+ * KvConnector#peerGone}: a consumer fails the loads still waiting on that producer, a producer
+ * revokes the leases only that consumer was keeping alive. A local engine is never gone to this
+ * process: if its own key is deleted (its lease expired while etcd could not be reached), it is
+ * registered again.
+ *
  * <p>Threads: confined to the discovery thread, but for the view and the listener list, which are
  * safe to read from any thread.
  */

@@ -10,9 +10,10 @@ import io.kvbridge.time.DurationText;
 import java.lang.System.Logger.Level;
 
 /**
- * Keeps each local engine's key in etcd: grants its lease, renews it, writes its record when it is
- * new, missing or changed (at most once per refresh interval), registers it again when the lease
- * expired, and revokes the lease when the engine goes.
+ * Keeps each local engine's key in etcd, an {@link EngineRecord} bound to a lease: grants the
+ * lease, renews it, writes the record when it is new, missing or its load figures changed (at most
+ * once per refresh interval), registers the engine again when the lease expired, and revokes the
+ * lease when the engine goes (which removes the key, so peers learn at once).
  *
  * <p>Threads: confined to the discovery thread. Every method may throw {@link
  * EtcdUnavailableException} when etcd does not answer; the caller then ends the session.
