@@ -9,6 +9,7 @@ import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -42,7 +43,7 @@ class FakeTransportTest {
 
   @Test
   void metadataFromAnotherFabricIsRefusedNamingBothFabrics() {
-    try (FakeTransport stranger = new FakeFabric().join("stranger")) {
+    try (Transport stranger = new FakeFabric().join("stranger")) {
       assertThatThrownBy(() -> agents.decode.loadRemoteMetadata(stranger.localMetadata()))
           .isInstanceOf(TransportException.class)
           .hasMessageContaining("stranger")
@@ -52,7 +53,7 @@ class FakeTransportTest {
 
   @Test
   void memoryOfAnotherFabricCannotBeRegistered() {
-    try (FakeTransport stranger = new FakeFabric().join("stranger");
+    try (Transport stranger = new FakeFabric().join("stranger");
         KvMemory foreign = stranger.allocate(64)) {
       assertThatThrownBy(() -> agents.decode.register(foreign))
           .isInstanceOf(TransportException.class)
@@ -125,7 +126,7 @@ class FakeTransportTest {
 
   @Test
   void oversizedNotificationIsRefused() {
-    byte[] big = new byte[FakeTransport.MAX_NOTIFICATION_BYTES + 1];
+    byte[] big = new byte[FakeFabric.MAX_NOTIFICATION_BYTES + 1];
 
     assertThatThrownBy(() -> agents.decode.notify("prefill", big))
         .isInstanceOf(TransportException.class)
