@@ -2,9 +2,7 @@ package io.kvbridge.transfer;
 
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -14,7 +12,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.function.Predicate;
 
 /**
  * A {@link Transport} over a {@link TransportBackend}: the agent that keeps the books and checks
@@ -47,8 +44,8 @@ public final class AgentCore<L, R> implements Transport {
   private final Lock writing = books.writeLock();
   private final Registrations registered = new Registrations();
   private final Set<String> peers = new HashSet<>();
-  private final Map<Long, Prepared<L>> prepared = new HashMap<>();
-  private long nextPrepared = 1;
+  private final PreparedLists<L> prepared;
+  private final Refusals refuse;
   private final Map<Long, Posted<R>> transfers = new ConcurrentHashMap<>();
   private final AtomicLong nextHandle = new AtomicLong(1);
   private volatile boolean closed;
@@ -58,6 +55,8 @@ public final class AgentCore<L, R> implements Transport {
   public AgentCore(TransportBackend<L, R> backend) {
     this.backend = Objects.requireNonNull(backend, "backend");
     this.agentName = backend.agentName();
+    this.prepared = new PreparedLists<>(agentName);
+    this.refuse = new Refusals(agentName);
   }
 
   /**
@@ -112,7 +111,7 @@ public final class AgentCore<L, R> implements Transport {
     try {
       requireOpen("register memory");
       if (registered.contains(memory)) {
-        throw new TransportException(memory + " is already registered with agent " + agentName);
+        throw refuse.alreadyRegistered(memory);
       }
       backend.register(memory);
       registered.add(memory);
@@ -128,9 +127,9 @@ public final class AgentCore<L, R> implements Transport {
     try {
       requireOpen("deregister memory");
       if (!registered.remove(memory)) {
-        throw new TransportException(memory + " is not registered with agent " + agentName);
+        throw refuse.notRegistered(memory);
       }
-      releasePrepared(p -> p.memories.contains(memory));
+      release(prepared.removeIf(p -> p.memories.contains(memory)));
       backend.deregister(memory);
     } finally {
       writing.unlock();
@@ -152,7 +151,7 @@ public final class AgentCore<L, R> implements Transport {
   public String loadRemoteMetadata(byte[] metadata) {
     Objects.requireNonNull(metadata, "metadata");
     if (metadata.length == 0) {
-      throw new TransportException("cannot load an empty metadata blob into agent " + agentName);
+      throw refuse.emptyMetadata();
     }
     String peer = backend.peerAgentName(metadata);
     writing.lock();
@@ -201,8 +200,7 @@ public final class AgentCore<L, R> implements Transport {
     try {
       local.checkPairsWith(remote);
     } catch (IllegalArgumentException e) {
-      throw new TransportException(
-          "cannot post " + what(op, remoteAgent) + ": " + e.getMessage(), e);
+      throw refuse.unpaired(op, remoteAgent, e);
     }
     reading.lock();
     try {
@@ -210,19 +208,14 @@ public final class AgentCore<L, R> implements Transport {
         requireOpen("post a " + op);
       }
       if (!peers.contains(remoteAgent)) {
-        throw new TransportException(unknownPeer("post a " + op + " to", remoteAgent));
+        throw refuse.unknownPeer("post a " + op + " to", remoteAgent);
       }
       Optional<Integer> outside = registered.firstOutside(local);
       if (outside.isPresent()) {
-        throw new TransportException(
-            "cannot post "
-                + what(op, remoteAgent)
-                + ": local descriptor "
-                + outsideLocal(local, outside.get()));
+        throw refuse.postOutsideLocal(op, remoteAgent, local, outside.get());
       }
       if (!backend.covers(remoteAgent, remote)) {
-        throw new TransportException(
-            "cannot post " + what(op, remoteAgent) + ": " + outsideRemote(remoteAgent, remote));
+        throw refuse.postOutsideRemote(op, remoteAgent, remote);
       }
       R request = backend.post(op, local, remoteAgent, remote, notification.map(byte[]::clone));
       return keep(request, local.totalBytes());
@@ -247,18 +240,14 @@ public final class AgentCore<L, R> implements Transport {
       for (int i = 0; i < pieces.size(); i++) {
         KvMemory m = registered.holding(pieces.get(i), local.kind());
         if (m == null) {
-          throw new TransportException(
-              "agent "
-                  + agentName
-                  + " cannot prepare a list of its memory: descriptor "
-                  + outsideLocal(local, i));
+          throw refuse.prepareOutsideLocal(local, i);
         }
         if (!holding.contains(m)) {
           holding.add(m);
         }
       }
-      L list = backend.prepare(Optional.empty(), local);
-      return keep(new PreparedList(nextPrepared++, Optional.empty(), local), list, holding);
+      return prepared.keep(
+          Optional.empty(), local, backend.prepare(Optional.empty(), local), holding);
     } finally {
       writing.unlock();
     }
@@ -272,20 +261,13 @@ public final class AgentCore<L, R> implements Transport {
     try {
       requireOpen("prepare a descriptor list of " + remoteAgent);
       if (!peers.contains(remoteAgent)) {
-        throw new TransportException(unknownPeer("prepare a list of the memory of", remoteAgent));
+        throw refuse.unknownPeer("prepare a list of the memory of", remoteAgent);
       }
       if (!backend.covers(remoteAgent, remote)) {
-        throw new TransportException(
-            "agent "
-                + agentName
-                + " cannot prepare a list of the memory of "
-                + remoteAgent
-                + ": "
-                + outsideRemote(remoteAgent, remote));
+        throw refuse.prepareOutsideRemote(remoteAgent, remote);
       }
-      L list = backend.prepare(Optional.of(remoteAgent), remote);
-      return keep(
-          new PreparedList(nextPrepared++, Optional.of(remoteAgent), remote), list, List.of());
+      Optional<String> of = Optional.of(remoteAgent);
+      return prepared.keep(of, remote, backend.prepare(of, remote), List.of());
     } finally {
       writing.unlock();
     }
@@ -310,11 +292,13 @@ public final class AgentCore<L, R> implements Transport {
       if (closed) {
         requireOpen("post a " + op);
       }
-      Prepared<L> mine = usable(local, op);
-      Prepared<L> theirs = usable(remote, op);
+      PreparedLists.Entry<L> mine = prepared.usable(local, op);
+      PreparedLists.Entry<L> theirs = prepared.usable(remote, op);
       PreparedList.requireSides(op, local, remote);
       String remoteAgent = remote.remoteAgent().get();
-      long bytes = checkSelection(op, remoteAgent, mine, localIndices, theirs, remoteIndices);
+      long bytes =
+          PreparedLists.checkSelection(
+              refuse.transfer(op, remoteAgent), mine, localIndices, theirs, remoteIndices);
       R request =
           backend.post(
               op,
@@ -335,11 +319,7 @@ public final class AgentCore<L, R> implements Transport {
     Objects.requireNonNull(list, "list");
     writing.lock();
     try {
-      Prepared<L> known = prepared.get(list.id());
-      if (known != null && known.prepared == list) {
-        prepared.remove(list.id());
-        backend.releasePrepared(known.list);
-      }
+      prepared.remove(list).ifPresent(backend::releasePrepared);
     } finally {
       writing.unlock();
     }
@@ -391,7 +371,7 @@ public final class AgentCore<L, R> implements Transport {
     try {
       requireOpen("notify " + remoteAgent);
       if (!peers.contains(remoteAgent)) {
-        throw new TransportException(unknownPeer("notify", remoteAgent));
+        throw refuse.unknownPeer("notify", remoteAgent);
       }
       backend.notify(remoteAgent, message);
     } finally {
@@ -404,7 +384,7 @@ public final class AgentCore<L, R> implements Transport {
     reading.lock();
     try {
       if (closed) {
-        throw new TransportException("agent " + agentName + " is closed; it receives nothing");
+        throw refuse.notReceiving();
       }
       return backend.takeNotifications();
     } finally {
@@ -430,7 +410,7 @@ public final class AgentCore<L, R> implements Transport {
         quietly("releasing a transfer", () -> backend.release(posted.request));
       }
       transfers.clear();
-      releasePrepared(p -> true);
+      release(prepared.removeIf(p -> true));
       for (KvMemory memory : registered.all()) {
         quietly("deregistering " + memory, () -> backend.deregister(memory));
       }
@@ -456,28 +436,18 @@ public final class AgentCore<L, R> implements Transport {
     return handle;
   }
 
-  /** Keeps a prepared list under its id; under the write lock. */
-  private PreparedList keep(PreparedList prepared, L list, List<KvMemory> memories) {
-    this.prepared.put(prepared.id(), new Prepared<>(prepared, list, memories));
-    return prepared;
-  }
-
   /** Forgets {@code remoteAgent} if it is loaded, its lists first; under the write lock. */
   private void forget(String remoteAgent) {
     if (peers.remove(remoteAgent)) {
-      releasePrepared(p -> remoteAgent.equals(p.prepared.remoteAgent().orElse(null)));
+      release(prepared.removeIf(p -> p.isOf(remoteAgent)));
       backend.unloadRemote(remoteAgent);
     }
   }
 
-  /** Drops the lists {@code which} selects and releases them in the backend; under the lock. */
-  private void releasePrepared(Predicate<Prepared<L>> which) {
-    for (Iterator<Prepared<L>> it = prepared.values().iterator(); it.hasNext(); ) {
-      Prepared<L> p = it.next();
-      if (which.test(p)) {
-        it.remove();
-        quietly("releasing a prepared list", () -> backend.releasePrepared(p.list));
-      }
+  /** Releases lists the core dropped in the backend; under the write lock. */
+  private void release(List<L> lists) {
+    for (L list : lists) {
+      quietly("releasing a prepared list", () -> backend.releasePrepared(list));
     }
   }
 
@@ -485,133 +455,15 @@ public final class AgentCore<L, R> implements Transport {
     Objects.requireNonNull(handle, "handle");
     Posted<R> posted = transfers.get(handle.id());
     if (posted == null || posted.handle.bytes() != handle.bytes()) {
-      throw new TransportException(
-          "agent "
-              + agentName
-              + " cannot "
-              + action
-              + " transfer "
-              + handle.id()
-              + ": it was never posted here, was already released, or the agent closed");
+      throw refuse.unknownTransfer(action, handle);
     }
     return posted;
   }
 
-  /** The list as this agent prepared it, if still usable; under the read lock. */
-  private Prepared<L> usable(PreparedList list, TransferOp op) {
-    Prepared<L> known = prepared.get(list.id());
-    if (known == null || (known.prepared != list && !known.prepared.equals(list))) {
-      throw new TransportException(
-          "agent "
-              + agentName
-              + " cannot post a "
-              + op
-              + " from "
-              + list
-              + ": it was not prepared here, was released, or is no longer usable (its peer was"
-              + " invalidated or reloaded, or its memory deregistered); prepare it again");
-    }
-    return known;
-  }
-
-  /**
-   * Checks that the indices select pieces inside both lists that pair in length; returns the bytes
-   * they hold.
-   */
-  private long checkSelection(
-      TransferOp op,
-      String remoteAgent,
-      Prepared<L> local,
-      int[] localIndices,
-      Prepared<L> remote,
-      int[] remoteIndices) {
-    if (localIndices.length != remoteIndices.length) {
-      throw new TransportException(
-          "cannot post "
-              + what(op, remoteAgent)
-              + ": "
-              + localIndices.length
-              + " local indices and "
-              + remoteIndices.length
-              + " remote ones; they pair position by position");
-    }
-    local.prepared.checkIndices(localIndices);
-    remote.prepared.checkIndices(remoteIndices);
-    long bytes = 0;
-    for (int i = 0; i < localIndices.length; i++) {
-      long length = local.lengths[localIndices[i]];
-      if (length != remote.lengths[remoteIndices[i]]) {
-        throw new TransportException(
-            "cannot post "
-                + what(op, remoteAgent)
-                + ": at position "
-                + i
-                + " local piece "
-                + localIndices[i]
-                + " has "
-                + length
-                + " bytes, remote piece "
-                + remoteIndices[i]
-                + " has "
-                + remote.lengths[remoteIndices[i]]);
-      }
-      bytes += length;
-    }
-    return bytes;
-  }
-
-  // ---- messages ------------------------------------------------------------------------------
-
   private void requireOpen(String action) {
     if (closed) {
-      throw new TransportException(
-          "agent " + agentName + " is closed and cannot " + action + "; create a new transport");
+      throw refuse.closed(action);
     }
-  }
-
-  private String what(TransferOp op, String remoteAgent) {
-    return op + " from agent " + agentName + " to " + remoteAgent;
-  }
-
-  private String unknownPeer(String action, String remoteAgent) {
-    return "agent "
-        + agentName
-        + " cannot "
-        + action
-        + " "
-        + remoteAgent
-        + ": its metadata was never loaded or was invalidated; load it with loadRemoteMetadata";
-  }
-
-  private String outsideLocal(DescriptorList local, int i) {
-    return i
-        + " "
-        + describe(local.descriptors().get(i), local.kind())
-        + " lies outside the memory registered with agent "
-        + agentName
-        + "; register the memory first";
-  }
-
-  private static String outsideRemote(String remoteAgent, DescriptorList remote) {
-    return "the "
-        + remote.descriptors().size()
-        + " remote "
-        + remote.kind()
-        + " descriptors are not all inside the memory "
-        + remoteAgent
-        + " registered (as its loaded metadata says); reload its metadata if it registered more"
-        + " since";
-  }
-
-  private static String describe(Descriptor d, MemoryKind kind) {
-    return "[0x"
-        + Long.toHexString(d.address())
-        + ", +"
-        + d.length()
-        + ") on "
-        + kind
-        + " device "
-        + d.deviceId();
   }
 
   private void quietly(String what, Runnable step) {
@@ -619,21 +471,6 @@ public final class AgentCore<L, R> implements Transport {
       step.run();
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "agent " + agentName + ": " + what + " failed: " + e.getMessage());
-    }
-  }
-
-  /** A list this agent prepared: the backend's form, each piece's length, the memory it lies in. */
-  private static final class Prepared<L> {
-    final PreparedList prepared;
-    final L list;
-    final long[] lengths;
-    final List<KvMemory> memories;
-
-    Prepared(PreparedList prepared, L list, List<KvMemory> memories) {
-      this.prepared = prepared;
-      this.list = list;
-      this.memories = memories;
-      this.lengths = prepared.lengths();
     }
   }
 

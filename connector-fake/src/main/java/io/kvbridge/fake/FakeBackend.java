@@ -17,8 +17,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The mechanism of a fake agent on a {@link FakeFabric}, under an {@link AgentCore} that keeps its
@@ -28,9 +26,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * first runs it; the other finds it claimed). Status is DONE only once every byte is in place, and
  * an attached notification is sent only after that.
  *
- * <p>{@link #release(Transfer)} of a transfer still in progress cancels it: once it returns, the
- * transfer writes no further byte (each piece is copied under the transfer's lock, which release
- * takes). A peer's READ of this agent's memory is likewise a copy done by the peer.
+ * <p>{@link #release(FakeTransfer)} of a transfer still in progress cancels it: once it returns,
+ * the transfer writes no further byte (each piece is copied under the transfer's lock, which
+ * release takes). A peer's READ of this agent's memory is likewise a copy done by the peer.
  *
  * <p>A prepared list is resolved to the memory holding each of its pieces once; a post by indices
  * only picks pieces. A remote list keeps the peer's memory as its metadata described it when the
@@ -40,7 +38,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Threads: safe for concurrent use, as {@link TransportBackend} asks; each transfer is guarded
  * by its own lock.
  */
-final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBackend.Transfer> {
+final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeTransfer> {
 
   /** The largest notification payload accepted, in bytes. */
   static final int MAX_NOTIFICATION_BYTES = FakeFabric.MAX_NOTIFICATION_BYTES;
@@ -52,7 +50,7 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
   private final Registrations registered = new Registrations();
   private final Map<String, AgentMetadata> peers = new ConcurrentHashMap<>();
   // Transfers not yet released, for failing them when their peer goes.
-  private final Set<Transfer> transfers = ConcurrentHashMap.newKeySet();
+  private final Set<FakeTransfer> transfers = ConcurrentHashMap.newKeySet();
   private final Inbox inbox = new Inbox();
   private volatile boolean closed;
 
@@ -179,7 +177,7 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
   }
 
   @Override
-  public Transfer post(
+  public FakeTransfer post(
       TransferOp op,
       DescriptorList local,
       String remoteAgent,
@@ -188,13 +186,14 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
     notification.ifPresent(n -> checkNotificationSize(n, remoteAgent));
     AgentMetadata peer = peers.get(remoteAgent);
     int count = local.descriptors().size();
-    CopyPlan plan = new CopyPlan(count);
+    FakeTransfer.CopyPlan plan = new FakeTransfer.CopyPlan(count);
     resolveLocal(local, plan.local, plan.localOffset);
     for (int i = 0; i < count; i++) {
       plan.length[i] = local.descriptors().get(i).length();
     }
     requireReachable(op, remoteAgent, peer.instanceId());
-    Transfer transfer = new Transfer(op, plan, remoteAgent, peer.instanceId(), notification);
+    FakeTransfer transfer =
+        new FakeTransfer(this, op, plan, remoteAgent, peer.instanceId(), notification);
     transfers.add(transfer);
     if (!fabric.locate(peer, remote, plan.remote, plan.remoteOffset)) {
       transfer.fail(
@@ -206,7 +205,7 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
   }
 
   @Override
-  public Transfer post(
+  public FakeTransfer post(
       TransferOp op,
       Resolved local,
       int[] localIndices,
@@ -216,7 +215,7 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
       Optional<byte[]> notification) {
     notification.ifPresent(n -> checkNotificationSize(n, remoteAgent));
     int count = localIndices.length;
-    CopyPlan plan = new CopyPlan(count);
+    FakeTransfer.CopyPlan plan = new FakeTransfer.CopyPlan(count);
     for (int i = 0; i < count; i++) {
       int l = localIndices[i];
       int r = remoteIndices[i];
@@ -227,7 +226,8 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
       plan.length[i] = local.lengths[l];
     }
     requireReachable(op, remoteAgent, remote.remoteInstance);
-    Transfer transfer = new Transfer(op, plan, remoteAgent, remote.remoteInstance, notification);
+    FakeTransfer transfer =
+        new FakeTransfer(this, op, plan, remoteAgent, remote.remoteInstance, notification);
     transfers.add(transfer);
     transfer.start();
     return transfer;
@@ -240,12 +240,12 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
    * returns; the status of one that another thread is copying is read without waiting for it.
    */
   @Override
-  public TransferStatus status(Transfer transfer) {
+  public TransferStatus status(FakeTransfer transfer) {
     return transfer.status();
   }
 
   @Override
-  public void release(Transfer transfer) {
+  public void release(FakeTransfer transfer) {
     transfers.remove(transfer);
     transfer.cancel();
   }
@@ -267,7 +267,7 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
   public void close() {
     closed = true;
     fabric.leave(this);
-    for (Transfer t : transfers) {
+    for (FakeTransfer t : transfers) {
       t.cancel();
     }
     transfers.clear();
@@ -281,7 +281,15 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
     return "FakeBackend[" + agentName + " on " + fabric.name() + "]";
   }
 
-  // ---- what the fabric and peers ask ---------------------------------------------------------
+  // ---- what the fabric, peers and transfers ask ----------------------------------------------
+
+  FakeFabric fabric() {
+    return fabric;
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
 
   long instanceId() {
     return instanceId;
@@ -295,7 +303,7 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
 
   /** Fails the transfers to the peer incarnation that is gone. */
   void peerLost(String peerName, long peerInstance, String why) {
-    for (Transfer t : transfers) {
+    for (FakeTransfer t : transfers) {
       if (t.remoteAgent.equals(peerName) && t.remoteInstance == peerInstance) {
         t.fail(why);
       }
@@ -385,186 +393,6 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeBa
       for (int i = 0; i < lengths.length; i++) {
         lengths[i] = pieces.descriptors().get(i).length();
       }
-    }
-  }
-
-  /**
-   * What a transfer copies: piece {@code i} is {@code length[i]} bytes between {@code local[i]} at
-   * {@code localOffset[i]} and {@code remote[i]} at {@code remoteOffset[i]}.
-   */
-  private static final class CopyPlan {
-    final Bytes[] local;
-    final long[] localOffset;
-    final Bytes[] remote;
-    final long[] remoteOffset;
-    final long[] length;
-
-    CopyPlan(int pieces) {
-      local = new Bytes[pieces];
-      localOffset = new long[pieces];
-      remote = new Bytes[pieces];
-      remoteOffset = new long[pieces];
-      length = new long[pieces];
-    }
-
-    int size() {
-      return length.length;
-    }
-
-    void copy(TransferOp op, int i) {
-      if (op == TransferOp.READ) {
-        Bytes.copy(remote[i], remoteOffset[i], local[i], localOffset[i], length[i]);
-      } else {
-        Bytes.copy(local[i], localOffset[i], remote[i], remoteOffset[i], length[i]);
-      }
-    }
-  }
-
-  private enum State {
-    COPYING,
-    DONE,
-    FAILED,
-    RELEASED
-  }
-
-  /**
-   * One posted transfer. Every state change and every piece copy happens under {@link #lock}, so a
-   * transfer that left COPYING (released, failed) writes nothing more. The state is also volatile,
-   * so {@link #status()} reads it without the lock the copying thread holds for each piece. The
-   * copy runs once, on the thread that claims it first: the fabric's executor or a poller.
-   */
-  final class Transfer {
-    private final TransferOp op;
-    private final CopyPlan plan;
-    private final String remoteAgent;
-    private final long remoteInstance;
-    private final Optional<byte[]> notification;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final AtomicBoolean claimed = new AtomicBoolean();
-    // Written only under lock; read without it by status(). failure is written before state.
-    private volatile State state = State.COPYING;
-    private String failure = "";
-
-    Transfer(
-        TransferOp op,
-        CopyPlan plan,
-        String remoteAgent,
-        long remoteInstance,
-        Optional<byte[]> notification) {
-      this.op = op;
-      this.plan = plan;
-      this.remoteAgent = remoteAgent;
-      this.remoteInstance = remoteInstance;
-      this.notification = notification;
-    }
-
-    void start() {
-      fabric.start(this::run, notification.isPresent());
-    }
-
-    TransferStatus status() {
-      State now = state;
-      if (now == State.COPYING && !claimed.get()) {
-        run(); // no executor thread has started it: copy it here rather than wait for one
-        now = state;
-      } else if (now == State.COPYING) {
-        // Another thread is copying: a poller that spins would take the core the copy needs.
-        Thread.yield();
-      }
-      return switch (now) {
-        case COPYING -> TransferStatus.IN_PROGRESS;
-        case DONE -> TransferStatus.DONE;
-        case FAILED -> new TransferStatus.Failed(failure);
-        case RELEASED -> throw new TransportException("the transfer was released");
-      };
-    }
-
-    void fail(String why) {
-      lock.lock();
-      try {
-        if (state == State.COPYING) {
-          failure = why;
-          state = State.FAILED;
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    void cancel() {
-      lock.lock();
-      try {
-        if (state == State.COPYING) {
-          state = State.RELEASED;
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    /** Copies the pieces, unless another thread already claimed the copy. */
-    private void run() {
-      if (!claimed.compareAndSet(false, true)) {
-        return;
-      }
-      // Reachability may cost a look at the file system, so it is checked before and after the
-      // copy; an agent of this JVM that goes meanwhile fails the transfer at once (peerLost).
-      if (!stillGoing()) {
-        return;
-      }
-      for (int i = 0; i < plan.size(); i++) {
-        lock.lock();
-        try {
-          if (state != State.COPYING) {
-            return;
-          }
-          if (closed) {
-            fail("agent " + agentName + " closed");
-            return;
-          }
-          plan.copy(op, i);
-        } catch (RuntimeException e) {
-          fail("copying failed: " + e.getMessage());
-          return;
-        } finally {
-          lock.unlock();
-        }
-      }
-      lock.lock();
-      try {
-        if (stillGoing()) {
-          state = State.DONE;
-          notification.ifPresent(
-              n -> fabric.send(remoteAgent, remoteInstance, new Notification(agentName, n)));
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    /** Whether the transfer may go on; fails it if an end has gone. */
-    private boolean stillGoing() {
-      lock.lock();
-      try {
-        if (state != State.COPYING) {
-          return false;
-        }
-        Optional<String> broken = broken();
-        broken.ifPresent(this::fail);
-        return broken.isEmpty();
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    private Optional<String> broken() {
-      if (closed) {
-        return Optional.of("agent " + agentName + " closed");
-      }
-      if (!fabric.reachable(remoteAgent, remoteInstance)) {
-        return Optional.of("peer " + remoteAgent + " is gone (closed, killed or restarted)");
-      }
-      return Optional.empty();
     }
   }
 }

@@ -159,7 +159,7 @@ final class FaultInjectingBackend<L, R>
       String remoteAgent,
       DescriptorList remote,
       Optional<byte[]> notification) {
-    return post(new Described<>(op, local, remoteAgent, remote, notification));
+    return post(new Posting.Described<>(op, local, remoteAgent, remote, notification));
   }
 
   @Override
@@ -172,7 +172,7 @@ final class FaultInjectingBackend<L, R>
       int[] remoteIndices,
       Optional<byte[]> notification) {
     return post(
-        new Indexed<>(
+        new Posting.Indexed<>(
             op,
             local,
             localIndices.clone(),
@@ -442,60 +442,6 @@ final class FaultInjectingBackend<L, R>
     if (dead) {
       throw new TransportException(
           "cannot " + what + ": agent '" + name + "' was killed; create a new agent");
-    }
-  }
-
-  /** A transfer as it was asked for, to post now or once it is unstalled. */
-  private sealed interface Posting<L, R> permits Described, Indexed {
-    TransferOp op();
-
-    String remoteAgent();
-
-    Optional<byte[]> notification();
-
-    R postTo(TransportBackend<L, R> backend);
-
-    boolean listsLive(Set<L> live);
-  }
-
-  private record Described<L, R>(
-      TransferOp op,
-      DescriptorList local,
-      String remoteAgent,
-      DescriptorList remote,
-      Optional<byte[]> notification)
-      implements Posting<L, R> {
-
-    @Override
-    public R postTo(TransportBackend<L, R> backend) {
-      return backend.post(op, local, remoteAgent, remote, notification);
-    }
-
-    @Override
-    public boolean listsLive(Set<L> live) {
-      return true;
-    }
-  }
-
-  private record Indexed<L, R>(
-      TransferOp op,
-      L local,
-      int[] localIndices,
-      String remoteAgent,
-      L remote,
-      int[] remoteIndices,
-      Optional<byte[]> notification)
-      implements Posting<L, R> {
-
-    @Override
-    public R postTo(TransportBackend<L, R> backend) {
-      return backend.post(
-          op, local, localIndices, remoteAgent, remote, remoteIndices, notification);
-    }
-
-    @Override
-    public boolean listsLive(Set<L> live) {
-      return live.contains(local) && live.contains(remote);
     }
   }
 
