@@ -44,36 +44,6 @@ import java.util.Optional;
  */
 public interface TransportBackend<L, R> extends AutoCloseable {
 
-  /** This agent's name, unique among the agents that exchange metadata. */
-  String agentName();
-
-  /** The memory kind {@link #allocate} returns. */
-  MemoryKind memoryKind();
-
-  /**
-   * Allocates memory this backend can register; the core checked that the agent is open.
-   *
-   * @throws TransportException if the memory cannot be had
-   */
-  KvMemory allocate(long sizeBytes);
-
-  /**
-   * Registers {@code memory} with the mechanism; the core checked that it is not registered here.
-   *
-   * @throws TransportException if the mechanism cannot register this memory (say, another
-   *     connector's)
-   */
-  void register(KvMemory memory);
-
-  /**
-   * Deregisters {@code memory}; the core checked that it is registered here and released the lists
-   * prepared of it first.
-   */
-  void deregister(KvMemory memory);
-
-  /** The metadata blob a peer loads to reach the memory registered here. */
-  byte[] localMetadata();
-
   /**
    * The agent name a metadata blob names, read without loading it.
    *
@@ -156,6 +126,36 @@ public interface TransportBackend<L, R> extends AutoCloseable {
 
   /** Releases a request, cancelling it where it is still in progress; called once per request. */
   void release(R request);
+
+  /**
+   * Registers {@code memory} with the mechanism; the core checked that it is not registered here.
+   *
+   * @throws TransportException if the mechanism cannot register this memory (say, another
+   *     connector's)
+   */
+  void register(KvMemory memory);
+
+  /**
+   * Deregisters {@code memory}; the core checked that it is registered here and released the lists
+   * prepared of it first.
+   */
+  void deregister(KvMemory memory);
+
+  /** A blob that describes this agent and its registered memory to a peer that loads it. */
+  byte[] localMetadata();
+
+  /**
+   * Allocates memory this backend can register; the core checked that the agent is open.
+   *
+   * @throws TransportException if the memory cannot be had
+   */
+  KvMemory allocate(long sizeBytes);
+
+  /** The name the agent is known by to its peers; what its metadata blob names. */
+  String agentName();
+
+  /** What {@link #allocate} hands out: host or device memory. */
+  MemoryKind memoryKind();
 
   /**
    * Sends a small message to a loaded peer.
