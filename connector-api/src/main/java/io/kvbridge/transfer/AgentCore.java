@@ -49,7 +49,7 @@ public final class AgentCore<L, R> implements Transport {
   private final Map<Long, Posted<R>> transfers = new ConcurrentHashMap<>();
   private final AtomicLong nextHandle = new AtomicLong(1);
   private volatile boolean closed;
-  private boolean handedOver;
+  private volatile boolean handedOver;
 
   /** An open agent over {@code backend}, which it owns from now on. */
   public AgentCore(TransportBackend<L, R> backend) {

@@ -39,7 +39,7 @@ import java.util.Set;
  * @param <L> the wrapped backend's prepared list
  * @param <R> the wrapped backend's request
  */
-final class FaultInjectingBackend<L, R>
+public final class FaultInjectingBackend<L, R>
     implements TransportBackend<L, FaultInjectingBackend.Request<L, R>> {
 
   private final TransportBackend<L, R> delegate;
@@ -456,7 +456,7 @@ final class FaultInjectingBackend<L, R>
   }
 
   /** A posted transfer: failed, stalled (no underlying request yet) or running underneath. */
-  static final class Request<L, R> {
+  public static final class Request<L, R> {
     private final Posting<L, R> posting;
     private String failure;
     private R underlying;
