@@ -140,7 +140,8 @@ public final class FakeFabric {
   }
 
   /**
-   * Creates an agent called {@code agentName}.
+   * Creates an agent called {@code agentName}: an {@link AgentCore} over this fabric's mechanism
+   * ({@code FakeBackend}), which lives on the fabric until it is closed.
    *
    * @throws TransportException if an agent of that name already lives on this fabric
    * @throws IllegalArgumentException if the name is blank or too long (or, for a shared-directory
