@@ -14,24 +14,40 @@ import java.util.Optional;
  * TransportException}, what only its mechanism can know: memory it cannot register, a blob it
  * cannot read, a peer its network cannot reach, a message too large for it.
  *
- * <p>A third connector starts here:
+ * <p>A third connector starts here. Its backend says how its mechanism does each thing, with a
+ * prepared list and a request of its own types, and its provider puts the core over it, as {@code
+ * NixlTransportProvider} does over {@code NixlBackend}:
  *
  * <pre>{@code
- * final class FileBackend implements TransportBackend<FileBackend.Pieces, FileBackend.Copy> {
- *   // register: map the memory to a file; loadRemote: open the peer's files; post: copy the
- *   // pieces on an executor and return the Copy; status: whether the Copy finished; ...
+ * final class FileBackend implements TransportBackend<FileBackend.Pieces, Future<?>> {
+ *   record Pieces(FileChannel channel, long[] offsets) {}
+ *
+ *   public void register(KvMemory memory) { ... }          // map the memory to a file
+ *   public String loadRemote(byte[] blob) { ... }          // open the peer's files, return its name
+ *   public boolean covers(String peer, DescriptorList remote) { ... } // inside the peer's files?
+ *   public Future<?> post(TransferOp op, DescriptorList local, String peer,
+ *       DescriptorList remote, Optional<byte[]> notification) {
+ *     return copier.submit(() -> copy(op, local, peer, remote, notification));
+ *   }
+ *   public TransferStatus status(Future<?> copy) {
+ *     return copy.isDone() ? outcome(copy) : TransferStatus.IN_PROGRESS; // DONE or Failed
+ *   }
+ *   // ... the other methods likewise: no checks of their own, the core made them
  * }
  *
  * public final class FileTransportProvider implements TransportProvider {
  *   public Transport create(ConnectorSettings settings, int rank) {
- *     return new AgentCore<>(new FileBackend(TransportProvider.agentName(settings.engineId(), rank)));
+ *     String agent = TransportProvider.agentName(settings.engineId(), rank);
+ *     return new AgentCore<>(new FileBackend(agent));
  *   }
  *   // type() and availability(...) as every provider
  * }
  * }</pre>
  *
- * <p>and proves itself with the kit's {@code TransportConformanceTest} over the transport its
- * provider creates.
+ * <p>It then proves itself with the kit's {@code TransportConformanceTest} over the transport its
+ * provider creates: the core's checks pass already, and what fails is the mechanism's. Complete
+ * backends to read: {@code FakeBackend} in connector-fake (copies within the JVM or through a
+ * shared directory) and {@code NixlBackend} in connector-nixl.
  *
  * <p>Threads: the core calls the transfer methods ({@link #covers}, both {@code post}s, {@link
  * #status}, {@link #telemetry}, {@link #release(Object) release} of a request, {@link #notify},
