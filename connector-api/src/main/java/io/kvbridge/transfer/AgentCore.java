@@ -157,8 +157,11 @@ public final class AgentCore<L, R> implements Transport {
     writing.lock();
     try {
       requireOpen("load peer metadata");
-      forget(peer);
-      String loaded = backend.loadRemote(metadata);
+      boolean replacing = peers.contains(peer);
+      if (replacing) {
+        release(prepared.removeIf(p -> p.isOf(peer)));
+      }
+      String loaded = backend.loadRemote(metadata, replacing);
       peers.add(loaded);
       return loaded;
     } finally {

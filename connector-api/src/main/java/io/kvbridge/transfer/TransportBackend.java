@@ -23,7 +23,7 @@ import java.util.Optional;
  *   record Pieces(FileChannel channel, long[] offsets) {}
  *
  *   public void register(KvMemory memory) { ... }          // map the memory to a file
- *   public String loadRemote(byte[] blob) { ... }          // open the peer's files, return its name
+ *   public String loadRemote(byte[] blob, boolean replacing) { ... } // open the peer's files
  *   public boolean covers(String peer, DescriptorList remote) { ... } // inside the peer's files?
  *   public Future<?> post(TransferOp op, DescriptorList local, String peer,
  *       DescriptorList remote, Optional<byte[]> notification) {
@@ -69,13 +69,14 @@ public interface TransportBackend<L, R> extends AutoCloseable {
 
   /**
    * Loads a peer's metadata blob; returns the peer's agent name. The core read that name first
-   * ({@link #peerAgentName}) and, if that peer was loaded, released its lists and {@linkplain
-   * #unloadRemote unloaded} it, so the blob never merges with an older one.
+   * ({@link #peerAgentName}); if that peer is loaded already it released the peer's lists and says
+   * {@code replacing}: the blob then replaces what was loaded, never merges with it, and a blob the
+   * backend refuses leaves the peer as it was.
    *
    * @throws TransportException if the blob is malformed or names an agent this mechanism cannot
    *     reach
    */
-  String loadRemote(byte[] metadata);
+  String loadRemote(byte[] metadata, boolean replacing);
 
   /** Forgets a loaded peer; the core released the lists prepared of its memory first. */
   void unloadRemote(String agentName);

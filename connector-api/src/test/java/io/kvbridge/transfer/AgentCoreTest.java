@@ -57,7 +57,7 @@ class AgentCoreTest {
   }
 
   @Test
-  void reloadingAPeerReleasesItsListsAndUnloadsItBeforeTheNewBlobIsLoaded() {
+  void reloadingAPeerReleasesItsListsBeforeTheNewBlobReplacesTheOld() {
     core.loadRemoteMetadata(blob("p"));
     core.prepare("p", list(0, 64));
     backend.calls.clear();
@@ -65,8 +65,7 @@ class AgentCoreTest {
     assertThat(core.loadRemoteMetadata(blob("p"))).isEqualTo("p");
 
     assertThat(backend.calls)
-        .containsExactly(
-            "peerAgentName", "releasePrepared list1", "unloadRemote p", "loadRemote p");
+        .containsExactly("peerAgentName", "releasePrepared list1", "loadRemote p replacing");
   }
 
   @Test
@@ -205,9 +204,9 @@ class AgentCoreTest {
     }
 
     @Override
-    public String loadRemote(byte[] metadata) {
+    public String loadRemote(byte[] metadata, boolean replacing) {
       String name = new String(metadata, StandardCharsets.UTF_8);
-      calls.add("loadRemote " + name);
+      calls.add("loadRemote " + name + (replacing ? " replacing" : ""));
       return name;
     }
 

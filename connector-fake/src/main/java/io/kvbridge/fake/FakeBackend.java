@@ -115,7 +115,7 @@ final class FakeBackend implements TransportBackend<FakeBackend.Resolved, FakeTr
   }
 
   @Override
-  public String loadRemote(byte[] metadata) {
+  public String loadRemote(byte[] metadata, boolean replacing) {
     AgentMetadata peer = AgentMetadata.decode(metadata);
     if (!peer.fabric().equals(fabric.identity())) {
       throw new TransportException(

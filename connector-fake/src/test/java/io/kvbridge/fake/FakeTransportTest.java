@@ -42,6 +42,16 @@ class FakeTransportTest {
   }
 
   @Test
+  void aRefusedBlobNamingALoadedPeerLeavesThatPeerReachable() {
+    try (Transport namesake = new FakeFabric().join("prefill")) {
+      assertThatThrownBy(() -> agents.decode.loadRemoteMetadata(namesake.localMetadata()))
+          .isInstanceOf(TransportException.class);
+
+      assertThat(agents.decode.status(agents.read(1))).isEqualTo(TransferStatus.DONE);
+    }
+  }
+
+  @Test
   void metadataFromAnotherFabricIsRefusedNamingBothFabrics() {
     try (Transport stranger = new FakeFabric().join("stranger")) {
       assertThatThrownBy(() -> agents.decode.loadRemoteMetadata(stranger.localMetadata()))

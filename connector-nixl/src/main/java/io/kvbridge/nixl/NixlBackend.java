@@ -216,10 +216,19 @@ public final class NixlBackend implements TransportBackend<NixlPreparedList, Nix
     return NixlMetadata.agentName(metadata);
   }
 
-  /** {@inheritDoc} The core unloaded a peer loaded before, so NIXL never merges two blobs. */
   @Override
-  public String loadRemote(byte[] metadata) {
-    return locked(() -> agent.loadRemoteMetadata(metadata));
+  public String loadRemote(byte[] metadata, boolean replacing) {
+    return locked(
+        () -> {
+          String peer = agent.loadRemoteMetadata(metadata);
+          if (replacing) {
+            // NIXL merges a second blob of a known agent into what it had, so memory the peer
+            // deregistered since would stay reachable: forget the peer and load the blob afresh.
+            agent.invalidateRemote(peer);
+            agent.loadRemoteMetadata(metadata);
+          }
+          return peer;
+        });
   }
 
   @Override

@@ -104,9 +104,9 @@ public final class FaultInjectingBackend<L, R>
   }
 
   @Override
-  public String loadRemote(byte[] metadata) {
+  public String loadRemote(byte[] metadata, boolean replacing) {
     checkAlive("load remote metadata");
-    String peer = delegate.loadRemote(metadata);
+    String peer = delegate.loadRemote(metadata, replacing);
     synchronized (lock) {
       peers.put(peer, faults.member(peer));
     }
