@@ -1140,8 +1140,9 @@ def section_fake(res, goals):
         [
             "## Transfer bandwidth on the fake connector",
             "",
-            "A decode agent READs a prefill agent's blocks through `io.kvbridge.fake.FakeTransport`"
-            " (two agents on one `FakeFabric`; post → poll `status` until DONE → release; the fabric"
+            "A decode agent READs a prefill agent's blocks through the `fake` connector's transport"
+            " (two agents on one `FakeFabric`: an `AgentCore` over `io.kvbridge.fake.FakeBackend`;"
+            " post → poll `status` until DONE → release; the fabric"
             " copies on its executor thread, as the `fake` connector does), against a raw copy of the"
             " same bytes out of the same prefill region: one `ByteBuffer` bulk put per block into a heap"
             " buffer of the decode region's size. Both regions are heap `ByteBuffer`s (what the fake"
@@ -1231,7 +1232,8 @@ def section_nixl(res, goals):
         " two agents in one process, with the same UCX environment on both sides"
         f" (`UCX_TLS={python['machine'].get('ucx_tls') or 'default'}`):",
         "",
-        "- **kvbridge NIXL** — `io.kvbridge.nixl.NixlTransport` (`NixlReadBenchmark`, JMH), the"
+        "- **kvbridge NIXL** — the `nixl` connector's transport, an `AgentCore` over"
+        " `io.kvbridge.nixl.NixlBackend` (`NixlReadBenchmark`, JMH), the"
         " connector's default options but `nixl.memory=dram`: per request `post` (pairing and"
         " registration checks, `nixl_capi_check_remote_md`, a transfer request created from the two"
         " descriptor lists, posted), `status` polled until DONE, `release`.",

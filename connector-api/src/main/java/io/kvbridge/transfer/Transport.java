@@ -34,6 +34,16 @@ import java.util.Optional;
  * conformance suite checks the full contract of {@link PreparedList} on transports that prepare
  * ahead (the connectors' own).
  *
+ * <p>A connector does not implement this contract itself: it supplies a {@link TransportBackend},
+ * the mechanism alone, and its provider returns an {@link AgentCore} over it, which keeps the books
+ * and makes every check above once for all connectors:
+ *
+ * <pre>{@code
+ * public Transport create(ConnectorSettings settings, int rank) {
+ *   return new AgentCore<>(new FileBackend(TransportProvider.agentName(settings.engineId(), rank)));
+ * }
+ * }</pre>
+ *
  * <p>Threads: implementations are safe for concurrent use by the engine thread, the scheduled sweep
  * and the handshake server.
  */

@@ -5,8 +5,12 @@
  * io.kvbridge.transfer.DescriptorList}s (or of {@link io.kvbridge.transfer.PreparedList}s by
  * index), and carries small {@link io.kvbridge.transfer.Notification}s.
  *
- * <p>A new transport implements {@link io.kvbridge.transfer.Transport} (a decorator may extend
- * {@link io.kvbridge.transfer.ForwardingTransport}) and proves itself with the kit's {@code
- * TransportConformanceTest} in {@code connector-tck}.
+ * <p>Every connector's transport is an {@link io.kvbridge.transfer.AgentCore}: the books
+ * (registered memory, loaded peers, prepared lists, posted transfers, the closed state) and the
+ * contract's checks, kept once, over a connector's {@link io.kvbridge.transfer.TransportBackend},
+ * which only moves bytes and messages. A new connector implements a backend; its provider returns
+ * {@code new AgentCore<>(backend)}; the kit's {@code TransportConformanceTest} in {@code
+ * connector-tck} proves it. A decorator of the whole contract may extend {@link
+ * io.kvbridge.transfer.ForwardingTransport}.
  */
 package io.kvbridge.transfer;

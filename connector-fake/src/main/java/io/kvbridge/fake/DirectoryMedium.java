@@ -59,7 +59,7 @@ final class DirectoryMedium implements Medium {
   private static final byte[] MAGIC = {'K', 'V', 'B', 'N'};
   private static final int VERSION = 2;
   private static final String MESSAGE = ".msg";
-  private static final int MAX_MESSAGE_FILE = FakeTransport.MAX_NOTIFICATION_BYTES + 1024;
+  private static final int MAX_MESSAGE_FILE = FakeFabric.MAX_NOTIFICATION_BYTES + 1024;
 
   private final FakeFabric fabric;
   private final Path root;
@@ -113,7 +113,7 @@ final class DirectoryMedium implements Medium {
   }
 
   @Override
-  public FakeMemory allocate(FakeTransport agent, long sizeBytes) {
+  public FakeMemory allocate(FakeBackend agent, long sizeBytes) {
     long address = fabric.reserveAddresses(sizeBytes);
     String fileName =
         agent.agentName()
@@ -147,7 +147,7 @@ final class DirectoryMedium implements Medium {
   }
 
   @Override
-  public boolean claim(FakeTransport agent) {
+  public boolean claim(FakeBackend agent) {
     Path dir = agentsDir.resolve(agent.agentName());
     FileChannel channel = null;
     try {
@@ -175,7 +175,7 @@ final class DirectoryMedium implements Medium {
   }
 
   @Override
-  public void release(FakeTransport agent) {
+  public void release(FakeBackend agent) {
     Claim claim = claims.get(agent.agentName());
     if (claim == null || claim.agent != agent) {
       return;
@@ -258,7 +258,7 @@ final class DirectoryMedium implements Medium {
   }
 
   @Override
-  public void collect(FakeTransport agent) {
+  public void collect(FakeBackend agent) {
     Claim claim = claims.get(agent.agentName());
     if (claim == null || claim.agent != agent) {
       return;
@@ -319,7 +319,7 @@ final class DirectoryMedium implements Medium {
     return bytes.toByteArray();
   }
 
-  private static void decode(byte[] bytes, Path file, FakeTransport agent) {
+  private static void decode(byte[] bytes, Path file, FakeBackend agent) {
     ByteBuffer in = ByteBuffer.wrap(bytes);
     try {
       byte[] magic = new byte[MAGIC.length];
@@ -411,7 +411,7 @@ final class DirectoryMedium implements Medium {
   }
 
   /** This JVM's hold on an agent name. */
-  private record Claim(FakeTransport agent, FileChannel channel, FileLock lock) {}
+  private record Claim(FakeBackend agent, FileChannel channel, FileLock lock) {}
 
   /** A peer's region, mapped into this process. */
   private record MappedRegion(ByteBuffer buffer) implements Bytes {

@@ -1,7 +1,9 @@
 package io.kvbridge.fake;
 
+import io.kvbridge.transfer.AgentCore;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.Notification;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -40,6 +42,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class FakeFabric {
 
+  /** The largest notification payload an agent accepts, in bytes. */
+  public static final int MAX_NOTIFICATION_BYTES = 256 * 1024;
+
   /** The name of the {@link #shared()} fabric. */
   public static final String DEFAULT_NAME = "default";
 
@@ -75,7 +80,7 @@ public final class FakeFabric {
   private final Executor copier;
   private final boolean defersStarts;
   private final Medium medium;
-  private final Map<String, FakeTransport> agents = new ConcurrentHashMap<>();
+  private final Map<String, FakeBackend> agents = new ConcurrentHashMap<>();
   private final AtomicLong nextAddress = new AtomicLong(FIRST_ADDRESS);
 
   /** An anonymous fabric copying on a shared pool of daemon threads. */
@@ -135,13 +140,14 @@ public final class FakeFabric {
   }
 
   /**
-   * Creates an agent called {@code agentName}.
+   * Creates an agent called {@code agentName}: an {@link AgentCore} over this fabric's mechanism
+   * ({@code FakeBackend}), which lives on the fabric until it is closed.
    *
    * @throws TransportException if an agent of that name already lives on this fabric
    * @throws IllegalArgumentException if the name is blank or too long (or, for a shared-directory
    *     fabric, not made of letters, digits, {@code .}, {@code _} and {@code -})
    */
-  public FakeTransport join(String agentName) {
+  public Transport join(String agentName) {
     checkAgentName(agentName);
     return tryJoin(agentName)
         .orElseThrow(
@@ -161,12 +167,12 @@ public final class FakeFabric {
    *
    * @throws IllegalArgumentException if the name is blank or too long
    */
-  public FakeTransport joinUnique(String baseName) {
+  public Transport joinUnique(String baseName) {
     String base = sanitize(baseName);
     for (int n = 1; ; n++) {
       String candidate = n == 1 ? base : base + "-" + n;
       checkAgentName(candidate);
-      Optional<FakeTransport> agent = tryJoin(candidate);
+      Optional<Transport> agent = tryJoin(candidate);
       if (agent.isPresent()) {
         return agent.get();
       }
@@ -189,7 +195,7 @@ public final class FakeFabric {
     return medium.identity();
   }
 
-  FakeMemory allocate(FakeTransport agent, long sizeBytes) {
+  FakeMemory allocate(FakeBackend agent, long sizeBytes) {
     if (sizeBytes <= 0 || sizeBytes > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException(
           "fake memory must be 1 to " + (Integer.MAX_VALUE - 8) + " bytes, got " + sizeBytes);
@@ -236,22 +242,22 @@ public final class FakeFabric {
     medium.deliver(toAgent, toInstance, notification);
   }
 
-  void collect(FakeTransport agent) {
+  void collect(FakeBackend agent) {
     medium.collect(agent);
   }
 
-  void leave(FakeTransport agent) {
+  void leave(FakeBackend agent) {
     if (agents.remove(agent.agentName(), agent)) {
       medium.release(agent);
-      for (FakeTransport survivor : agents.values()) {
+      for (FakeBackend survivor : agents.values()) {
         survivor.peerLost(
             agent.agentName(), agent.instanceId(), "peer " + agent.agentName() + " closed");
       }
     }
   }
 
-  private Optional<FakeTransport> tryJoin(String agentName) {
-    FakeTransport agent = new FakeTransport(this, agentName, medium.newInstanceId());
+  private Optional<Transport> tryJoin(String agentName) {
+    FakeBackend agent = new FakeBackend(this, agentName, medium.newInstanceId());
     if (agents.putIfAbsent(agentName, agent) != null) {
       return Optional.empty();
     }
@@ -263,7 +269,7 @@ public final class FakeFabric {
         agents.remove(agentName, agent);
       }
     }
-    return claimed ? Optional.of(agent) : Optional.empty();
+    return claimed ? Optional.of(new AgentCore<>(agent)) : Optional.empty();
   }
 
   private static String sanitize(String baseName) {

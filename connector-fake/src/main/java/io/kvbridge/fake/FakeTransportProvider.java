@@ -12,8 +12,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The {@code fake} connector: a {@link FakeTransport} per engine. Always available; it needs
- * nothing but the JVM.
+ * The {@code fake} connector: an agent of a {@link FakeFabric} per engine. Always available; it
+ * needs nothing but the JVM.
  *
  * <p>Properties ({@link ConnectorSettings#properties()}):
  *

@@ -18,7 +18,7 @@ final class JvmMedium implements Medium {
 
   private final FakeFabric fabric;
   private final String identity;
-  private final Map<String, FakeTransport> agents = new ConcurrentHashMap<>();
+  private final Map<String, FakeBackend> agents = new ConcurrentHashMap<>();
   private final AtomicLong nextInstance = new AtomicLong(1);
 
   JvmMedium(FakeFabric fabric, String name) {
@@ -43,18 +43,18 @@ final class JvmMedium implements Medium {
   }
 
   @Override
-  public FakeMemory allocate(FakeTransport agent, long sizeBytes) {
+  public FakeMemory allocate(FakeBackend agent, long sizeBytes) {
     long address = fabric.reserveAddresses(sizeBytes);
     return new FakeMemory(fabric, address, ByteBuffer.allocate((int) sizeBytes), "", () -> {});
   }
 
   @Override
-  public boolean claim(FakeTransport agent) {
+  public boolean claim(FakeBackend agent) {
     return agents.putIfAbsent(agent.agentName(), agent) == null;
   }
 
   @Override
-  public void release(FakeTransport agent) {
+  public void release(FakeBackend agent) {
     agents.remove(agent.agentName(), agent);
   }
 
@@ -66,7 +66,7 @@ final class JvmMedium implements Medium {
   @Override
   public boolean locate(
       AgentMetadata peer, DescriptorList remote, Bytes[] memories, long[] offsets) {
-    FakeTransport agent = agents.get(peer.agentName());
+    FakeBackend agent = agents.get(peer.agentName());
     return agent != null
         && agent.instanceId() == peer.instanceId()
         && agent.locateForPeer(remote, memories, offsets);
@@ -78,12 +78,12 @@ final class JvmMedium implements Medium {
   }
 
   @Override
-  public void collect(FakeTransport agent) {
+  public void collect(FakeBackend agent) {
     // Delivery already put everything into the inbox.
   }
 
-  private Optional<FakeTransport> live(String agentName, long instanceId) {
-    FakeTransport agent = agents.get(agentName);
+  private Optional<FakeBackend> live(String agentName, long instanceId) {
+    FakeBackend agent = agents.get(agentName);
     return agent != null && agent.instanceId() == instanceId
         ? Optional.of(agent)
         : Optional.empty();

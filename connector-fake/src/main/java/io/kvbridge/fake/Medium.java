@@ -25,7 +25,7 @@ interface Medium {
   void checkAgentName(String agentName);
 
   /** Memory for {@code agent}. */
-  FakeMemory allocate(FakeTransport agent, long sizeBytes);
+  FakeMemory allocate(FakeBackend agent, long sizeBytes);
 
   /**
    * Makes {@code agent} reachable by its name, unless another live agent holds the name.
@@ -33,10 +33,10 @@ interface Medium {
    * @return false if the name is taken
    * @throws io.kvbridge.transfer.TransportException if the medium cannot hold the agent
    */
-  boolean claim(FakeTransport agent);
+  boolean claim(FakeBackend agent);
 
   /** Makes {@code agent} unreachable; its name becomes free. */
-  void release(FakeTransport agent);
+  void release(FakeBackend agent);
 
   /** Whether the incarnation {@code instanceId} of {@code agentName} is alive. */
   boolean reachable(String agentName, long instanceId);
@@ -53,5 +53,5 @@ interface Medium {
   void deliver(String toAgent, long toInstance, Notification notification);
 
   /** Moves what arrived for {@code agent} into its inbox. */
-  void collect(FakeTransport agent);
+  void collect(FakeBackend agent);
 }

@@ -9,6 +9,7 @@ import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.TransferOp;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +35,7 @@ class CrossProcessTest {
 
   @Test
   void anotherProcessReadsAndWritesThisProcessesMemoryAndNotifiesIt() throws Exception {
-    FakeTransport parent = FakeFabric.sharedDirectory(dir).join("parent");
+    Transport parent = FakeFabric.sharedDirectory(dir).join("parent");
     KvMemory memory = parent.allocate(REGION);
     Process child = null;
     try {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import org.junit.jupiter.api.Test;
 
@@ -13,7 +14,7 @@ class FakeFabricTest {
 
   @Test
   void agentNamesAreUniquePerFabric() {
-    try (FakeTransport first = fabric.join("a")) {
+    try (Transport first = fabric.join("a")) {
       assertThat(first.agentName()).isEqualTo("a");
       assertThatThrownBy(() -> fabric.join("a"))
           .isInstanceOf(TransportException.class)
@@ -23,17 +24,17 @@ class FakeFabricTest {
 
   @Test
   void theSameNameMayLiveOnTwoFabrics() {
-    try (FakeTransport one = fabric.join("a");
-        FakeTransport other = new FakeFabric().join("a")) {
+    try (Transport one = fabric.join("a");
+        Transport other = new FakeFabric().join("a")) {
       assertThat(other.agentName()).isEqualTo(one.agentName());
     }
   }
 
   @Test
   void joinUniqueSuffixesATakenName() {
-    try (FakeTransport first = fabric.joinUnique("engine");
-        FakeTransport second = fabric.joinUnique("engine");
-        FakeTransport third = fabric.joinUnique("engine")) {
+    try (Transport first = fabric.joinUnique("engine");
+        Transport second = fabric.joinUnique("engine");
+        Transport third = fabric.joinUnique("engine")) {
       assertThat(first.agentName()).isEqualTo("engine");
       assertThat(second.agentName()).isEqualTo("engine-2");
       assertThat(third.agentName()).isEqualTo("engine-3");
@@ -44,7 +45,7 @@ class FakeFabricTest {
   void closingAnAgentFreesItsName() {
     fabric.join("a").close();
 
-    try (FakeTransport again = fabric.join("a")) {
+    try (Transport again = fabric.join("a")) {
       assertThat(again.agentName()).isEqualTo("a");
       assertThat(fabric.agentNames()).containsExactly("a");
     }
@@ -57,8 +58,8 @@ class FakeFabricTest {
 
   @Test
   void regionsOfOneFabricNeverOverlapNorTouch() {
-    try (FakeTransport a = fabric.join("a");
-        FakeTransport b = fabric.join("b");
+    try (Transport a = fabric.join("a");
+        Transport b = fabric.join("b");
         KvMemory first = a.allocate(5000);
         KvMemory second = b.allocate(100);
         KvMemory third = a.allocate(4096)) {
@@ -75,9 +76,11 @@ class FakeFabricTest {
   }
 
   @Test
-  void transportKnowsItsFabric() {
-    try (FakeTransport a = fabric.join("a")) {
-      assertThat(a.fabric()).isSameAs(fabric);
-    }
+  void anAgentLivesOnTheFabricItJoinedUntilItCloses() {
+    Transport a = fabric.join("a");
+    assertThat(fabric.agentNames()).containsExactly("a");
+    assertThat(new FakeFabric().agentNames()).isEmpty();
+    a.close();
+    assertThat(fabric.agentNames()).isEmpty();
   }
 }

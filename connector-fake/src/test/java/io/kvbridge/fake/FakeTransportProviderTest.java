@@ -10,6 +10,7 @@ import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.KvConnector;
+import io.kvbridge.transfer.AgentCore;
 import io.kvbridge.transfer.Transport;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +44,8 @@ class FakeTransportProviderTest {
     try (KvConnector connector =
         ConnectorRegistry.load(getClass().getClassLoader()).create(settings("engine-a"))) {
       assertThat(connector).isInstanceOf(PullConnector.class);
-      assertThat(((PullConnector) connector).transport()).isInstanceOf(FakeTransport.class);
+      assertThat(((PullConnector) connector).transport()).isInstanceOf(AgentCore.class);
+      assertThat(FakeFabric.named(fabricName).agentNames()).containsExactly("engine-a");
     }
   }
 
@@ -51,7 +53,6 @@ class FakeTransportProviderTest {
   void agentIsNamedAfterTheEngineOnTheNamedFabric() {
     try (Transport transport = new FakeTransportProvider().create(settings("engine-a"), 0)) {
       assertThat(transport.agentName()).isEqualTo("engine-a");
-      assertThat(((FakeTransport) transport).fabric()).isSameAs(FakeFabric.named(fabricName));
       assertThat(FakeFabric.named(fabricName).agentNames()).containsExactly("engine-a");
     }
   }
@@ -71,7 +72,7 @@ class FakeTransportProviderTest {
     String engine = "shared-" + UUID.randomUUID();
     try (Transport transport =
         new FakeTransportProvider().create(ConnectorSettings.builder("fake", engine).build(), 0)) {
-      assertThat(((FakeTransport) transport).fabric()).isSameAs(FakeFabric.shared());
+      assertThat(FakeFabric.shared().agentNames()).contains(transport.agentName());
     }
   }
 
@@ -124,7 +125,8 @@ class FakeTransportProviderTest {
             .build();
 
     try (Transport transport = new FakeTransportProvider().create(settings, 0)) {
-      assertThat(((FakeTransport) transport).fabric()).isSameAs(FakeFabric.sharedDirectory(dir));
+      assertThat(FakeFabric.sharedDirectory(dir).agentNames())
+          .containsExactly(transport.agentName());
       assertThat(dir.resolve("agents").resolve("engine-a")).isDirectory();
     }
   }

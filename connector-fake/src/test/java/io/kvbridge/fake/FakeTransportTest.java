@@ -9,6 +9,7 @@ import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -41,8 +42,18 @@ class FakeTransportTest {
   }
 
   @Test
+  void aRefusedBlobNamingALoadedPeerLeavesThatPeerReachable() {
+    try (Transport namesake = new FakeFabric().join("prefill")) {
+      assertThatThrownBy(() -> agents.decode.loadRemoteMetadata(namesake.localMetadata()))
+          .isInstanceOf(TransportException.class);
+
+      assertThat(agents.decode.status(agents.read(1))).isEqualTo(TransferStatus.DONE);
+    }
+  }
+
+  @Test
   void metadataFromAnotherFabricIsRefusedNamingBothFabrics() {
-    try (FakeTransport stranger = new FakeFabric().join("stranger")) {
+    try (Transport stranger = new FakeFabric().join("stranger")) {
       assertThatThrownBy(() -> agents.decode.loadRemoteMetadata(stranger.localMetadata()))
           .isInstanceOf(TransportException.class)
           .hasMessageContaining("stranger")
@@ -52,7 +63,7 @@ class FakeTransportTest {
 
   @Test
   void memoryOfAnotherFabricCannotBeRegistered() {
-    try (FakeTransport stranger = new FakeFabric().join("stranger");
+    try (Transport stranger = new FakeFabric().join("stranger");
         KvMemory foreign = stranger.allocate(64)) {
       assertThatThrownBy(() -> agents.decode.register(foreign))
           .isInstanceOf(TransportException.class)
@@ -125,7 +136,7 @@ class FakeTransportTest {
 
   @Test
   void oversizedNotificationIsRefused() {
-    byte[] big = new byte[FakeTransport.MAX_NOTIFICATION_BYTES + 1];
+    byte[] big = new byte[FakeFabric.MAX_NOTIFICATION_BYTES + 1];
 
     assertThatThrownBy(() -> agents.decode.notify("prefill", big))
         .isInstanceOf(TransportException.class)

@@ -8,6 +8,7 @@ import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -44,8 +45,8 @@ class ReleaseTest {
     FakeFabric fabric = new FakeFabric(copier);
     int pieces = 4096;
     int pieceBytes = 64;
-    try (FakeTransport decode = fabric.join("decode");
-        FakeTransport prefill = fabric.join("prefill");
+    try (Transport decode = fabric.join("decode");
+        Transport prefill = fabric.join("prefill");
         KvMemory local = decode.allocate((long) pieces * pieceBytes);
         KvMemory remote = prefill.allocate((long) pieces * pieceBytes)) {
       decode.register(local);

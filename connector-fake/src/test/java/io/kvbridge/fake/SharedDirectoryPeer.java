@@ -7,6 +7,7 @@ import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
+import io.kvbridge.transfer.Transport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +33,7 @@ public final class SharedDirectoryPeer {
   /** Runs the peer; see the class comment for the arguments. */
   public static void main(String[] args) throws Exception {
     Path dir = Path.of(args[0]);
-    FakeTransport child = FakeFabric.sharedDirectory(dir).join("child");
+    Transport child = FakeFabric.sharedDirectory(dir).join("child");
     KvMemory memory = child.allocate(BLOCK * BLOCKS);
     child.register(memory);
     Path tmp = dir.resolve("child.meta.tmp");
@@ -64,7 +65,7 @@ public final class SharedDirectoryPeer {
     Thread.currentThread().join();
   }
 
-  private static void awaitDone(FakeTransport t, TransferHandle handle) {
+  private static void awaitDone(Transport t, TransferHandle handle) {
     TransferStatus status;
     do {
       status = t.status(handle);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -59,7 +60,7 @@ class SharedDirectoryTest {
 
   @Test
   void joinUniqueMakesANameFileSafe() {
-    try (FakeTransport agent = fabric.joinUnique("engine:7/x")) {
+    try (Transport agent = fabric.joinUnique("engine:7/x")) {
       assertThat(agent.agentName()).isEqualTo("engine_7_x");
     }
   }
@@ -92,7 +93,7 @@ class SharedDirectoryTest {
     agents.prefill.close();
 
     assertThatThrownBy(() -> agents.read(1)).hasMessageContaining("not reachable");
-    try (FakeTransport successor = fabric.join("prefill")) {
+    try (Transport successor = fabric.join("prefill")) {
       assertThat(successor.agentName()).isEqualTo("prefill");
     }
   }

@@ -120,7 +120,7 @@ final class TwoAgents implements AutoCloseable {
     return dst.array();
   }
 
-  private static DescriptorList blocks(KvMemory memory, int count) {
+  static DescriptorList blocks(KvMemory memory, int count) {
     List<Descriptor> pieces = new ArrayList<>();
     for (int i = 0; i < count; i++) {
       pieces.add(new Descriptor(memory.address() + (long) i * BLOCK, BLOCK, 0));

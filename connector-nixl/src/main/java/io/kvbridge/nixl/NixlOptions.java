@@ -12,7 +12,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * How a {@link NixlTransport} sets up its agent, read from the connector properties:
+ * How a {@link NixlBackend} sets up its agent, read from the connector properties:
  *
  * <ul>
  *   <li>{@value #MEMORY}: {@code auto} (default), {@code vram} or {@code dram};

@@ -8,8 +8,9 @@ import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.transfer.Transport;
 
 /**
- * The {@code nixl} connector: one {@link NixlTransport} (a NIXL agent) per engine, named after the
- * engine id. Properties are described in {@link NixlOptions}.
+ * The {@code nixl} connector: one {@link io.kvbridge.transfer.AgentCore} over a {@link NixlBackend}
+ * (a NIXL agent) per engine, named after the engine id. Properties are described in {@link
+ * NixlOptions}.
  *
  * <p>Available where NIXL's C API and the JNI glue load (see {@link NixlLibrary} for where they are
  * looked for); the reason it is not, with how to install NIXL, is what {@link #availability}
@@ -44,7 +45,7 @@ public final class NixlTransportProvider implements TransportProvider {
 
   @Override
   public Transport create(ConnectorSettings settings, int rank) {
-    return NixlTransport.create(
+    return NixlBackend.transport(
         TransportProvider.agentName(settings.engineId(), rank),
         NixlOptions.fromProperties(settings.properties()));
   }

@@ -115,8 +115,8 @@ public final class GpuTransferCheck {
     NixlOptions options = NixlOptions.defaults().withMemory(mode);
     Path dir = Files.createTempDirectory("kvbridge-gpu-check");
     Process child = null;
-    NixlTransport a = NixlTransport.create(A, options);
-    NixlTransport b = twoProcesses ? null : NixlTransport.create(B, options);
+    Transport a = NixlBackend.transport(A, options);
+    Transport b = twoProcesses ? null : NixlBackend.transport(B, options);
     KvMemory ma = a.allocate(REGION);
     KvMemory mb = b == null ? null : b.allocate(REGION);
     try {
@@ -447,7 +447,7 @@ public final class GpuTransferCheck {
   // ---- the peer process (agent b)
 
   private static int peer(Path dir, MemoryMode mode) {
-    NixlTransport b = NixlTransport.create(B, NixlOptions.defaults().withMemory(mode));
+    Transport b = NixlBackend.transport(B, NixlOptions.defaults().withMemory(mode));
     KvMemory mb = b.allocate(REGION);
     try {
       b.register(mb);

@@ -22,7 +22,7 @@ class NixlFaultScheduleProperties extends FaultScheduleConformance {
 
   @Override
   protected Transport newTransport(String agentName) {
-    return NixlTransport.create(agentName, NixlOptions.defaults().withMemory(MemoryMode.DRAM));
+    return NixlBackend.transport(agentName, NixlOptions.defaults().withMemory(MemoryMode.DRAM));
   }
 
   @Property(tries = 150, seed = "20261130")

@@ -11,6 +11,7 @@ import io.kvbridge.nixl.memory.HostMemory;
 import io.kvbridge.nixl.testing.RequiresNixl;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -23,7 +24,7 @@ class NixlMemoryModeTest {
 
   @Test
   void dramAllocatesHostMemory() {
-    try (NixlTransport t = transport("mode-dram", MemoryMode.DRAM);
+    try (Transport t = transport("mode-dram", MemoryMode.DRAM);
         KvMemory memory = t.allocate(SIZE)) {
       assertThat(t.memoryKind()).isEqualTo(MemoryKind.DRAM);
       assertThat(memory).isInstanceOf(HostMemory.class);
@@ -35,7 +36,7 @@ class NixlMemoryModeTest {
   void autoWithoutAUsableGpuAllocatesHostMemory() {
     assumeFalse(CudaRuntime.probe().usable(), "this machine has a usable GPU");
 
-    try (NixlTransport t = transport("mode-auto", MemoryMode.AUTO);
+    try (Transport t = transport("mode-auto", MemoryMode.AUTO);
         KvMemory memory = t.allocate(SIZE)) {
       assertThat(t.memoryKind()).isEqualTo(MemoryKind.DRAM);
       assertThat(memory).isInstanceOf(HostMemory.class);
@@ -65,14 +66,14 @@ class NixlMemoryModeTest {
     CudaRuntime.Probe probe = CudaRuntime.probe();
     assumeTrue(probe.usable(), () -> "no GPU test here: " + CudaRuntime.describe(probe));
 
-    try (NixlTransport t = transport("mode-auto-gpu", MemoryMode.AUTO);
+    try (Transport t = transport("mode-auto-gpu", MemoryMode.AUTO);
         KvMemory memory = t.allocate(SIZE)) {
       assertThat(t.memoryKind()).isEqualTo(MemoryKind.VRAM);
       assertThat(memory).isInstanceOf(DeviceMemory.class);
     }
   }
 
-  private static NixlTransport transport(String name, MemoryMode mode) {
-    return NixlTransport.create(name, NixlOptions.defaults().withMemory(mode));
+  private static Transport transport(String name, MemoryMode mode) {
+    return NixlBackend.transport(name, NixlOptions.defaults().withMemory(mode));
   }
 }

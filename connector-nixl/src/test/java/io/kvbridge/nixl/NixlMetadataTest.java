@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.nixl.testing.RequiresNixl;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -22,8 +23,8 @@ class NixlMetadataTest {
 
   @Test
   void theRealLibrarysBlobNamesTheAgentThatWroteIt() {
-    try (NixlTransport agent =
-            NixlTransport.create(
+    try (Transport agent =
+            NixlBackend.transport(
                 "metadata-names-me", NixlOptions.defaults().withMemory(MemoryMode.DRAM));
         KvMemory memory = agent.allocate(1 << 16)) {
       agent.register(memory);

@@ -11,6 +11,6 @@ class NixlScheduleExamplesTest extends ScheduleExamplesConformanceTest {
 
   @Override
   protected Transport newTransport(String agentName) {
-    return NixlTransport.create(agentName, NixlOptions.defaults().withMemory(MemoryMode.DRAM));
+    return NixlBackend.transport(agentName, NixlOptions.defaults().withMemory(MemoryMode.DRAM));
   }
 }

@@ -21,7 +21,7 @@ class NixlTransportConformanceTest extends TransportConformanceTest {
 
   @Override
   protected Transport newTransport(String agentName) {
-    return NixlTransport.create(agentName, MEASURING);
+    return NixlBackend.transport(agentName, MEASURING);
   }
 
   @Override

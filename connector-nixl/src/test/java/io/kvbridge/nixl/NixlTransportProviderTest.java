@@ -12,6 +12,7 @@ import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.KvConnector;
+import io.kvbridge.transfer.AgentCore;
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,7 +89,7 @@ class NixlTransportProviderTest {
         ConnectorRegistry.of(List.of(new NixlTransportProvider())).create(settings)) {
       assertThat(connector).isInstanceOf(PullConnector.class);
       PullConnector pull = (PullConnector) connector;
-      assertThat(pull.transport()).isInstanceOf(NixlTransport.class);
+      assertThat(pull.transport()).isInstanceOf(AgentCore.class);
       assertThat(pull.transport().agentName()).isEqualTo("provider-engine");
       assertThat(pull.transport().memoryKind()).isEqualTo(MemoryKind.DRAM);
     }

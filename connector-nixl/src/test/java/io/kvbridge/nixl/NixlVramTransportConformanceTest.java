@@ -24,7 +24,7 @@ class NixlVramTransportConformanceTest extends TransportConformanceTest {
 
   @Override
   protected Transport newTransport(String agentName) {
-    return NixlTransport.create(agentName, NixlOptions.defaults().withMemory(MemoryMode.VRAM));
+    return NixlBackend.transport(agentName, NixlOptions.defaults().withMemory(MemoryMode.VRAM));
   }
 
   /** UCX copies straight into a closed agent's still-living pages over cma and shared memory. */

@@ -2,8 +2,8 @@ package io.kvbridge.benchmarks.transfer;
 
 import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.nixl.MemoryMode;
+import io.kvbridge.nixl.NixlBackend;
 import io.kvbridge.nixl.NixlOptions;
-import io.kvbridge.nixl.NixlTransport;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
@@ -100,7 +100,7 @@ public final class PeerGroup implements AutoCloseable {
   /** NIXL agents in this JVM with host memory and the connector's default options. */
   public static PeerGroup overNixlHostMemory(ReadShape shape, int peers, Direction direction) {
     NixlOptions options = NixlOptions.defaults().withMemory(MemoryMode.DRAM);
-    return new PeerGroup(shape, peers, direction, name -> NixlTransport.create(name, options));
+    return new PeerGroup(shape, peers, direction, name -> NixlBackend.transport(name, options));
   }
 
   /** Bytes one request moves: one shape per peer. */

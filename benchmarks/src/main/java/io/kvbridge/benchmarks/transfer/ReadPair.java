@@ -3,8 +3,8 @@ package io.kvbridge.benchmarks.transfer;
 import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.nixl.MemoryMode;
+import io.kvbridge.nixl.NixlBackend;
 import io.kvbridge.nixl.NixlOptions;
-import io.kvbridge.nixl.NixlTransport;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.PreparedList;
@@ -83,7 +83,7 @@ public final class ReadPair implements AutoCloseable {
             defaults.home(),
             defaults.pluginDir());
     return new ReadPair(
-        shape, NixlTransport.create("decode", options), NixlTransport.create("prefill", options));
+        shape, NixlBackend.transport("decode", options), NixlBackend.transport("prefill", options));
   }
 
   /** The shape of each request. */

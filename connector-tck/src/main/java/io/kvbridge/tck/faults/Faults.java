@@ -1,7 +1,9 @@
 package io.kvbridge.tck.faults;
 
+import io.kvbridge.transfer.AgentCore;
 import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.Transport;
+import io.kvbridge.transfer.TransportBackend;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,8 +16,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The faults shared by a group of {@link FaultInjectingTransport}s wrapping any {@link Transport}:
- * lost, held, delayed and duplicated notifications; failed and stalled reads; killed agents.
+ * The faults shared by a group of {@link FaultInjectingBackend}s wrapping the backend of any
+ * connector's {@link Transport}: lost, held, delayed and duplicated notifications; failed and
+ * stalled reads; killed agents.
  *
  * <p>Rules: each arming call adds one rule that fires for at most {@code count} events; when an
  * event matches several rules, the earliest-armed one decides and uses up one of its count.
@@ -41,7 +44,7 @@ public final class Faults {
 
   private final Object lock = new Object();
   private final Random random;
-  private final Map<String, FaultInjectingTransport> members = new HashMap<>();
+  private final Map<String, FaultInjectingBackend<?, ?>> members = new HashMap<>();
   private final Set<String> killed = new HashSet<>();
   private final List<Rule> notificationRules = new ArrayList<>();
   private final List<Rule> readRules = new ArrayList<>();
@@ -56,21 +59,43 @@ public final class Faults {
   }
 
   /**
-   * Wraps {@code transport} into this group; the wrapper owns it from now on.
+   * Brings {@code transport} into this group: its backend is wrapped in a {@link
+   * FaultInjectingBackend} under a new {@link AgentCore}, which owns it from now on. The transport
+   * must be an agent core nothing was done with yet, as every connector's provider creates it.
    *
-   * @throws IllegalArgumentException if a live member already has its agent name
+   * @throws IllegalArgumentException if the transport is no agent core, or a live member already
+   *     has its agent name
+   * @throws IllegalStateException if the transport was used or closed already
    */
-  public FaultInjectingTransport decorate(Transport transport) {
-    String name = transport.agentName();
+  public Transport decorate(Transport transport) {
+    if (!(transport instanceof AgentCore<?, ?> core)) {
+      throw new IllegalArgumentException(
+          "can bring only an AgentCore into a fault group, not "
+              + transport
+              + "; decorate the transport a connector's provider created, before other decorators");
+    }
+    return join(core);
+  }
+
+  private <L, R> Transport join(AgentCore<L, R> core) {
+    String name = core.agentName();
     synchronized (lock) {
-      if (members.containsKey(name)) {
-        throw new IllegalArgumentException(
-            "agent '" + name + "' is already in this fault group; close it first");
-      }
-      FaultInjectingTransport member = new FaultInjectingTransport(transport, this, lock);
+      requireFree(name);
+    }
+    TransportBackend<L, R> backend = core.handOver();
+    synchronized (lock) {
+      requireFree(name);
+      FaultInjectingBackend<L, R> member = new FaultInjectingBackend<>(backend, this, lock);
       members.put(name, member);
       killed.remove(name); // a new process took the name
-      return member;
+      return new AgentCore<>(member);
+    }
+  }
+
+  private void requireFree(String name) {
+    if (members.containsKey(name)) {
+      throw new IllegalArgumentException(
+          "agent '" + name + "' is already in this fault group; close it first");
     }
   }
 
@@ -189,7 +214,7 @@ public final class Faults {
   public int stalledReads() {
     synchronized (lock) {
       int count = 0;
-      for (FaultInjectingTransport member : members.values()) {
+      for (FaultInjectingBackend<?, ?> member : members.values()) {
         count += member.stalled();
       }
       return count;
@@ -203,12 +228,12 @@ public final class Faults {
    * @return how many stalled reads there were
    */
   public int unstallReads() {
-    List<FaultInjectingTransport> live;
+    List<FaultInjectingBackend<?, ?>> live;
     synchronized (lock) {
       live = List.copyOf(members.values());
     }
     int count = 0;
-    for (FaultInjectingTransport member : live) {
+    for (FaultInjectingBackend<?, ?> member : live) {
       count += member.resumeStalled();
     }
     return count;
@@ -224,7 +249,7 @@ public final class Faults {
    * @throws IllegalArgumentException if no live member has that name
    */
   public void kill(String agentName) {
-    FaultInjectingTransport victim;
+    FaultInjectingBackend<?, ?> victim;
     synchronized (lock) {
       victim = members.remove(agentName);
       if (victim == null) {
@@ -287,7 +312,7 @@ public final class Faults {
           return false;
         }
       }
-      for (FaultInjectingTransport member : members.values()) {
+      for (FaultInjectingBackend<?, ?> member : members.values()) {
         if (member.busy()) {
           return false;
         }
@@ -303,11 +328,11 @@ public final class Faults {
   }
 
   /** The live member named {@code agentName}, if any. */
-  FaultInjectingTransport member(String agentName) {
+  FaultInjectingBackend<?, ?> member(String agentName) {
     return members.get(agentName);
   }
 
-  void left(FaultInjectingTransport member) {
+  void left(FaultInjectingBackend<?, ?> member) {
     if (members.remove(member.agentName(), member)) {
       // A closed agent drains nothing more, and sends nothing more.
       String name = member.agentName();
@@ -327,7 +352,7 @@ public final class Faults {
     return (NotificationAction) action;
   }
 
-  void hold(FaultInjectingTransport receiver, Notification notification) {
+  void hold(FaultInjectingBackend<?, ?> receiver, Notification notification) {
     held.add(new Held(receiver, notification));
   }
 
@@ -342,7 +367,7 @@ public final class Faults {
    * whose metadata the sender loaded: once it left, a new member under its name does not receive
    * what is sent to it.
    */
-  boolean sent(String from, FaultInjectingTransport to, byte[] payload) {
+  boolean sent(String from, FaultInjectingBackend<?, ?> to, byte[] payload) {
     if (to != null && members.get(to.agentName()) == to && members.containsKey(from)) {
       InFlight key = new InFlight(from, to.agentName(), ByteBuffer.wrap(payload.clone()));
       inFlight.merge(key, 1, Integer::sum);
@@ -414,7 +439,7 @@ public final class Faults {
 
   record Stall() implements ReadAction {}
 
-  private record Held(FaultInjectingTransport receiver, Notification notification) {}
+  private record Held(FaultInjectingBackend<?, ?> receiver, Notification notification) {}
 
   /** The READs one agent posts to another: what an aimed read rule matches. */
   private record Between(String poster, String remoteAgent) {

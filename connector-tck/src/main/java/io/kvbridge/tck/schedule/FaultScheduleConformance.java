@@ -75,7 +75,8 @@ import net.jqwik.api.statistics.Statistics;
  * }</pre>
  *
  * <p>Faults are injected by wrapping each raw transport in a {@link
- * io.kvbridge.tck.faults.FaultInjectingTransport}, so every connector sees the same faults.
+ * io.kvbridge.tck.faults.FaultInjectingBackend} under each agent core, so every connector sees the
+ * same faults.
  */
 public abstract class FaultScheduleConformance {
 

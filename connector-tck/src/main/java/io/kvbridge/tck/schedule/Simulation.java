@@ -29,7 +29,6 @@ import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.tck.KvContent;
 import io.kvbridge.tck.Messages;
 import io.kvbridge.tck.Prompts;
-import io.kvbridge.tck.faults.FaultInjectingTransport;
 import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.time.MonotonicClock;
@@ -66,16 +65,17 @@ import java.util.function.Supplier;
 /**
  * A producer engine and a decode engine of a {@link Shape} (each with one or more tensor-parallel
  * ranks, each rank's KV memory registered through its own worker side and its own transport agent
- * of the connector under test, every agent wrapped in a {@link FaultInjectingTransport} of one
- * {@link Faults} group), driven by a schedule of {@link Op}s under an injected clock. After every
- * op and every simulated sweep the engines step until the group is {@linkplain Faults#quiet()
- * quiet} (at once on a synchronous transport; waiting, bounded by the patience, on an asynchronous
- * one). The engines behave as a real engine would: P frees a request's blocks when {@code
- * doneSending} names it and immediately overwrites them on every rank (as reuse would); D decodes
- * only what {@code doneReceiving} names, after checking, on every rank, every byte of every head
- * and token of the prompt against the KV P computed for it ({@link KvContent}), through each side's
- * layouts. D may hold a prefix of a prompt already: it holds that KV in the blocks before the first
- * token the load writes, and asks for nothing when it holds every token.
+ * of the connector under test, every agent's backend wrapped in a {@link
+ * io.kvbridge.tck.faults.FaultInjectingBackend} of one {@link Faults} group), driven by a schedule
+ * of {@link Op}s under an injected clock. After every op and every simulated sweep the engines step
+ * until the group is {@linkplain Faults#quiet() quiet} (at once on a synchronous transport;
+ * waiting, bounded by the patience, on an asynchronous one). The engines behave as a real engine
+ * would: P frees a request's blocks when {@code doneSending} names it and immediately overwrites
+ * them on every rank (as reuse would); D decodes only what {@code doneReceiving} names, after
+ * checking, on every rank, every byte of every head and token of the prompt against the KV P
+ * computed for it ({@link KvContent}), through each side's layouts. D may hold a prefix of a prompt
+ * already: it holds that KV in the blocks before the first token the load writes, and asks for
+ * nothing when it holds every token.
  *
  * <p>Either engine may restart under its engine id. After a restart the pair must serve again
  * within one handshake: the next request the router forwards is followed, with the group's rules
@@ -848,11 +848,11 @@ final class Simulation implements AutoCloseable {
    * Builds an engine's connector, one agent per rank from {@link #registry}, each wrapped into the
    * fault group and added to {@code agents}, by rank.
    */
-  private KvConnector connector(ConnectorSettings settings, List<FaultInjectingTransport> agents) {
+  private KvConnector connector(ConnectorSettings settings, List<Transport> agents) {
     return registry.create(
         settings,
         raw -> {
-          FaultInjectingTransport member = faults.decorate(raw);
+          Transport member = faults.decorate(raw);
           agents.add(member);
           return member;
         });
@@ -890,7 +890,7 @@ final class Simulation implements AutoCloseable {
    * is recorded, once per request.
    */
   private final class ProducerEngine {
-    final List<FaultInjectingTransport> agents = new ArrayList<>();
+    final List<Transport> agents = new ArrayList<>();
     final KvConnector connector =
         connector(
             settings(
@@ -1102,7 +1102,7 @@ final class Simulation implements AutoCloseable {
    * a handshake answered.
    */
   private final class DecoderEngine {
-    final List<FaultInjectingTransport> agents = new ArrayList<>();
+    final List<Transport> agents = new ArrayList<>();
     final KvConnector connector;
     final List<KvMemory> memories;
     final Deque<Integer> free = new ArrayDeque<>();

@@ -4,50 +4,59 @@ import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.Notification;
-import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.TransferTelemetry;
-import io.kvbridge.transfer.Transport;
+import io.kvbridge.transfer.TransportBackend;
 import io.kvbridge.transfer.TransportException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
- * A {@link Transport} that passes every call to the one it wraps, except where its group's {@link
- * Faults} say otherwise: drained notifications may vanish, be held, arrive late or twice; a posted
- * READ may fail without moving a byte or stall before reaching the wrapped transport; and a killed
- * agent fails every call, as a dead peer's would. Built by {@link Faults#decorate}.
+ * A {@link TransportBackend} that passes every call to the one it wraps, except where its group's
+ * {@link Faults} say otherwise: taken notifications may vanish, be held, arrive late or twice; a
+ * posted READ may fail without moving a byte or stall before reaching the wrapped backend; and a
+ * killed agent fails every call, as a dead peer's would. The agent core above it keeps the books
+ * and checks the contract as it does for any backend, so a faulty agent refuses what any agent
+ * refuses, with the same messages. Built by {@link Faults#decorate}.
  *
- * <p>Handles are this decorator's own; a stalled read has no underlying handle until it is
- * unstalled.
+ * <p>A stalled read has no underlying request until it is unstalled; one posted from prepared lists
+ * fails then if a list was released meanwhile.
  *
- * <p>Threads: as safe as the wrapped transport; this decorator's state is guarded by its group's
- * lock, which is never held while the wrapped transport runs.
+ * <p>Threads: as safe as the wrapped backend; this decorator's state is guarded by its group's
+ * lock, which is never held while the wrapped backend runs.
+ *
+ * @param <L> the wrapped backend's prepared list
+ * @param <R> the wrapped backend's request
  */
-public final class FaultInjectingTransport implements Transport {
+public final class FaultInjectingBackend<L, R>
+    implements TransportBackend<L, FaultInjectingBackend.Request<L, R>> {
 
-  private final Transport delegate;
+  private final TransportBackend<L, R> delegate;
   private final Faults faults;
   private final Object lock;
   private final String name;
-  private final Map<Long, Transfer> transfers = new HashMap<>();
+  private final Set<Request<L, R>> requests = new LinkedHashSet<>();
+  private final Set<L> liveLists = Collections.newSetFromMap(new IdentityHashMap<>());
   private final Deque<Notification> released = new ArrayDeque<>();
   private final List<Delayed> delayed = new ArrayList<>();
   // The group member each loaded peer name stood for when its metadata was loaded: a member that
   // later takes the same name is another agent, which what is sent to the old one never reaches.
-  private final Map<String, FaultInjectingTransport> peers = new HashMap<>();
-  private long nextId;
+  private final Map<String, FaultInjectingBackend<?, ?>> peers = new HashMap<>();
   private volatile boolean dead; // read without the lock by calls that only pass through
   private boolean closed;
 
-  FaultInjectingTransport(Transport delegate, Faults faults, Object lock) {
+  FaultInjectingBackend(TransportBackend<L, R> delegate, Faults faults, Object lock) {
     this.delegate = delegate;
     this.faults = faults;
     this.lock = lock;
@@ -89,9 +98,15 @@ public final class FaultInjectingTransport implements Transport {
   }
 
   @Override
-  public String loadRemoteMetadata(byte[] metadata) {
+  public String peerAgentName(byte[] metadata) {
+    checkAlive("read a peer's agent name");
+    return delegate.peerAgentName(metadata);
+  }
+
+  @Override
+  public String loadRemote(byte[] metadata, boolean replacing) {
     checkAlive("load remote metadata");
-    String peer = delegate.loadRemoteMetadata(metadata);
+    String peer = delegate.loadRemote(metadata, replacing);
     synchronized (lock) {
       peers.put(peer, faults.member(peer));
     }
@@ -99,87 +114,129 @@ public final class FaultInjectingTransport implements Transport {
   }
 
   @Override
-  public String peerAgentName(byte[] metadata) {
-    checkAlive("read a peer's agent name");
-    return delegate.peerAgentName(metadata);
-  }
-
-  @Override
-  public void invalidateRemote(String agentName) {
+  public void unloadRemote(String agentName) {
     checkAlive("invalidate a remote");
-    delegate.invalidateRemote(agentName);
+    delegate.unloadRemote(agentName);
     synchronized (lock) {
       peers.remove(agentName);
     }
   }
 
+  @Override
+  public boolean covers(String remoteAgent, DescriptorList remote) {
+    checkAlive("check a peer's memory");
+    return delegate.covers(remoteAgent, remote);
+  }
+
+  @Override
+  public L prepare(Optional<String> remoteAgent, DescriptorList pieces) {
+    checkAlive("prepare a descriptor list");
+    L list = delegate.prepare(remoteAgent, pieces);
+    synchronized (lock) {
+      liveLists.add(list);
+    }
+    return list;
+  }
+
+  @Override
+  public void releasePrepared(L list) {
+    synchronized (lock) {
+      liveLists.remove(list);
+    }
+    if (!dead) {
+      delegate.releasePrepared(list);
+    }
+  }
+
   /**
-   * Posts the transfer, unless the group's read rules fail or stall it first (they fire before the
-   * wrapped transport's own checks) or its peer was killed (then it fails).
+   * Posts the transfer, unless the group's read rules fail or stall it first or its peer was killed
+   * (then it fails).
    */
   @Override
-  public TransferHandle post(
+  public Request<L, R> post(
       TransferOp op,
       DescriptorList local,
       String remoteAgent,
       DescriptorList remote,
       Optional<byte[]> notification) {
-    Posting posting = new Posting(op, local, remoteAgent, remote, notification.map(byte[]::clone));
-    long bytes = local.totalBytes();
+    return post(new Posting.Described<>(op, local, remoteAgent, remote, notification));
+  }
+
+  @Override
+  public Request<L, R> post(
+      TransferOp op,
+      L local,
+      int[] localIndices,
+      String remoteAgent,
+      L remote,
+      int[] remoteIndices,
+      Optional<byte[]> notification) {
+    return post(
+        new Posting.Indexed<>(
+            op,
+            local,
+            localIndices.clone(),
+            remoteAgent,
+            remote,
+            remoteIndices.clone(),
+            notification));
+  }
+
+  private Request<L, R> post(Posting<L, R> posting) {
     synchronized (lock) {
-      checkAlive("post a " + op);
+      checkAlive("post a " + posting.op());
       Faults.ReadAction action =
-          op == TransferOp.READ ? faults.decideRead(name, remoteAgent) : null;
-      if (faults.isDead(remoteAgent)) {
-        return add(bytes, Transfer.failed(posting, "peer " + remoteAgent + " is dead"));
+          posting.op() == TransferOp.READ ? faults.decideRead(name, posting.remoteAgent()) : null;
+      if (faults.isDead(posting.remoteAgent())) {
+        return add(new Request<>(posting, "peer " + posting.remoteAgent() + " is dead", null));
       } else if (action instanceof Faults.Fail fail) {
-        return add(bytes, Transfer.failed(posting, fail.reason()));
+        return add(new Request<>(posting, fail.reason(), null));
       } else if (action instanceof Faults.Stall) {
-        return add(bytes, Transfer.stalled(posting));
+        return add(new Request<>(posting, null, null));
       }
     }
-    TransferHandle underlying = postUnderlying(posting);
+    R underlying = posting.postTo(delegate);
     synchronized (lock) {
-      return add(bytes, Transfer.posted(posting, underlying));
+      return add(new Request<>(posting, null, underlying));
     }
   }
 
   @Override
-  public TransferStatus status(TransferHandle handle) {
-    TransferHandle underlying;
+  public TransferStatus status(Request<L, R> request) {
+    R underlying;
     synchronized (lock) {
       checkAlive("poll a transfer");
-      Transfer t = transfer(handle);
-      if (t.failure != null) {
-        return new TransferStatus.Failed(t.failure);
+      if (request.failure != null) {
+        return new TransferStatus.Failed(request.failure);
       }
-      if (t.underlying == null) {
+      if (request.underlying == null) {
         return TransferStatus.IN_PROGRESS; // stalled
       }
-      underlying = t.underlying;
+      underlying = request.underlying;
     }
     TransferStatus status = delegate.status(underlying);
     synchronized (lock) {
-      Transfer t = transfers.get(handle.id());
-      if (t != null && !t.ended && !(status instanceof TransferStatus.InProgress)) {
-        t.ended = true;
-        if (status instanceof TransferStatus.Done && t.posting.notification().isPresent()) {
-          faults.sent(name, peers.get(t.posting.remoteAgent()), t.posting.notification().get());
+      if (requests.contains(request)
+          && !request.ended
+          && !(status instanceof TransferStatus.InProgress)) {
+        request.ended = true;
+        Posting<L, R> p = request.posting;
+        if (status instanceof TransferStatus.Done && p.notification().isPresent()) {
+          faults.sent(name, peers.get(p.remoteAgent()), p.notification().get());
         }
       }
     }
     return status;
   }
 
-  /** Releases the transfer; a stalled one is cancelled and never reaches the wrapped transport. */
+  /** Releases the transfer; a stalled one is cancelled and never reaches the wrapped backend. */
   @Override
-  public void release(TransferHandle handle) {
-    TransferHandle underlying;
+  public void release(Request<L, R> request) {
+    R underlying;
     synchronized (lock) {
       checkAlive("release a transfer");
-      Transfer t = transfer(handle);
-      transfers.remove(handle.id());
-      underlying = t.underlying;
+      requests.remove(request);
+      underlying = request.underlying;
     }
     if (underlying != null) {
       delegate.release(underlying);
@@ -187,19 +244,18 @@ public final class FaultInjectingTransport implements Transport {
   }
 
   /**
-   * What the wrapped transport measured of the transfer; empty for one this decorator failed or
-   * still stalls, which never reached the wrapped transport.
+   * What the wrapped backend measured of the transfer; empty for one this decorator failed or still
+   * stalls, which never reached the wrapped backend.
    */
   @Override
-  public Optional<TransferTelemetry> telemetry(TransferHandle handle) {
-    TransferHandle underlying;
+  public Optional<TransferTelemetry> telemetry(Request<L, R> request) {
+    R underlying;
     synchronized (lock) {
       checkAlive("read a transfer's telemetry");
-      Transfer t = transfers.get(handle.id());
-      if (t == null || t.failure != null || t.underlying == null) {
+      if (request.failure != null || request.underlying == null) {
         return Optional.empty();
       }
-      underlying = t.underlying;
+      underlying = request.underlying;
     }
     return delegate.telemetry(underlying);
   }
@@ -229,15 +285,13 @@ public final class FaultInjectingTransport implements Transport {
   }
 
   /**
-   * Returns released notifications, then delayed ones now due, then what the wrapped transport
+   * Returns released notifications, then delayed ones now due, then what the wrapped backend
    * delivered, each decided by the group's notification rules in arrival order.
    */
   @Override
-  public List<Notification> drainNotifications() {
-    synchronized (lock) {
-      checkAlive("drain notifications");
-    }
-    List<Notification> arrived = delegate.drainNotifications();
+  public List<Notification> takeNotifications() {
+    checkAlive("drain notifications");
+    List<Notification> arrived = delegate.takeNotifications();
     synchronized (lock) {
       List<Notification> out = new ArrayList<>(released);
       released.clear();
@@ -268,7 +322,7 @@ public final class FaultInjectingTransport implements Transport {
     }
   }
 
-  /** Closes the wrapped transport; stalled reads are cancelled. Closing twice does nothing. */
+  /** Closes the wrapped backend; stalled reads are cancelled. A killed one is closed already. */
   @Override
   public void close() {
     synchronized (lock) {
@@ -277,14 +331,15 @@ public final class FaultInjectingTransport implements Transport {
       }
       closed = true;
       faults.left(this);
-      transfers.clear();
+      requests.clear();
+      liveLists.clear();
     }
     delegate.close();
   }
 
   @Override
   public String toString() {
-    return "FaultInjectingTransport[" + delegate + "]";
+    return "FaultInjectingBackend[" + delegate + "]";
   }
 
   // ---- what the group asks -------------------------------------------------------------------
@@ -299,8 +354,8 @@ public final class FaultInjectingTransport implements Transport {
     if (!released.isEmpty()) {
       return true;
     }
-    for (Transfer t : transfers.values()) {
-      if (t.underlying != null && !t.ended) {
+    for (Request<L, R> r : requests) {
+      if (r.underlying != null && !r.ended) {
         return true;
       }
     }
@@ -310,8 +365,8 @@ public final class FaultInjectingTransport implements Transport {
   /** How many of this member's reads are stalled. Under the group's lock. */
   int stalled() {
     int count = 0;
-    for (Transfer t : transfers.values()) {
-      if (t.failure == null && t.underlying == null) {
+    for (Request<L, R> r : requests) {
+      if (r.isStalled()) {
         count++;
       }
     }
@@ -320,40 +375,40 @@ public final class FaultInjectingTransport implements Transport {
 
   /** Posts every stalled read; returns how many there were. Not under the group's lock. */
   int resumeStalled() {
-    List<Map.Entry<Long, Transfer>> stalled = new ArrayList<>();
+    List<Request<L, R>> stalled = new ArrayList<>();
     synchronized (lock) {
       if (dead || closed) {
         return 0;
       }
-      for (Map.Entry<Long, Transfer> e : transfers.entrySet()) {
-        Transfer t = e.getValue();
-        if (t.failure == null && t.underlying == null) {
-          stalled.add(e);
+      for (Request<L, R> r : requests) {
+        if (r.isStalled()) {
+          stalled.add(r);
         }
       }
     }
-    for (Map.Entry<Long, Transfer> e : stalled) {
-      Transfer t = e.getValue();
+    for (Request<L, R> r : stalled) {
       String failure = null;
-      TransferHandle underlying = null;
+      R underlying = null;
       synchronized (lock) {
-        if (faults.isDead(t.posting.remoteAgent())) {
-          failure = "peer " + t.posting.remoteAgent() + " is dead";
+        if (faults.isDead(r.posting.remoteAgent())) {
+          failure = "peer " + r.posting.remoteAgent() + " is dead";
+        } else if (!r.posting.listsLive(liveLists)) {
+          failure = "a prepared list of the stalled read was released meanwhile";
         }
       }
       if (failure == null) {
         try {
-          underlying = postUnderlying(t.posting);
+          underlying = r.posting.postTo(delegate);
         } catch (TransportException refused) {
           failure = refused.getMessage();
         }
       }
       boolean releasedMeanwhile;
       synchronized (lock) {
-        releasedMeanwhile = transfers.get(e.getKey()) != t;
+        releasedMeanwhile = !requests.contains(r);
         if (!releasedMeanwhile) {
-          t.failure = failure;
-          t.underlying = underlying;
+          r.failure = failure;
+          r.underlying = underlying;
         }
       }
       if (releasedMeanwhile && underlying != null) {
@@ -363,41 +418,24 @@ public final class FaultInjectingTransport implements Transport {
     return stalled.size();
   }
 
-  /** The process died: the wrapped transport closes, nothing of this agent moves again. */
+  /** The process died: the wrapped backend closes, nothing of this agent moves again. */
   void die() {
     synchronized (lock) {
       if (dead || closed) {
         return;
       }
       dead = true;
-      transfers.clear();
+      requests.clear();
+      liveLists.clear();
       released.clear();
       delayed.clear();
     }
     delegate.close();
   }
 
-  private TransferHandle postUnderlying(Posting p) {
-    return delegate.post(p.op(), p.local(), p.remoteAgent(), p.remote(), p.notification());
-  }
-
-  private TransferHandle add(long bytes, Transfer transfer) {
-    long id = nextId++;
-    transfers.put(id, transfer);
-    return new TransferHandle(id, bytes);
-  }
-
-  private Transfer transfer(TransferHandle handle) {
-    Transfer t = transfers.get(handle.id());
-    if (t == null) {
-      throw new TransportException(
-          "agent '"
-              + name
-              + "' has no transfer "
-              + handle.id()
-              + ": it was released already or posted elsewhere");
-    }
-    return t;
+  private Request<L, R> add(Request<L, R> request) {
+    requests.add(request);
+    return request;
   }
 
   private void checkAlive(String what) {
@@ -406,13 +444,6 @@ public final class FaultInjectingTransport implements Transport {
           "cannot " + what + ": agent '" + name + "' was killed; create a new agent");
     }
   }
-
-  private record Posting(
-      TransferOp op,
-      DescriptorList local,
-      String remoteAgent,
-      DescriptorList remote,
-      Optional<byte[]> notification) {}
 
   private static final class Delayed {
     private final Notification notification;
@@ -424,29 +455,21 @@ public final class FaultInjectingTransport implements Transport {
     }
   }
 
-  /** A posted transfer: failed, stalled (no underlying handle yet) or running underneath. */
-  private static final class Transfer {
-    private final Posting posting;
+  /** A posted transfer: failed, stalled (no underlying request yet) or running underneath. */
+  public static final class Request<L, R> {
+    private final Posting<L, R> posting;
     private String failure;
-    private TransferHandle underlying;
+    private R underlying;
     private boolean ended;
 
-    private Transfer(Posting posting, String failure, TransferHandle underlying) {
+    private Request(Posting<L, R> posting, String failure, R underlying) {
       this.posting = posting;
       this.failure = failure;
       this.underlying = underlying;
     }
 
-    static Transfer failed(Posting posting, String reason) {
-      return new Transfer(posting, reason, null);
-    }
-
-    static Transfer stalled(Posting posting) {
-      return new Transfer(posting, null, null);
-    }
-
-    static Transfer posted(Posting posting, TransferHandle underlying) {
-      return new Transfer(posting, null, underlying);
+    private boolean isStalled() {
+      return failure == null && underlying == null;
     }
   }
 }
