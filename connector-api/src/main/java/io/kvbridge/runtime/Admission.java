@@ -68,13 +68,14 @@ final class Admission {
     Optional<Load> existing = loads.get(requestId);
     if (existing.isPresent()) {
       Load load = existing.get();
-      if (!load.params.equals(params)) {
+      if (!load.params().equals(params)) {
         throw new InvalidTransferParamsException(
             "request " + requestId + " is already loading other transfer parameters");
       }
       return switch (load.state()) {
         case CONFIRMING -> LoadMatch.PENDING;
-        case AWAITING_ALLOCATION -> new LoadMatch.Ready(load.effectiveSkip, load.externalTokens());
+        case AWAITING_ALLOCATION ->
+            new LoadMatch.Ready(load.effectiveSkip(), load.externalTokens());
         default ->
             throw new IllegalStateException(
                 "request " + requestId + " already has its blocks; matchRemote comes before that");
@@ -98,22 +99,22 @@ final class Admission {
       return new LoadMatch.Unavailable(why);
     }
     long now = settings.clock().nanoTime();
+    int skipTokens = Math.max(0, Math.min(localTokens, prompt.size()));
+    long deadline = now + settings.handshakeTimeout().toNanos() + settings.replyTimeout().toNanos();
+    // Every token the lease holds is here already: nothing to read; free it on P.
+    boolean fullLocalHit = skipTokens >= params.tokens();
     Load load =
-        new Load(
-            requestId,
-            params,
-            Math.max(0, Math.min(localTokens, prompt.size())),
-            handshakes.epoch(),
-            now + settings.handshakeTimeout().toNanos() + settings.replyTimeout().toNanos());
+        fullLocalHit
+            ? Load.releasing(requestId, params, skipTokens, handshakes.epoch(), deadline)
+            : new Load(requestId, params, skipTokens, handshakes.epoch(), deadline);
     if (params.traceContext() instanceof TraceContext.Ignored ignored) {
       counters.rejected(
           RejectedInput.MALFORMED_TRACE_CONTEXT, requestId + ": " + ignored.problem());
     }
-    load.span =
-        settings.tracer().startLoad(requestId, params.producerEngineId(), params.traceContext());
+    load.traced(
+        settings.tracer().startLoad(requestId, params.producerEngineId(), params.traceContext()));
     load.startPhase(TransferSpans.LOAD_CONFIRM);
-    if (load.skipTokens >= params.tokens()) {
-      // Every token the lease holds is here already: nothing to read; free it on P.
+    if (fullLocalHit) {
       releasing.add(load);
       confirm(load, now);
       return new LoadMatch.Ready(params.tokens(), 0);
@@ -125,15 +126,16 @@ final class Admission {
 
   /** Ends a load that still confirms: the engine learns why at its next {@code matchRemote}. */
   void refuse(Load load, String reason) {
+    load.refused();
     loads.remove(load);
     load.failSpan("refused", reason);
     if (releasing.remove(load)) {
-      LOG.log(Level.INFO, "lease of {0} not released: {1}", load.requestId, reason);
+      LOG.log(Level.INFO, "lease of {0} not released: {1}", load.requestId(), reason);
       return;
     }
-    refusals.put(load.requestId, reason);
-    counters.transferFailed(load.requestId, reason);
-    LOG.log(Level.WARNING, "load of {0} refused before allocation: {1}", load.requestId, reason);
+    refusals.put(load.requestId(), reason);
+    counters.transferFailed(load.requestId(), reason);
+    LOG.log(Level.WARNING, "load of {0} refused before allocation: {1}", load.requestId(), reason);
   }
 
   /** Forgets a refusal the engine will not ask about any more; whether there was one. */
@@ -145,7 +147,7 @@ final class Admission {
   void progressReleases(long now) {
     for (Load load : List.copyOf(releasing)) {
       if (now >= load.stateDeadline()) {
-        refuse(load, "producer " + load.params.producerEngineId() + " not reachable in time");
+        refuse(load, "producer " + load.params().producerEngineId() + " not reachable in time");
       } else {
         confirm(load, now);
       }
@@ -176,10 +178,10 @@ final class Admission {
    * handshaken and the parameters fit the producer's layout; refuses it if either fails.
    */
   void confirm(Load load, long now) {
-    if (load.confirmSentAt != Long.MIN_VALUE) {
+    if (load.confirmSent()) {
       return;
     }
-    TransferParams p = load.params;
+    TransferParams p = load.params();
     Optional<String> address =
         p.handshakeAddress()
             .or(() -> settings.peerDirectory().handshakeAddress(p.producerEngineId()));
@@ -201,14 +203,12 @@ final class Admission {
       Optional<String> unfit = LoadChecks.peerProblem(p, peer, ranks.layouts());
       if (unfit.isPresent()) {
         counters.rejected(
-            RejectedInput.MALFORMED_TRANSFER_PARAMS, load.requestId + ": " + unfit.get());
+            RejectedInput.MALFORMED_TRANSFER_PARAMS, load.requestId() + ": " + unfit.get());
         refuse(load, unfit.get());
         return;
       }
-      load.peer = peer;
-      load.confirmSentAt = now;
-      if (releasing.contains(load)) {
-        releasing.remove(load);
+      if (releasing.remove(load)) {
+        load.released(peer, now);
         ConsumerReplies.sendRelease(
             ranks.lead(), settings.engineId(), counters, load, "every token is held locally");
         load.endSpan("local_hit");
@@ -219,15 +219,17 @@ final class Admission {
               peer.layouts().get(0).tokensPerBlock(),
               ranks.layout(0).tokensPerBlock(),
               p.tokens(),
-              load.skipTokens);
+              load.skipTokens());
       // Derived only from what this consumer verified: the lease's blocks and the prompt digest it
       // compared with its own prompt, the shapes both sides exchanged, and what it skips.
-      load.readDigest =
+      load.confirmSent(
+          peer,
           ReadDigest.of(
               ReadDigest.binding(p.requestId(), p.promptDigest(), p.tokens(), p.blockIds()),
               ReadDigest.shape(peer.layouts(), ranks.layouts()),
-              skip);
-      load.effectiveSkip = skip;
+              skip),
+          skip,
+          now);
       if (ConsumerReplies.sendConfirm(ranks.lead(), settings.engineId(), counters, load, now)) {
         load.phase().event(TransferSpans.CONFIRM_SENT);
       } else {

@@ -99,7 +99,7 @@ final class Consumer {
                             + requestId
                             + " without a matchRemote that answered Ready"));
     int perBlock = ranks.layout(0).tokensPerBlock();
-    int needed = (load.params.tokens() + perBlock - 1) / perBlock;
+    int needed = (load.params().tokens() + perBlock - 1) / perBlock;
     if (localBlockIds.size() < needed) {
       fail(
           load,
@@ -107,8 +107,7 @@ final class Consumer {
           "engine allocated " + localBlockIds.size() + " blocks, the load needs " + needed);
       return;
     }
-    load.localBlocks = List.copyOf(localBlockIds.subList(0, needed));
-    load.moveTo(Load.State.READY, Long.MAX_VALUE);
+    load.allocated(localBlockIds.subList(0, needed));
   }
 
   /** The loads whose blocks the engine lent since the last call, for {@code startLoad}. */
@@ -116,7 +115,7 @@ final class Consumer {
     List<LoadSpec> ready = new ArrayList<>();
     for (Load load : loads.all()) {
       if (load.state() == Load.State.READY) {
-        ready.add(new LoadSpec(load.requestId, load.params, load.localBlocks));
+        ready.add(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
       }
     }
     return ready;
@@ -143,31 +142,32 @@ final class Consumer {
               + " ms; not reading");
       return;
     }
-    load.plan =
+    TransferPlanner.Load plan =
         new TransferPlanner.Load(
-            load.peer.layouts(),
+            load.peer().layouts(),
             ranks.layouts(),
-            load.params.blockIds(),
-            load.localBlocks,
-            load.params.tokens(),
-            load.effectiveSkip);
-    load.reads = new ArrayList<>();
+            load.params().blockIds(),
+            load.localBlocks(),
+            load.params().tokens(),
+            load.effectiveSkip());
+    Load.Posting posting = new Load.Posting();
     load.startPhase(TransferSpans.LOAD_READ);
     try {
-      TransferPlanner.plan(load.plan).forEach((pair, pieces) -> prepared.post(load, pair, pieces));
+      TransferPlanner.plan(plan)
+          .forEach((pair, pieces) -> prepared.post(load.peer(), pair, pieces, posting));
     } catch (TransportException | IllegalArgumentException e) {
-      handshakes.suspect(load.peer.engineId());
+      handshakes.suspect(load.peer().engineId());
+      releaseReads(load.requestId(), posting.reads());
       fail(load, "read could not be posted: " + e.getMessage());
       return;
     }
     long posted = settings.clock().nanoTime();
-    load.phase().tag(TransferSpans.BLOCKS, load.localBlocks.size());
-    load.phase().tag(TransferSpans.BYTES, load.bytes);
-    load.phase().tag(TransferSpans.DESCRIPTORS, load.descriptors);
+    load.phase().tag(TransferSpans.BLOCKS, load.localBlocks().size());
+    load.phase().tag(TransferSpans.BYTES, posting.bytes());
+    load.phase().tag(TransferSpans.DESCRIPTORS, posting.descriptors());
     load.phase().event(TransferSpans.POSTED);
-    counters.readPosted(load.requestId, load.descriptors, load.bytes, posted - now);
-    load.readStartedAt = now;
-    load.moveTo(Load.State.READING, load.localLeaseDeadline());
+    counters.readPosted(load.requestId(), posting.descriptors(), posting.bytes(), posted - now);
+    load.posted(plan, posting, now, load.localLeaseDeadline());
   }
 
   /**
@@ -185,11 +185,11 @@ final class Consumer {
           if (lost.isPresent()) {
             refuse(load, lost.get());
           } else if (now >= load.stateDeadline()) {
-            handshakes.suspect(load.params.producerEngineId());
+            handshakes.suspect(load.params().producerEngineId());
             refuse(
                 load,
                 "producer "
-                    + load.params.producerEngineId()
+                    + load.params().producerEngineId()
                     + " did not confirm the lease within "
                     + (settings.handshakeTimeout().toMillis() + settings.replyTimeout().toMillis())
                     + " ms");
@@ -209,11 +209,11 @@ final class Consumer {
           if (lost.isPresent()) {
             fail(load, lost.get());
           } else if (now >= load.stateDeadline()) {
-            handshakes.suspect(load.peer.engineId());
+            handshakes.suspect(load.peer().engineId());
             fail(
                 load,
                 "no ACK from producer "
-                    + load.peer.engineId()
+                    + load.peer().engineId()
                     + " within "
                     + settings.replyTimeout().toMillis()
                     + " ms");
@@ -222,11 +222,14 @@ final class Consumer {
         case AWAITING_ALLOCATION -> {
           // The engine allocates in the step that saw Ready; a lost producer is reported then.
         }
+        case RELEASING, REFUSED, RECEIVED, FAILED, CANCELLED, RELEASED ->
+            throw new IllegalStateException(
+                "load of " + load.requestId() + " is " + load.state() + " but still listed");
       }
     }
     handshakes.endRound();
     handshakes.forgetGoneAtOrBefore(
-        loads.all().stream().mapToLong(l -> l.epoch).min().orElse(handshakes.epoch()));
+        loads.all().stream().mapToLong(Load::epoch).min().orElse(handshakes.epoch()));
     heartbeats.sendIfDue(now);
   }
 
@@ -243,10 +246,12 @@ final class Consumer {
       return false;
     }
     Load load = found.get();
+    boolean release = load.hasPeer() && load.state() != Load.State.AWAITING_REPLY;
+    load.cancelled();
     loads.remove(load);
     releaseRead(load);
     load.endSpan("cancelled");
-    if (load.peer != null && load.state() != Load.State.AWAITING_REPLY) {
+    if (release) {
       ConsumerReplies.sendRelease(
           ranks.lead(), settings.engineId(), counters, load, "cancelled on D: " + why);
     }
@@ -291,8 +296,9 @@ final class Consumer {
    */
   void close() {
     for (Load load : loads.all()) {
-      boolean release = load.peer != null && load.state() != Load.State.AWAITING_REPLY;
+      boolean release = load.hasPeer() && load.state() != Load.State.AWAITING_REPLY;
       if (load.state() == Load.State.CONFIRMING || load.state() == Load.State.AWAITING_ALLOCATION) {
+        load.cancelled();
         loads.remove(load);
         load.endSpan("closed");
       } else {
@@ -313,41 +319,41 @@ final class Consumer {
 
   /** The load was confirmed by its producer: the engine may allocate. */
   void confirmed(Load load, long producerDeadline) {
-    load.producerDeadline = Math.max(load.producerDeadline, producerDeadline);
-    load.endPhase();
-    load.moveTo(Load.State.AWAITING_ALLOCATION, Long.MAX_VALUE);
+    load.confirmed(producerDeadline);
   }
 
   /** The read was validated by P: the request is received. */
   void receivedAfterAck(Load load) {
+    load.received();
     loads.remove(load);
-    received.add(load.requestId);
+    received.add(load.requestId());
     load.phase().tag(TransferSpans.REPLY, "ack");
     load.endSpan("received");
     counters.transferCompleted(
-        load.requestId, load.bytes, settings.clock().nanoTime() - load.readStartedAt);
+        load.requestId(), load.bytes(), settings.clock().nanoTime() - load.readStartedAt());
   }
 
   /** Ends a load whose blocks the engine lent, releasing its read if one is posted. */
   void fail(Load load, String reason) {
     releaseRead(load);
     // Blocks below the first token read were never a destination: the engine keeps what it had.
-    int firstWritten = load.effectiveSkip / ranks.layout(0).tokensPerBlock();
-    List<Integer> blocks = load.localBlocks;
+    int firstWritten = load.effectiveSkip() / ranks.layout(0).tokensPerBlock();
+    List<Integer> blocks = load.localBlocks();
     fail(load, blocks.subList(Math.min(firstWritten, blocks.size()), blocks.size()), reason);
   }
 
   private void fail(Load load, List<Integer> blocks, String reason) {
+    load.failed();
     loads.remove(load);
-    LOG.log(Level.WARNING, "load of {0} failed: {1}", load.requestId, reason);
+    LOG.log(Level.WARNING, "load of {0} failed: {1}", load.requestId(), reason);
     load.failSpan("failed", reason);
-    counters.transferFailed(load.requestId, reason);
-    failures.add(new LoadFailure(load.requestId, blocks, reason));
+    counters.transferFailed(load.requestId(), reason);
+    failures.add(new LoadFailure(load.requestId(), blocks, reason));
   }
 
   private void pollRead(Load load, long now) {
     TransferStatus status = TransferStatus.DONE;
-    for (Load.Read read : load.reads) {
+    for (Load.Read read : load.reads()) {
       TransferStatus one;
       try {
         one = ranks.transport(read.consumerRank()).status(read.handle());
@@ -365,20 +371,20 @@ final class Consumer {
     if (status instanceof TransferStatus.Done) {
       reportTelemetry(load); // before the release, which drops what the transport measured
       releaseRead(load);
-      Optional<String> corrupt = LoadChecks.contentProblem(load.params, load.plan, ranks);
+      Optional<String> corrupt = LoadChecks.contentProblem(load.params(), load.plan(), ranks);
       if (corrupt.isPresent()) {
-        counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId + ": " + corrupt.get());
+        counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId() + ": " + corrupt.get());
         fail(load, corrupt.get() + "; not using the read");
       } else if (ConsumerReplies.sendCompletion(
           ranks.lead(), settings.engineId(), counters, load)) {
         load.startPhase(TransferSpans.LOAD_VALIDATE);
-        load.moveTo(Load.State.AWAITING_REPLY, now + settings.replyTimeout().toNanos());
+        load.completionSent(now + settings.replyTimeout().toNanos());
       } else {
-        handshakes.suspect(load.peer.engineId());
-        fail(load, "could not send the completion to " + load.peer.engineId());
+        handshakes.suspect(load.peer().engineId());
+        fail(load, "could not send the completion to " + load.peer().engineId());
       }
     } else if (status instanceof TransferStatus.Failed failed) {
-      handshakes.suspect(load.peer.engineId());
+      handshakes.suspect(load.peer().engineId());
       fail(load, "read failed: " + failed.reason());
     } else if (now >= load.stateDeadline()) {
       fail(load, "read did not finish before the lease deadline; its bytes are not trusted");
@@ -390,28 +396,30 @@ final class Consumer {
    * load chose it, or stopped answering.
    */
   private Optional<String> lostProducer(Load load) {
-    Optional<String> gone = handshakes.goneSince(load.params.producerEngineId(), load.epoch);
+    Optional<String> gone = handshakes.goneSince(load.params().producerEngineId(), load.epoch());
     if (gone.isPresent()) {
-      return Optional.of("producer " + load.params.producerEngineId() + " is gone: " + gone.get());
+      return Optional.of(
+          "producer " + load.params().producerEngineId() + " is gone: " + gone.get());
     }
-    if (load.peer == null) {
+    if (!load.hasPeer()) {
       return Optional.empty();
     }
+    ProducerPeer chosen = load.peer();
     return handshakes
-        .current(load.peer.engineId())
-        .filter(now -> now.incarnation() != load.peer.incarnation())
+        .current(chosen.engineId())
+        .filter(now -> now.incarnation() != chosen.incarnation())
         .map(
             now ->
                 "producer "
                     + now.engineId()
                     + " restarted (incarnation "
-                    + Long.toHexString(load.peer.incarnation())
+                    + Long.toHexString(chosen.incarnation())
                     + " is gone); its lease ended with it");
   }
 
   /** Hands the observer what the transport measured of each READ of a load that finished. */
   private void reportTelemetry(Load load) {
-    for (Load.Read read : load.reads) {
+    for (Load.Read read : load.reads()) {
       Optional<TransferTelemetry> telemetry;
       try {
         telemetry = ranks.transport(read.consumerRank()).telemetry(read.handle());
@@ -419,22 +427,24 @@ final class Consumer {
         // The bytes are in place: a measurement that cannot be read is no reason to fail the load.
         LOG.log(
             Level.WARNING,
-            "reading the telemetry of the read of " + load.requestId + ": " + e.getMessage());
+            "reading the telemetry of the read of " + load.requestId() + ": " + e.getMessage());
         continue;
       }
-      telemetry.ifPresent(t -> counters.transferTelemetry(load.requestId, t));
+      telemetry.ifPresent(t -> counters.transferTelemetry(load.requestId(), t));
     }
   }
 
   /** Releases every READ of a load still posted: no byte lands after this returns. */
   private void releaseRead(Load load) {
-    List<Load.Read> reads = load.reads;
-    load.reads = List.of();
+    releaseReads(load.requestId(), load.takeReads());
+  }
+
+  private void releaseReads(String requestId, List<Load.Read> reads) {
     for (Load.Read read : reads) {
       try {
         ranks.transport(read.consumerRank()).release(read.handle());
       } catch (TransportException e) {
-        LOG.log(Level.WARNING, "releasing the read of " + load.requestId + ": " + e.getMessage());
+        LOG.log(Level.WARNING, "releasing the read of " + requestId + ": " + e.getMessage());
       }
     }
   }

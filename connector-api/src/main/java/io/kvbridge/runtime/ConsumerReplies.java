@@ -46,14 +46,14 @@ final class ConsumerReplies {
     if (message instanceof ProtocolMessage.Confirmed c
         && found.filter(l -> l.state() == Load.State.CONFIRMING).isPresent()) {
       Load load = found.get();
-      if (c.echoSentAtNanos() == load.confirmSentAt) {
-        sampleClock(load.peer, c.echoSentAtNanos(), c.producerClockNanos(), now);
+      if (c.echoSentAtNanos() == load.confirmSentAt()) {
+        sampleClock(load.peer(), c.echoSentAtNanos(), c.producerClockNanos(), now);
       }
       consumer.confirmed(load, c.deadlineNanos());
     } else if (message instanceof ProtocolMessage.Nack nack && found.isPresent()) {
       Load load = found.get();
       String why =
-          "producer " + load.peer.engineId() + " refused the lease (" + nack.reason() + ")";
+          "producer " + load.peer().engineId() + " refused the lease (" + nack.reason() + ")";
       if (load.state() == Load.State.CONFIRMING) {
         consumer.refuse(load, why);
       } else if (load.state() == Load.State.AWAITING_REPLY) {
@@ -76,7 +76,8 @@ final class ConsumerReplies {
         transport,
         counters,
         load,
-        new ProtocolMessage.Confirm(load.lease, engineId, load.readDigest, load.effectiveSkip, now),
+        new ProtocolMessage.Confirm(
+            load.lease(), engineId, load.readDigest(), load.effectiveSkip(), now),
         "confirmation");
   }
 
@@ -86,7 +87,8 @@ final class ConsumerReplies {
         transport,
         counters,
         load,
-        new ProtocolMessage.Completion(load.lease, engineId, load.readDigest, load.effectiveSkip),
+        new ProtocolMessage.Completion(
+            load.lease(), engineId, load.readDigest(), load.effectiveSkip()),
         "completion");
   }
 
@@ -96,7 +98,7 @@ final class ConsumerReplies {
         transport,
         counters,
         load,
-        new ProtocolMessage.Release(load.lease, engineId, reason),
+        new ProtocolMessage.Release(load.lease(), engineId, reason),
         "release");
   }
 
@@ -112,13 +114,13 @@ final class ConsumerReplies {
       ProtocolMessage message,
       String what) {
     try {
-      transport.notify(load.peer.agentName(), ProtocolMessage.encode(message));
+      transport.notify(load.peer().agentName(), ProtocolMessage.encode(message));
       return true;
     } catch (TransportException e) {
-      counters.notificationFailed(load.peer.engineId(), kind(message));
+      counters.notificationFailed(load.peer().engineId(), kind(message));
       LOG.log(
           Level.WARNING,
-          "could not send the " + what + " of " + load.requestId + ": " + e.getMessage());
+          "could not send the " + what + " of " + load.requestId() + ": " + e.getMessage());
       return false;
     }
   }
@@ -147,10 +149,7 @@ final class ConsumerReplies {
         continue;
       }
       Load load = found.get();
-      load.producerDeadline = Math.max(load.producerDeadline, renewal.deadlineNanos());
-      if (load.state() == Load.State.READING) {
-        load.extendDeadline(load.localLeaseDeadline());
-      }
+      load.renewed(renewal.deadlineNanos());
       counters.renewalConfirmed();
     }
   }
@@ -162,8 +161,8 @@ final class ConsumerReplies {
         .byAgent(fromAgent)
         .flatMap(
             peer -> consumer.loads().byLease(new Load.LeaseKey(peer.engineId(), ref.requestId())))
-        .filter(load -> load.peer != null && load.peer.agentName().equals(fromAgent))
-        .filter(load -> load.lease.token().equals(ref.token()));
+        .filter(load -> load.hasPeer() && load.peer().agentName().equals(fromAgent))
+        .filter(load -> load.lease().token().equals(ref.token()));
   }
 
   private void unexpected(ProtocolMessage message, LeaseRef ref, String fromAgent) {

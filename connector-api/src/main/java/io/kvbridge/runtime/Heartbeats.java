@@ -54,8 +54,8 @@ final class Heartbeats {
     lastRound = now;
     Map<ProducerPeer, List<LeaseRef>> byProducer = new LinkedHashMap<>();
     for (Load load : loads.all()) {
-      if (load.peer != null && load.state().wantsHeartbeats()) {
-        byProducer.computeIfAbsent(load.peer, k -> new ArrayList<>()).add(load.lease);
+      if (load.hasPeer() && load.state().wantsHeartbeats()) {
+        byProducer.computeIfAbsent(load.peer(), k -> new ArrayList<>()).add(load.lease());
       }
     }
     byProducer.forEach((peer, refs) -> send(peer, refs, now));

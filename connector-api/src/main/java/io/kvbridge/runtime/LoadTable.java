@@ -22,19 +22,20 @@ final class LoadTable {
 
   /** Adds a load; its request id and its lease must both be new. */
   void add(Load load) {
-    if (byRequest.containsKey(load.requestId) || byLease.containsKey(load.key)) {
-      throw new IllegalStateException("load " + load.requestId + " or its lease is already known");
+    if (byRequest.containsKey(load.requestId()) || byLease.containsKey(load.key())) {
+      throw new IllegalStateException(
+          "load " + load.requestId() + " or its lease is already known");
     }
-    byRequest.put(load.requestId, load);
-    byLease.put(load.key, load);
-    perProducer.merge(load.key.producerEngineId(), 1, Integer::sum);
+    byRequest.put(load.requestId(), load);
+    byLease.put(load.key(), load);
+    perProducer.merge(load.key().producerEngineId(), 1, Integer::sum);
   }
 
   /** Removes a load from every index; nothing if it is not here. */
   void remove(Load load) {
-    if (byRequest.remove(load.requestId, load)) {
-      byLease.remove(load.key);
-      perProducer.computeIfPresent(load.key.producerEngineId(), (k, n) -> n == 1 ? null : n - 1);
+    if (byRequest.remove(load.requestId(), load)) {
+      byLease.remove(load.key());
+      perProducer.computeIfPresent(load.key().producerEngineId(), (k, n) -> n == 1 ? null : n - 1);
     }
   }
 

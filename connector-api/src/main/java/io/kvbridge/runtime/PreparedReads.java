@@ -83,15 +83,19 @@ final class PreparedReads {
   }
 
   /**
-   * Posts one (consumer rank, producer rank) pair's READs of a load, adding them to the load.
-   * Between ranks of identical shape, the whole blocks among the pieces are read by block index
-   * from prepared lists; what is left (a partly filled last block, or every piece between ranks of
-   * different shapes) is described piece by piece.
+   * Posts one (consumer rank, producer rank) pair's READs of a load from {@code peer}, adding them
+   * to {@code posting}. Between ranks of identical shape, the whole blocks among the pieces are
+   * read by block index from prepared lists; what is left (a partly filled last block, or every
+   * piece between ranks of different shapes) is described piece by piece.
    */
-  void post(Load load, TransferPlanner.RankPair pair, List<TransferPlanner.Piece> pieces) {
+  void post(
+      ProducerPeer peer,
+      TransferPlanner.RankPair pair,
+      List<TransferPlanner.Piece> pieces,
+      Load.Posting posting) {
     int rank = pair.consumerRank();
     KvMemory local = ranks.memory(rank);
-    ProducerPeer.Rank remote = load.peer.ranks().get(pair.producerRank());
+    ProducerPeer.Rank remote = peer.ranks().get(pair.producerRank());
     List<TransferPlanner.Piece> described = pieces;
     if (TransferPlanner.sameShape(remote.layout(), ranks.layout(rank))) {
       long block = remote.layout().blockBytes();
@@ -101,12 +105,11 @@ final class PreparedReads {
         whole.take(piece, block).ifPresent(described::add);
       }
       if (whole.count > 0) {
-        load.reads.add(
+        posting.add(
             new Load.Read(
-                rank,
-                read(rank, load.peer, pair.producerRank(), whole.consumer(), whole.producer())));
-        load.bytes += whole.count * block;
-        load.descriptors += whole.count;
+                rank, read(rank, peer, pair.producerRank(), whole.consumer(), whole.producer())),
+            whole.count * block,
+            whole.count);
       }
     }
     if (described.isEmpty()) {
@@ -114,6 +117,7 @@ final class PreparedReads {
     }
     List<Descriptor> localPieces = new ArrayList<>(described.size());
     List<Descriptor> remotePieces = new ArrayList<>(described.size());
+    long bytes = 0;
     for (TransferPlanner.Piece piece : described) {
       localPieces.add(
           new Descriptor(
@@ -121,10 +125,9 @@ final class PreparedReads {
       remotePieces.add(
           new Descriptor(
               remote.regionAddress() + piece.producerOffset(), piece.length(), remote.deviceId()));
-      load.bytes += piece.length();
+      bytes += piece.length();
     }
-    load.descriptors += described.size();
-    load.reads.add(
+    posting.add(
         new Load.Read(
             rank,
             ranks
@@ -134,7 +137,9 @@ final class PreparedReads {
                     new DescriptorList(local.kind(), localPieces),
                     remote.agentName(),
                     new DescriptorList(remote.memoryKind(), remotePieces),
-                    Optional.empty())));
+                    Optional.empty())),
+        bytes,
+        described.size());
   }
 
   /** The whole blocks among a pair's pieces, as block indices on both sides. */

@@ -111,7 +111,7 @@ class ConsumerRepliesFlowTest {
             List.of(List.of(checksum)));
     consumer.matchRemote("d-" + loadsMade, prompt, 0, params);
     Load load = consumer.loads().get("d-" + loadsMade).orElseThrow();
-    assertThat(load.peer).isNotNull();
+    assertThat(load.peer()).isNotNull();
     consumer.progress(); // ends the handshake's round, as every engine step does
     return load;
   }
@@ -120,14 +120,15 @@ class ConsumerRepliesFlowTest {
     Load load = confirming();
     replies.onMessage(
         producerAgent,
-        new ProtocolMessage.Confirmed(load.lease, load.producerDeadline, load.confirmSentAt, now));
-    consumer.afterAllocate(load.requestId, List.of(5));
+        new ProtocolMessage.Confirmed(
+            load.lease(), load.producerDeadline(), load.confirmSentAt(), now));
+    consumer.afterAllocate(load.requestId(), List.of(5));
     return load;
   }
 
   private Load reading() {
     Load load = allocated();
-    consumer.post(new LoadSpec(load.requestId, load.params, load.localBlocks));
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
     assertThat(load.state()).isEqualTo(Load.State.READING);
     return load;
   }
@@ -147,11 +148,11 @@ class ConsumerRepliesFlowTest {
 
     replies.onMessage(
         producerAgent,
-        new ProtocolMessage.Confirmed(load.lease, now + 20_000 * MS, load.confirmSentAt, now));
+        new ProtocolMessage.Confirmed(load.lease(), now + 20_000 * MS, load.confirmSentAt(), now));
 
     assertThat(load.state()).isEqualTo(Load.State.AWAITING_ALLOCATION);
     assertThat(clockSamples.subList(before, clockSamples.size())).containsExactly(producer);
-    assertThat(load.producerDeadline).isEqualTo(now + 20_000 * MS);
+    assertThat(load.producerDeadline()).isEqualTo(now + 20_000 * MS);
   }
 
   @Test
@@ -159,7 +160,7 @@ class ConsumerRepliesFlowTest {
     Load load = allocated();
 
     replies.onMessage(
-        producerAgent, new ProtocolMessage.Confirmed(load.lease, now, load.confirmSentAt, now));
+        producerAgent, new ProtocolMessage.Confirmed(load.lease(), now, load.confirmSentAt(), now));
 
     assertThat(rejected).containsExactly(RejectedInput.UNEXPECTED_REPLY);
     assertThat(load.state()).isEqualTo(Load.State.READY);
@@ -169,10 +170,10 @@ class ConsumerRepliesFlowTest {
   void aNackOfACompletedReadFailsTheLoadAndTagsTheReply() {
     Load load = awaitingReply();
     LoadTest.RecordingSpan root = new LoadTest.RecordingSpan("load");
-    load.span = root;
+    load.traced(root);
     load.startPhase(TransferSpans.LOAD_VALIDATE);
 
-    replies.onMessage(producerAgent, new ProtocolMessage.Nack(load.lease, "checksum"));
+    replies.onMessage(producerAgent, new ProtocolMessage.Nack(load.lease(), "checksum"));
 
     assertThat(root.children.get(0).tags).containsExactly(TransferSpans.REPLY + "=nack");
     assertThat(consumer.drainFailures())
@@ -185,7 +186,7 @@ class ConsumerRepliesFlowTest {
   void aNackWhileTheEngineAllocatesIsUnexpected() {
     Load load = allocated();
 
-    replies.onMessage(producerAgent, new ProtocolMessage.Nack(load.lease, "late"));
+    replies.onMessage(producerAgent, new ProtocolMessage.Nack(load.lease(), "late"));
 
     assertThat(rejected).containsExactly(RejectedInput.UNEXPECTED_REPLY);
     assertThat(consumer.inFlight()).isEqualTo(1);
@@ -195,7 +196,7 @@ class ConsumerRepliesFlowTest {
   void anAckBeforeTheReadCompletedIsUnexpected() {
     Load load = reading();
 
-    replies.onMessage(producerAgent, new ProtocolMessage.Ack(load.lease));
+    replies.onMessage(producerAgent, new ProtocolMessage.Ack(load.lease()));
 
     assertThat(rejected).containsExactly(RejectedInput.UNEXPECTED_REPLY);
     assertThat(consumer.drainReceived()).isEmpty();
@@ -207,18 +208,19 @@ class ConsumerRepliesFlowTest {
 
     replies.onMessage(
         producerAgent,
-        new ProtocolMessage.Ack(new LeaseRef(load.lease.requestId(), LeaseToken.random().value())));
+        new ProtocolMessage.Ack(
+            new LeaseRef(load.lease().requestId(), LeaseToken.random().value())));
 
     assertThat(rejected).containsExactly(RejectedInput.UNEXPECTED_REPLY);
     assertThat(consumer.drainReceived()).isEmpty();
-    replies.onMessage(producerAgent, new ProtocolMessage.Ack(load.lease));
-    assertThat(consumer.drainReceived()).containsExactly(load.requestId);
+    replies.onMessage(producerAgent, new ProtocolMessage.Ack(load.lease()));
+    assertThat(consumer.drainReceived()).containsExactly(load.requestId());
   }
 
   @Test
   void aReplyForALoadWhoseProducerIsNotYetKnownIsUnexpected() {
     confirming();
-    TransferParams params = consumer.loads().get("d-1").orElseThrow().params;
+    TransferParams params = consumer.loads().get("d-1").orElseThrow().params();
     Load unresolved =
         new Load(
             "d-other",
@@ -239,7 +241,7 @@ class ConsumerRepliesFlowTest {
             Long.MAX_VALUE);
     consumer.loads().add(unresolved);
 
-    replies.onMessage(producerAgent, new ProtocolMessage.Nack(unresolved.lease, "no"));
+    replies.onMessage(producerAgent, new ProtocolMessage.Nack(unresolved.lease(), "no"));
 
     assertThat(rejected).containsExactly(RejectedInput.UNEXPECTED_REPLY);
     assertThat(consumer.inFlight()).isEqualTo(2);
@@ -256,10 +258,12 @@ class ConsumerRepliesFlowTest {
     replies.onMessage(
         producerAgent,
         new ProtocolMessage.Renewed(
-            heartbeatAt, now, List.of(new ProtocolMessage.Renewal(load.lease, now + 60_000 * MS))));
+            heartbeatAt,
+            now,
+            List.of(new ProtocolMessage.Renewal(load.lease(), now + 60_000 * MS))));
 
     assertThat(clockSamples.subList(before, clockSamples.size())).containsExactly(producer);
-    assertThat(load.producerDeadline).isEqualTo(now + 60_000 * MS);
+    assertThat(load.producerDeadline()).isEqualTo(now + 60_000 * MS);
     assertThat(consumer.status().renewalsConfirmed()).isEqualTo(1);
   }
 
@@ -273,10 +277,10 @@ class ConsumerRepliesFlowTest {
     replies.onMessage(
         producerAgent,
         new ProtocolMessage.Renewed(
-            now - 1, now, List.of(new ProtocolMessage.Renewal(load.lease, now + 60_000 * MS))));
+            now - 1, now, List.of(new ProtocolMessage.Renewal(load.lease(), now + 60_000 * MS))));
 
     assertThat(clockSamples).hasSize(before);
-    assertThat(load.producerDeadline).isEqualTo(now + 60_000 * MS);
+    assertThat(load.producerDeadline()).isEqualTo(now + 60_000 * MS);
   }
 
   @Test
@@ -289,7 +293,7 @@ class ConsumerRepliesFlowTest {
     replies.onMessage(
         "stranger",
         new ProtocolMessage.Renewed(
-            now, now, List.of(new ProtocolMessage.Renewal(load.lease, now + 60_000 * MS))));
+            now, now, List.of(new ProtocolMessage.Renewal(load.lease(), now + 60_000 * MS))));
 
     assertThat(clockSamples).hasSize(before);
     assertThat(rejected).containsExactly(RejectedInput.UNEXPECTED_REPLY);
@@ -300,7 +304,7 @@ class ConsumerRepliesFlowTest {
     Load load = allocated();
     transport.refuseNextIndexedPost = true;
 
-    consumer.post(new LoadSpec(load.requestId, load.params, load.localBlocks));
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
 
     assertThat(handshakes).containsExactly(producer, producer);
   }

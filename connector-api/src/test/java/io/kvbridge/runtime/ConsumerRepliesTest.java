@@ -27,14 +27,17 @@ class ConsumerRepliesTest {
 
   private static Load load() {
     Load load = TestLoads.oneBlock();
-    load.peer = TestLoads.oneRankProducer(KvLayout.opaque("m", 4, 4, 16), 0x9000);
-    load.readDigest = ReadDigest.fromBytes(new byte[32]);
+    load.confirmSent(
+        TestLoads.oneRankProducer(KvLayout.opaque("m", 4, 4, 16), 0x9000),
+        ReadDigest.fromBytes(new byte[32]),
+        0,
+        5L);
     return load;
   }
 
   @Test
   void aMessagesKindIsItsTypeInLowerCase() {
-    assertThat(ConsumerReplies.kind(new ProtocolMessage.Ack(load.lease))).isEqualTo("ack");
+    assertThat(ConsumerReplies.kind(new ProtocolMessage.Ack(load.lease()))).isEqualTo("ack");
   }
 
   @Test
@@ -44,7 +47,7 @@ class ConsumerRepliesTest {
 
     assertThat(transport.sent).extracting(StubTransport.Sent::toAgent).containsExactly("p0", "p0");
     assertThat(ProtocolMessage.decode(transport.sent.get(1).message()))
-        .isEqualTo(new ProtocolMessage.Completion(load.lease, "decode-0", load.readDigest, 0));
+        .isEqualTo(new ProtocolMessage.Completion(load.lease(), "decode-0", load.readDigest(), 0));
     assertThat(failedNotifications).isEmpty();
   }
 

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.integrity.ChecksumInput;
 import io.kvbridge.integrity.ChecksumScheme;
-import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.observe.ConnectorObserver;
@@ -92,6 +91,16 @@ class ConsumerTest {
 
   /** A load of one block's 4 tokens from producer {@code producer}, in {@code state}. */
   private Load load(String producer, Load.State state, long deadline) {
+    return load(producer, state, deadline, now + 10_000 * MS, now);
+  }
+
+  /**
+   * A load of one block's 4 tokens from producer {@code producer}, in {@code state}, whose lease
+   * ends at {@code leaseDeadline} on the producer's clock, read since {@code readStartedAt} if it
+   * got that far.
+   */
+  private Load load(
+      String producer, Load.State state, long deadline, long leaseDeadline, long readStartedAt) {
     loadsMade++;
     int checksum =
         ChecksumScheme.CRC32C.checksum(
@@ -105,19 +114,21 @@ class ConsumerTest {
             4,
             TokenIds.of(new int[4]).digest(4),
             LeaseToken.random().value(),
-            now + 10_000 * MS,
+            leaseDeadline,
             Optional.empty(),
             ChecksumScheme.CRC32C,
             List.of(List.of(checksum)));
     Load load =
-        new Load("d-" + loadsMade, params, 0, consumer.handshakes().epoch(), Long.MAX_VALUE);
-    load.readDigest = ReadDigest.fromBytes(new byte[32]);
+        new Load(
+            "d-" + loadsMade,
+            params,
+            0,
+            consumer.handshakes().epoch(),
+            state == Load.State.CONFIRMING ? deadline : Long.MAX_VALUE);
     consumer.loads().add(load);
     if (state != Load.State.CONFIRMING) {
-      load.peer = peer(producer);
-      load.localBlocks = List.of(5);
+      TestLoads.advance(load, peer(producer), List.of(5), state, deadline, readStartedAt);
     }
-    load.moveTo(state, deadline);
     return load;
   }
 
@@ -147,17 +158,18 @@ class ConsumerTest {
   void cancellingALoadEndsItsSpanAndReleasesItsLease() throws Exception {
     Load load = load("prefill-0", Load.State.AWAITING_ALLOCATION, Long.MAX_VALUE);
     LoadTest.RecordingSpan span = new LoadTest.RecordingSpan("load");
-    load.span = span;
+    load.traced(span);
 
-    assertThat(consumer.cancel(load.requestId, "engine gave up")).isTrue();
+    assertThat(consumer.cancel(load.requestId(), "engine gave up")).isTrue();
 
     assertThat(consumer.inFlight()).isZero();
     assertThat(span.tags).containsExactly(TransferSpans.OUTCOME + "=cancelled");
     assertThat(span.ended).isTrue();
     assertThat(sent())
         .containsExactly(
-            new ProtocolMessage.Release(load.lease, "decode-0", "cancelled on D: engine gave up"));
-    assertThat(consumer.cancel(load.requestId, "again")).isFalse();
+            new ProtocolMessage.Release(
+                load.lease(), "decode-0", "cancelled on D: engine gave up"));
+    assertThat(consumer.cancel(load.requestId(), "again")).isFalse();
   }
 
   @Test
@@ -165,8 +177,8 @@ class ConsumerTest {
     Load load = load("prefill-0", Load.State.CONFIRMING, Long.MAX_VALUE);
     consumer.refuse(load, "producer said no");
 
-    assertThat(consumer.cancel(load.requestId, "engine gave up")).isTrue();
-    assertThat(consumer.cancel(load.requestId, "engine gave up")).isFalse();
+    assertThat(consumer.cancel(load.requestId(), "engine gave up")).isTrue();
+    assertThat(consumer.cancel(load.requestId(), "engine gave up")).isFalse();
   }
 
   @Test
@@ -176,7 +188,7 @@ class ConsumerTest {
     Load ready = load("prefill-0", Load.State.READY, Long.MAX_VALUE);
     Load replying = load("prefill-0", Load.State.AWAITING_REPLY, Long.MAX_VALUE);
     LoadTest.RecordingSpan span = new LoadTest.RecordingSpan("load");
-    confirming.span = span;
+    confirming.traced(span);
 
     consumer.close();
 
@@ -184,21 +196,21 @@ class ConsumerTest {
     assertThat(span.tags).containsExactly(TransferSpans.OUTCOME + "=closed");
     assertThat(consumer.drainFailures())
         .containsExactly(
-            new LoadFailure(ready.requestId, List.of(5), "connector closed"),
-            new LoadFailure(replying.requestId, List.of(5), "connector closed"));
+            new LoadFailure(ready.requestId(), List.of(5), "connector closed"),
+            new LoadFailure(replying.requestId(), List.of(5), "connector closed"));
     assertThat(failed)
         .containsExactly(
-            ready.requestId + ": connector closed", replying.requestId + ": connector closed");
+            ready.requestId() + ": connector closed", replying.requestId() + ": connector closed");
     assertThat(sent())
         .extracting(m -> ((ProtocolMessage.Release) m).lease())
-        .containsExactly(allocating.lease, ready.lease);
+        .containsExactly(allocating.lease(), ready.lease());
   }
 
   @Test
   void aConfirmationEndsTheConfirmPhaseAndKeepsTheLaterDeadline() {
     Load load = load("prefill-0", Load.State.CONFIRMING, Long.MAX_VALUE);
     LoadTest.RecordingSpan span = new LoadTest.RecordingSpan("load");
-    load.span = span;
+    load.traced(span);
     load.startPhase(TransferSpans.LOAD_CONFIRM);
 
     consumer.confirmed(load, 5L);
@@ -206,29 +218,29 @@ class ConsumerTest {
     assertThat(span.children.get(0).ended).isTrue();
     assertThat(load.phase()).isSameAs(io.kvbridge.observe.TransferSpan.NONE);
     assertThat(load.state()).isEqualTo(Load.State.AWAITING_ALLOCATION);
-    assertThat(load.producerDeadline).isEqualTo(load.params.deadlineNanos());
+    assertThat(load.producerDeadline()).isEqualTo(load.params().deadlineNanos());
   }
 
   @Test
   void allocationForALoadNotAwaitingItIsRefused() {
     Load load = load("prefill-0", Load.State.CONFIRMING, Long.MAX_VALUE);
 
-    assertThatThrownBy(() -> consumer.afterAllocate(load.requestId, List.of(1)))
+    assertThatThrownBy(() -> consumer.afterAllocate(load.requestId(), List.of(1)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
-            "afterAllocate for " + load.requestId + " without a matchRemote that answered Ready");
+            "afterAllocate for " + load.requestId() + " without a matchRemote that answered Ready");
   }
 
   @Test
   void tooFewAllocatedBlocksFailTheLoadWithNoneToGiveBack() {
     Load load = load("prefill-0", Load.State.AWAITING_ALLOCATION, Long.MAX_VALUE);
 
-    consumer.afterAllocate(load.requestId, List.of());
+    consumer.afterAllocate(load.requestId(), List.of());
 
     assertThat(consumer.drainFailures())
         .containsExactly(
             new LoadFailure(
-                load.requestId, List.of(), "engine allocated 0 blocks, the load needs 1"));
+                load.requestId(), List.of(), "engine allocated 0 blocks, the load needs 1"));
     assertThat(failed).hasSize(1);
     assertThat(consumer.inFlight()).isZero();
   }
@@ -237,7 +249,7 @@ class ConsumerTest {
   void aLoadNoLongerReadyIsNotPosted() {
     Load load = load("prefill-0", Load.State.AWAITING_ALLOCATION, Long.MAX_VALUE);
 
-    consumer.post(new LoadSpec(load.requestId, load.params, List.of(5)));
+    consumer.post(new LoadSpec(load.requestId(), load.params(), List.of(5)));
 
     assertThat(load.state()).isEqualTo(Load.State.AWAITING_ALLOCATION);
     assertThat(transport.indexedPosts).isEmpty();
@@ -246,10 +258,9 @@ class ConsumerTest {
 
   @Test
   void aLeaseEndingInsideTheSafetyMarginIsNotRead() {
-    Load load = load("prefill-0", Load.State.READY, Long.MAX_VALUE);
-    load.producerDeadline = now + 1_500 * MS;
+    Load load = load("prefill-0", Load.State.READY, Long.MAX_VALUE, now + 1_500 * MS, now);
 
-    consumer.post(new LoadSpec(load.requestId, load.params, load.localBlocks));
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
 
     assertThat(consumer.drainFailures())
         .extracting(LoadFailure::reason)
@@ -259,10 +270,9 @@ class ConsumerTest {
 
   @Test
   void aLeaseEndingExactlyAtTheSafetyMarginIsRead() {
-    Load load = load("prefill-0", Load.State.READY, Long.MAX_VALUE);
-    load.producerDeadline = now + 2_000 * MS;
+    Load load = load("prefill-0", Load.State.READY, Long.MAX_VALUE, now + 2_000 * MS, now);
 
-    consumer.post(new LoadSpec(load.requestId, load.params, load.localBlocks));
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
 
     assertThat(load.state()).isEqualTo(Load.State.READING);
     assertThat(transport.indexedPosts).hasSize(1);
@@ -272,10 +282,10 @@ class ConsumerTest {
   void aPostedReadIsTaggedOnItsPhaseAndReportedWithTheTimePosting() {
     Load load = load("prefill-0", Load.State.READY, Long.MAX_VALUE);
     LoadTest.RecordingSpan span = new LoadTest.RecordingSpan("load");
-    load.span = span;
+    load.traced(span);
     tick = 7;
 
-    consumer.post(new LoadSpec(load.requestId, load.params, load.localBlocks));
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
 
     LoadTest.RecordingSpan read = span.children.get(0);
     assertThat(read.name).isEqualTo(TransferSpans.LOAD_READ);
@@ -287,7 +297,7 @@ class ConsumerTest {
     assertThat(read.events).containsExactly(TransferSpans.POSTED);
     assertThat(postedNanos).containsExactly(7L);
     assertThat(load.state()).isEqualTo(Load.State.READING);
-    assertThat(load.stateDeadline()).isEqualTo(load.producerDeadline);
+    assertThat(load.stateDeadline()).isEqualTo(load.producerDeadline());
   }
 
   @Test
@@ -295,7 +305,7 @@ class ConsumerTest {
     Load load = load("prefill-0", Load.State.READY, Long.MAX_VALUE);
     transport.refuseNextIndexedPost = true;
 
-    consumer.post(new LoadSpec(load.requestId, load.params, load.localBlocks));
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
 
     assertThat(consumer.drainFailures())
         .extracting(LoadFailure::reason)
@@ -304,7 +314,7 @@ class ConsumerTest {
 
   private Load reading() {
     Load load = load("prefill-0", Load.State.READY, Long.MAX_VALUE);
-    consumer.post(new LoadSpec(load.requestId, load.params, load.localBlocks));
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
     assertThat(load.state()).isEqualTo(Load.State.READING);
     return load;
   }
@@ -312,7 +322,7 @@ class ConsumerTest {
   @Test
   void aFinishedReadIsReleasedAndItsCompletionSentThenTheReplyAwaited() throws Exception {
     Load load = reading();
-    TransferHandle handle = load.reads.get(0).handle();
+    TransferHandle handle = load.reads().get(0).handle();
     transport.status = TransferStatus.DONE;
 
     consumer.progress();
@@ -346,7 +356,7 @@ class ConsumerTest {
     assertThat(consumer.drainFailures())
         .containsExactly(
             new LoadFailure(
-                load.requestId, List.of(5), "could not send the completion to prefill-0"));
+                load.requestId(), List.of(5), "could not send the completion to prefill-0"));
   }
 
   @Test
@@ -378,7 +388,7 @@ class ConsumerTest {
     assertThat(consumer.drainFailures())
         .containsExactly(
             new LoadFailure(
-                load.requestId, List.of(5), "no ACK from producer prefill-0 within 5000 ms"));
+                load.requestId(), List.of(5), "no ACK from producer prefill-0 within 5000 ms"));
   }
 
   @Test
@@ -389,7 +399,7 @@ class ConsumerTest {
 
     assertThat(failed)
         .containsExactly(
-            load.requestId + ": producer prefill-0 did not confirm the lease within 8000 ms");
+            load.requestId() + ": producer prefill-0 did not confirm the lease within 8000 ms");
     assertThat(consumer.inFlight()).isZero();
   }
 
@@ -403,8 +413,8 @@ class ConsumerTest {
 
     assertThat(failed)
         .containsExactly(
-            confirming.requestId + ": producer prefill-0 is gone: deregistered",
-            replying.requestId + ": producer prefill-0 is gone: deregistered");
+            confirming.requestId() + ": producer prefill-0 is gone: deregistered",
+            replying.requestId() + ": producer prefill-0 is gone: deregistered");
     assertThat(consumer.inFlight()).isZero();
   }
 
@@ -430,12 +440,12 @@ class ConsumerTest {
 
   @Test
   void aReceivedLoadReportsTheTimeSinceItsReadStarted() {
-    Load load = load("prefill-0", Load.State.AWAITING_REPLY, Long.MAX_VALUE);
-    load.readStartedAt = now - 250;
+    Load load =
+        load("prefill-0", Load.State.AWAITING_REPLY, Long.MAX_VALUE, now + 10_000 * MS, now - 250);
 
     consumer.receivedAfterAck(load);
 
     assertThat(completedNanos).containsExactly(250L);
-    assertThat(consumer.drainReceived()).containsExactly(load.requestId);
+    assertThat(consumer.drainReceived()).containsExactly(load.requestId());
   }
 }

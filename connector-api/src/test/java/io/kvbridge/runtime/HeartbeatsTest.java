@@ -75,8 +75,7 @@ class HeartbeatsTest {
     int first = loads.size();
     for (int i = first; i < first + count; i++) {
       Load load = new Load("r-" + i, params("req-" + i), 0, 0, Long.MAX_VALUE);
-      load.peer = peer;
-      load.moveTo(Load.State.READY, Long.MAX_VALUE);
+      TestLoads.advance(load, peer, List.of(), Load.State.READY, Long.MAX_VALUE, START);
       loads.add(load);
     }
   }

@@ -36,10 +36,10 @@ class LoadTableTest {
     Load a = oneBlock("a", "p", "pa");
     table.add(a);
 
-    assertThat(table.reads(a.key)).isTrue();
+    assertThat(table.reads(a.key())).isTrue();
     assertThat(table.reads(new Load.LeaseKey("p", "other"))).isFalse();
 
     table.remove(a);
-    assertThat(table.reads(a.key)).isFalse();
+    assertThat(table.reads(a.key())).isFalse();
   }
 }

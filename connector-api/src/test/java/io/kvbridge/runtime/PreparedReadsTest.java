@@ -7,7 +7,6 @@ import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransportException;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -34,20 +33,15 @@ class PreparedReadsTest {
     return ranks;
   }
 
-  private static Load load() {
-    Load load = TestLoads.oneBlock();
-    load.peer = TestLoads.oneRankProducer(LAYOUT, REMOTE_BASE);
-    load.reads = new ArrayList<>();
-    return load;
-  }
+  private static final ProducerPeer PEER = TestLoads.oneRankProducer(LAYOUT, REMOTE_BASE);
 
   @Test
   void wholeBlocksGoByIndexAndAPartialTailIsDescribed() {
-    Load load = load();
+    Load.Posting posting = new Load.Posting();
     // Six whole blocks (more than the initial room for indices) and five bytes of a seventh.
     TransferPlanner.Piece piece = new TransferPlanner.Piece(0, 0, 0, 2 * BLOCK, 6 * BLOCK + 5);
 
-    reads.post(load, pair, List.of(piece));
+    reads.post(PEER, pair, List.of(piece), posting);
 
     assertThat(transport.indexedPosts).hasSize(1);
     assertThat(transport.indexedPosts.get(0).local()).containsExactly(2, 3, 4, 5, 6, 7);
@@ -58,42 +52,50 @@ class PreparedReadsTest {
                 List.of(new Descriptor(LOCAL_BASE + 8 * BLOCK, 5, 0)),
                 "p0",
                 List.of(new Descriptor(REMOTE_BASE + 6 * BLOCK, 5, 0))));
-    assertThat(load.reads).hasSize(2);
-    assertThat(load.bytes).isEqualTo(6 * BLOCK + 5);
-    assertThat(load.descriptors).isEqualTo(7);
+    assertThat(posting.reads()).hasSize(2);
+    assertThat(posting.bytes()).isEqualTo(6 * BLOCK + 5);
+    assertThat(posting.descriptors()).isEqualTo(7);
   }
 
   @Test
   void piecesOffBlockBoundariesAreDescribedWithoutAnIndexedRead() {
-    Load load = load();
+    Load.Posting posting = new Load.Posting();
 
     reads.post(
-        load,
+        PEER,
         pair,
         List.of(
-            new TransferPlanner.Piece(0, 3, 0, 3, 10), new TransferPlanner.Piece(0, 20, 0, 36, 4)));
+            new TransferPlanner.Piece(0, 3, 0, 3, 10), new TransferPlanner.Piece(0, 20, 0, 36, 4)),
+        posting);
 
     assertThat(transport.indexedPosts).isEmpty();
     assertThat(transport.describedPosts).hasSize(1);
     assertThat(transport.describedPosts.get(0).local()).hasSize(2);
-    assertThat(load.reads).hasSize(1);
-    assertThat(load.bytes).isEqualTo(14);
-    assertThat(load.descriptors).isEqualTo(2);
+    assertThat(posting.reads()).hasSize(1);
+    assertThat(posting.bytes()).isEqualTo(14);
+    assertThat(posting.descriptors()).isEqualTo(2);
   }
 
   @Test
   void aRefusedPostReleasesTheListsItUsedAndTheNextReadPreparesThemAgain() {
-    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
+    reads.post(
+        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
     assertThat(transport.localPrepares).isEqualTo(1);
     assertThat(transport.remotePrepares).isEqualTo(1);
     transport.refuseNextIndexedPost = true;
 
     assertThatThrownBy(
-            () -> reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK))))
+            () ->
+                reads.post(
+                    PEER,
+                    pair,
+                    List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)),
+                    new Load.Posting()))
         .isInstanceOf(TransportException.class);
 
     assertThat(transport.released).extracting(PreparedList::id).containsExactlyInAnyOrder(1L, 2L);
-    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
+    reads.post(
+        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
     assertThat(transport.localPrepares).isEqualTo(2);
     assertThat(transport.remotePrepares).isEqualTo(2);
     assertThat(transport.indexedPosts).hasSize(2);
@@ -101,22 +103,29 @@ class PreparedReadsTest {
 
   @Test
   void listsArePreparedOnceAndReleasedAtCloseAfterWhichAReadPreparesAfresh() {
-    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
-    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, BLOCK, 0, BLOCK, BLOCK)));
+    reads.post(
+        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
+    reads.post(
+        PEER,
+        pair,
+        List.of(new TransferPlanner.Piece(0, BLOCK, 0, BLOCK, BLOCK)),
+        new Load.Posting());
     assertThat(transport.localPrepares).isEqualTo(1);
     assertThat(transport.remotePrepares).isEqualTo(1);
 
     reads.close();
 
     assertThat(transport.released).extracting(PreparedList::id).containsExactlyInAnyOrder(1L, 2L);
-    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
+    reads.post(
+        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
     assertThat(transport.localPrepares).isEqualTo(2);
     assertThat(transport.remotePrepares).isEqualTo(2);
   }
 
   @Test
   void aListThatFailsToReleaseDoesNotStopCloseReleasingTheRest() {
-    reads.post(load(), pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)));
+    reads.post(
+        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
     transport.refuseReleases = true;
 
     reads.close();

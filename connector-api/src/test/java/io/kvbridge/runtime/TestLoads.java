@@ -1,6 +1,7 @@
 package io.kvbridge.runtime;
 
 import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.spi.TokenIds;
@@ -41,6 +42,47 @@ final class TestLoads {
         0,
         0L,
         0L);
+  }
+
+  /**
+   * Takes a load from CONFIRMING to {@code target} (AWAITING_ALLOCATION to AWAITING_REPLY) through
+   * its transitions: confirmed by {@code peer}, lent {@code blocks}, read posted at {@code now}
+   * with nothing to wait for, completion sent; the state reached ends at {@code deadline}.
+   */
+  static void advance(
+      Load load,
+      ProducerPeer peer,
+      List<Integer> blocks,
+      Load.State target,
+      long deadline,
+      long now) {
+    load.confirmSent(peer, ReadDigest.fromBytes(new byte[32]), 0, now);
+    load.confirmed(load.producerDeadline());
+    if (target == Load.State.AWAITING_ALLOCATION) {
+      return;
+    }
+    load.allocated(blocks);
+    if (target == Load.State.READY) {
+      return;
+    }
+    load.posted(
+        new TransferPlanner.Load(
+            peer.layouts(),
+            peer.layouts(),
+            load.params().blockIds(),
+            blocks,
+            load.params().tokens(),
+            0),
+        new Load.Posting(),
+        now,
+        deadline);
+    if (target == Load.State.READING) {
+      return;
+    }
+    load.completionSent(deadline);
+    if (target != Load.State.AWAITING_REPLY) {
+      throw new IllegalArgumentException("cannot advance a load to " + target);
+    }
   }
 
   /** {@code prefill-0} handshaken in process, one DRAM rank {@code p0} at {@code base}. */
