@@ -8,7 +8,6 @@ import io.kvbridge.transfer.TransportException;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
 import java.lang.System.Logger.Level;
-import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -35,22 +34,47 @@ final class ConsumerReplies {
   }
 
   /** Handles one producer's answer. */
-  void onMessage(String fromAgent, ProtocolMessage message) {
-    long now = settings.clock().nanoTime();
-    if (message instanceof ProtocolMessage.Renewed renewed) {
-      onRenewed(fromAgent, renewed, now);
-      return;
+  void onMessage(String fromAgent, ProtocolMessage.ToConsumer message) {
+    message.handleBy(new Answer(fromAgent, settings.clock().nanoTime()));
+  }
+
+  /** One answer from {@code fromAgent}, received at {@code now}, handled by its type. */
+  private final class Answer implements ProtocolMessage.ToConsumer.Handler {
+    private final String fromAgent;
+    private final long now;
+
+    Answer(String fromAgent, long now) {
+      this.fromAgent = fromAgent;
+      this.now = now;
     }
-    LeaseRef ref = leaseOf(message);
-    Optional<Load> found = loadFor(fromAgent, ref);
-    if (message instanceof ProtocolMessage.Confirmed c
-        && found.filter(l -> l.state() == Load.State.CONFIRMING).isPresent()) {
+
+    @Override
+    public void renewed(ProtocolMessage.Renewed renewed) {
+      onRenewed(fromAgent, renewed, now);
+    }
+
+    @Override
+    public void confirmed(ProtocolMessage.Confirmed c) {
+      Optional<Load> found =
+          loadFor(fromAgent, c.lease()).filter(l -> l.state() == Load.State.CONFIRMING);
+      if (found.isEmpty()) {
+        unexpected(c, fromAgent);
+        return;
+      }
       Load load = found.get();
       if (c.echoSentAtNanos() == load.confirmSentAt()) {
         sampleClock(load.peer(), c.echoSentAtNanos(), c.producerClockNanos(), now);
       }
       consumer.confirmed(load, c.deadlineNanos());
-    } else if (message instanceof ProtocolMessage.Nack nack && found.isPresent()) {
+    }
+
+    @Override
+    public void nack(ProtocolMessage.Nack nack) {
+      Optional<Load> found = loadFor(fromAgent, nack.lease());
+      if (found.isEmpty()) {
+        unexpected(nack, fromAgent);
+        return;
+      }
       Load load = found.get();
       String why =
           "producer " + load.peer().engineId() + " refused the lease (" + nack.reason() + ")";
@@ -60,13 +84,19 @@ final class ConsumerReplies {
         load.phase().tag(TransferSpans.REPLY, "nack");
         consumer.fail(load, why + "; the read is not used");
       } else {
-        unexpected(message, ref, fromAgent);
+        unexpected(nack, fromAgent);
       }
-    } else if (message instanceof ProtocolMessage.Ack
-        && found.filter(l -> l.state() == Load.State.AWAITING_REPLY).isPresent()) {
-      consumer.receivedAfterAck(found.get());
-    } else {
-      unexpected(message, ref, fromAgent);
+    }
+
+    @Override
+    public void ack(ProtocolMessage.Ack ack) {
+      Optional<Load> found =
+          loadFor(fromAgent, ack.lease()).filter(l -> l.state() == Load.State.AWAITING_REPLY);
+      if (found.isPresent()) {
+        consumer.receivedAfterAck(found.get());
+      } else {
+        unexpected(ack, fromAgent);
+      }
     }
   }
 
@@ -102,11 +132,6 @@ final class ConsumerReplies {
         "release");
   }
 
-  /** A message's kind as metrics name it: its type in lower case, e.g. {@code completion}. */
-  static String kind(ProtocolMessage message) {
-    return message.getClass().getSimpleName().toLowerCase(Locale.ROOT);
-  }
-
   private static boolean send(
       Transport transport,
       ConnectorCounters counters,
@@ -117,7 +142,7 @@ final class ConsumerReplies {
       transport.notify(load.peer().agentName(), ProtocolMessage.encode(message));
       return true;
     } catch (TransportException e) {
-      counters.notificationFailed(load.peer().engineId(), kind(message));
+      counters.notificationFailed(load.peer().engineId(), message.kind());
       LOG.log(
           Level.WARNING,
           "could not send the " + what + " of " + load.requestId() + ": " + e.getMessage());
@@ -165,24 +190,13 @@ final class ConsumerReplies {
         .filter(load -> load.lease().token().equals(ref.token()));
   }
 
-  private void unexpected(ProtocolMessage message, LeaseRef ref, String fromAgent) {
+  private void unexpected(ProtocolMessage.LeaseMessage message, String fromAgent) {
     counters.rejected(
         RejectedInput.UNEXPECTED_REPLY,
         message.getClass().getSimpleName()
             + " for "
-            + ref.requestId()
+            + message.lease().requestId()
             + " from agent "
             + fromAgent);
-  }
-
-  private static LeaseRef leaseOf(ProtocolMessage message) {
-    if (message instanceof ProtocolMessage.Confirmed c) {
-      return c.lease();
-    } else if (message instanceof ProtocolMessage.Nack n) {
-      return n.lease();
-    } else if (message instanceof ProtocolMessage.Ack a) {
-      return a.lease();
-    }
-    throw new IllegalArgumentException(message.getClass().getSimpleName() + " is not for D");
   }
 }

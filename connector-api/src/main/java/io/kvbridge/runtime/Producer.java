@@ -198,7 +198,7 @@ final class Producer {
   }
 
   /** Routes one consumer message; messages from agents that never handshook are counted. */
-  void onMessage(String fromAgent, ProtocolMessage message) {
+  void onMessage(String fromAgent, ProtocolMessage.ToProducer message) {
     Optional<String> consumer =
         Optional.ofNullable(responder).flatMap(r -> r.consumerOf(fromAgent));
     if (consumer.isEmpty()) {
@@ -207,15 +207,29 @@ final class Producer {
           message.getClass().getSimpleName() + " from agent " + fromAgent);
       return;
     }
-    if (message instanceof ProtocolMessage.Completion c) {
-      onCompletion(fromAgent, consumer.get(), c);
-    } else if (message instanceof ProtocolMessage.Heartbeat h) {
-      onHeartbeat(fromAgent, consumer.get(), h);
-    } else if (message instanceof ProtocolMessage.Confirm c) {
-      onConfirm(fromAgent, consumer.get(), c);
-    } else if (message instanceof ProtocolMessage.Release r) {
-      onRelease(consumer.get(), r);
-    }
+    String from = consumer.get();
+    message.handleBy(
+        new ProtocolMessage.ToProducer.Handler() {
+          @Override
+          public void completion(ProtocolMessage.Completion completion) {
+            onCompletion(fromAgent, from, completion);
+          }
+
+          @Override
+          public void heartbeat(ProtocolMessage.Heartbeat heartbeat) {
+            onHeartbeat(fromAgent, from, heartbeat);
+          }
+
+          @Override
+          public void confirm(ProtocolMessage.Confirm confirm) {
+            onConfirm(fromAgent, from, confirm);
+          }
+
+          @Override
+          public void release(ProtocolMessage.Release release) {
+            onRelease(from, release);
+          }
+        });
   }
 
   /**
@@ -399,7 +413,7 @@ final class Producer {
     try {
       transport.notify(toAgent, ProtocolMessage.encode(reply));
     } catch (TransportException e) {
-      counters.notificationFailed(consumer, ConsumerReplies.kind(reply));
+      counters.notificationFailed(consumer, reply.kind());
       // The consumer times out waiting and fails the load; the lease outcome stands. Its agent is
       // forgotten, so the transport stops trying to reach it; a consumer still alive handshakes
       // again once its loads time out.

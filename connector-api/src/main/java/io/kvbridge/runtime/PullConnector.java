@@ -185,21 +185,34 @@ public final class PullConnector implements KvConnector {
             RejectedInput.MALFORMED_MESSAGE, "from agent " + n.fromAgent() + ": " + e.getMessage());
         continue;
       }
-      boolean forProducer =
-          message instanceof ProtocolMessage.Completion
-              || message instanceof ProtocolMessage.Heartbeat
-              || message instanceof ProtocolMessage.Confirm
-              || message instanceof ProtocolMessage.Release;
-      if (forProducer && settings.role().produces()) {
-        producer.onMessage(n.fromAgent(), message);
-      } else if (!forProducer && settings.role().consumes()) {
-        replies.onMessage(n.fromAgent(), message);
-      } else {
-        counters.rejected(
-            RejectedInput.UNEXPECTED_REPLY,
-            message.getClass().getSimpleName() + " is not for a " + settings.role() + " engine");
-      }
+      String fromAgent = n.fromAgent();
+      message.route(
+          new ProtocolMessage.Router() {
+            @Override
+            public void toProducer(ProtocolMessage.ToProducer m) {
+              if (settings.role().produces()) {
+                producer.onMessage(fromAgent, m);
+              } else {
+                notForThisRole(m);
+              }
+            }
+
+            @Override
+            public void toConsumer(ProtocolMessage.ToConsumer m) {
+              if (settings.role().consumes()) {
+                replies.onMessage(fromAgent, m);
+              } else {
+                notForThisRole(m);
+              }
+            }
+          });
     }
+  }
+
+  private void notForThisRole(ProtocolMessage message) {
+    counters.rejected(
+        RejectedInput.UNEXPECTED_REPLY,
+        message.getClass().getSimpleName() + " is not for a " + settings.role() + " engine");
   }
 
   private void requireOpen() {

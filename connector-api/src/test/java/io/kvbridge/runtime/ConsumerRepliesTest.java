@@ -36,11 +36,6 @@ class ConsumerRepliesTest {
   }
 
   @Test
-  void aMessagesKindIsItsTypeInLowerCase() {
-    assertThat(ConsumerReplies.kind(new ProtocolMessage.Ack(load.lease()))).isEqualTo("ack");
-  }
-
-  @Test
   void messagesGoToTheProducersLeadAgent() throws Exception {
     assertThat(ConsumerReplies.sendConfirm(transport, "decode-0", counters, load, 5L)).isTrue();
     assertThat(ConsumerReplies.sendCompletion(transport, "decode-0", counters, load)).isTrue();
