@@ -1,13 +1,13 @@
 package io.kvbridge.runtime;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.net.HandshakeAddress;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import io.kvbridge.wire.ConsumerHandshake;
 import io.kvbridge.wire.Handshake;
-import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import java.io.IOException;
 import java.lang.System.Logger.Level;

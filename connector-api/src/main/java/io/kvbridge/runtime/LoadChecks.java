@@ -2,9 +2,9 @@ package io.kvbridge.runtime;
 
 import io.kvbridge.integrity.ChecksumInput;
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.net.HandshakeAddress;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.wire.HandshakeAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -12,7 +12,8 @@ import com.tngtech.archunit.lang.ArchRule;
  * The connector API depends on the JDK alone, and inside it each package depends only downwards:
  * {@code wire} (the specified bytes) knows nothing of the {@code spi} or the {@code runtime}; the
  * {@code spi} (what engines and connector authors see) knows nothing of the {@code runtime} that
- * implements the protocol; the lease table knows nothing of any of them.
+ * implements the protocol, nor of the {@code wire}: both take the network values they share from
+ * {@code net}; the lease table knows nothing of any of them.
  */
 @AnalyzeClasses(packages = "io.kvbridge", importOptions = ImportOption.DoNotIncludeTests.class)
 class ModuleBoundariesTest {
@@ -80,8 +81,35 @@ class ModuleBoundariesTest {
           .dependOnClassesThat()
           .resideInAnyPackage("io.kvbridge.runtime..")
           .because(
-              "engines and connector authors program against the SPI (and the wire format's value"
-                  + " types, such as the handshake secret), never against the runtime behind it");
+              "engines and connector authors program against the SPI, never against the runtime"
+                  + " behind it");
+
+  @ArchTest
+  static final ArchRule spiSpeaksItsOwnVocabulary =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.spi..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage("io.kvbridge.wire..")
+          .because(
+              "an engine author reads the SPI alone: the addresses, secret and drop reasons it"
+                  + " names live in io.kvbridge.net, which the wire format imports too");
+
+  @ArchTest
+  static final ArchRule netValuesDependOnNothingOfKvbridge =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.net..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage(
+              "io.kvbridge.spi..",
+              "io.kvbridge.wire..",
+              "io.kvbridge.runtime..",
+              "io.kvbridge.transfer..",
+              "io.kvbridge.lease..")
+          .because("the shared network values sit below both the SPI and the wire format");
 
   @ArchTest
   static final ArchRule packagesFormNoCycles =

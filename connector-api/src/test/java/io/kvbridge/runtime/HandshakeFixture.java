@@ -2,11 +2,11 @@ package io.kvbridge.runtime;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.layout.KvLayout.MemoryOrder;
+import io.kvbridge.net.HandshakeAddress;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.time.MonotonicClock;
-import io.kvbridge.wire.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,9 +1,10 @@
-package io.kvbridge.wire;
+package io.kvbridge.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import io.kvbridge.wire.HandshakeKeys;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -14,7 +15,7 @@ class HandshakeSecretTest {
   void secretOfTheShortestLengthIsAccepted() {
     HandshakeSecret secret = HandshakeSecret.of("x".repeat(HandshakeSecret.MIN_BYTES));
 
-    assertThat(List.of(secret.keysFor(new byte[16], new byte[16]).keys()))
+    assertThat(List.of(HandshakeKeys.derive(secret, new byte[16], new byte[16]).keys()))
         .allSatisfy(key -> assertThat(key).hasSize(32));
   }
 
@@ -48,15 +49,15 @@ class HandshakeSecretTest {
     otherP[15] = 1;
     byte[] otherD = d.clone();
     otherD[0] = 1;
-    byte[][] keys = secret.keysFor(p, d).keys();
+    byte[][] keys = HandshakeKeys.derive(secret, p, d).keys();
 
-    assertThat(List.of(secret.keysFor(p, d).keys())).containsExactly(keys);
+    assertThat(List.of(HandshakeKeys.derive(secret, p, d).keys())).containsExactly(keys);
     for (HandshakeKeys other :
         List.of(
-            secret.keysFor(otherP, d),
-            secret.keysFor(p, otherD),
-            secret.keysFor(d, p),
-            HandshakeSecret.of("another secret of some length").keysFor(p, d))) {
+            HandshakeKeys.derive(secret, otherP, d),
+            HandshakeKeys.derive(secret, p, otherD),
+            HandshakeKeys.derive(secret, d, p),
+            HandshakeKeys.derive(HandshakeSecret.of("another secret of some length"), p, d))) {
       for (int i = 0; i < keys.length; i++) {
         assertThat(other.keys()[i]).isNotEqualTo(keys[i]);
       }

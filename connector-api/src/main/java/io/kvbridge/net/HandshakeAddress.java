@@ -1,4 +1,4 @@
-package io.kvbridge.wire;
+package io.kvbridge.net;
 
 import java.net.URI;
 import java.net.URISyntaxException;

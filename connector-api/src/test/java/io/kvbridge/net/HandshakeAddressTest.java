@@ -1,8 +1,9 @@
-package io.kvbridge.wire;
+package io.kvbridge.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import io.kvbridge.wire.HandshakeChannel;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,13 +1,16 @@
-package io.kvbridge.wire;
+package io.kvbridge.net;
 
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * A deployment's shared handshake secret. Each conversation derives keys of its own from it and
- * both ends' nonces ({@link HandshakeKeys}): P proves it knows the secret before D sends anything
- * of its own, and the request and the answer travel encrypted and authenticated, so no metadata,
- * layout or memory description leaves either side for a peer that does not know it. The secret
- * itself never travels and is never printed.
+ * both ends' nonces ({@code io.kvbridge.wire.HandshakeKeys}): P proves it knows the secret before D
+ * sends anything of its own, and the request and the answer travel encrypted and authenticated, so
+ * no metadata, layout or memory description leaves either side for a peer that does not know it.
+ * The secret itself never travels and is never printed.
  *
  * <p>Immutable; safe for use from any thread.
  */
@@ -41,11 +44,18 @@ public final class HandshakeSecret {
   }
 
   /**
-   * The keys of one conversation: derived from this secret and both nonces, so each connection has
-   * keys of its own.
+   * HKDF-SHA256's extract step over this secret: {@code HMAC-SHA256(salt, the secret's UTF-8
+   * bytes)}, the pseudorandom key a conversation's keys are expanded from. The secret itself is
+   * never handed out.
    */
-  public HandshakeKeys keysFor(byte[] producerNonce, byte[] consumerNonce) {
-    return HandshakeKeys.derive(secret, producerNonce, consumerNonce);
+  public byte[] extract(byte[] salt) {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(salt, "HmacSHA256"));
+      return mac.doFinal(secret);
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("every JDK provides HmacSHA256", e);
+    }
   }
 
   /** Never shows the secret. */
