@@ -2,6 +2,11 @@ package io.kvbridge.runtime;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.runtime.consumer.Consumer;
+import io.kvbridge.runtime.consumer.ConsumerReplies;
+import io.kvbridge.runtime.engine.ConnectorCounters;
+import io.kvbridge.runtime.engine.Ranks;
+import io.kvbridge.runtime.producer.Producer;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorStatus;
 import io.kvbridge.spi.ConsumerStatus;
@@ -118,7 +123,7 @@ public final class PullConnector implements KvConnector {
   @Override
   public void peerGone(String engineId, String why) {
     if (settings.role().consumes()) {
-      consumer.handshakes().producerGone(engineId, why);
+      consumer.producerGone(engineId, why);
     }
     if (settings.role().produces()) {
       producer.consumerGone(engineId, why);

@@ -112,6 +112,53 @@ class ModuleBoundariesTest {
           .because("the shared network values sit below both the SPI and the wire format");
 
   @ArchTest
+  static final ArchRule producerSideUsesNothingOfTheConsumerSide =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.runtime.producer..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("io.kvbridge.runtime.consumer..")
+          .because(
+              "P's half of the protocol speaks to D only through the wire format; what both sides"
+                  + " share is in io.kvbridge.runtime.engine");
+
+  @ArchTest
+  static final ArchRule consumerSideUsesNothingOfTheProducerSide =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.runtime.consumer..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("io.kvbridge.runtime.producer..")
+          .because(
+              "D's half of the protocol speaks to P only through the wire format; what both sides"
+                  + " share is in io.kvbridge.runtime.engine");
+
+  @ArchTest
+  static final ArchRule sidesAndWhatTheyShareSitBelowTheConnector =
+      noClasses()
+          .that()
+          .resideInAnyPackage(
+              "io.kvbridge.runtime.producer..",
+              "io.kvbridge.runtime.consumer..",
+              "io.kvbridge.runtime.engine..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("io.kvbridge.runtime")
+          .because("PullConnector composes the two sides; neither side reaches back up to it");
+
+  @ArchTest
+  static final ArchRule whatBothSidesShareKnowsNeitherSide =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.runtime.engine..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage("io.kvbridge.runtime.producer..", "io.kvbridge.runtime.consumer..")
+          .because("the engine's ranks, counters and block checksums serve both sides alike");
+
+  @ArchTest
   static final ArchRule packagesFormNoCycles =
       slices().matching("io.kvbridge.(*)..").should().beFreeOfCycles();
 }
