@@ -14,11 +14,9 @@ import io.kvbridge.wire.HandshakeChannel;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -26,7 +24,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The consumer's side of handshakes: knows the producers it completed a handshake with, starts a
@@ -39,20 +36,20 @@ import java.util.concurrent.atomic.AtomicLong;
  * once; each handshake is bounded as a whole by {@code handshake.timeout}. A producer in this JVM
  * is handshaken inline.
  *
- * <p>What it knows of a producer's agent is keyed by (producer engine id, incarnation, agent name).
- * Before it loads anything of an answer it reads the agent name of every rank's metadata ({@link
- * Transport#peerAgentName}) and refuses the answer ({@link RejectedInput#FORGED_PEER}) if a name
- * belongs to another known producer or to this engine, if the incarnation is older than the one
- * known (stale metadata), or if the known incarnation names other agents. The same incarnation with
- * the same agents keeps what is loaded (and where it was found); a blob that differs is never
- * loaded. A newer incarnation (the producer restarted under the same engine id) has the old agents'
- * metadata invalidated before the new is loaded, and the peer is replaced everywhere. A refused
- * answer changes nothing this engine uses to reach a live producer, and its producer is not listed
- * among the peers. A producer that failed a read or stopped answering is marked suspect and
- * handshaken again before it is used again.
+ * <p>What it knows of producers is kept in its {@link ProducerPeers} books, keyed by (producer
+ * engine id, incarnation, agent name). Before it loads anything of an answer it reads the agent
+ * name of every rank's metadata ({@link Transport#peerAgentName}) and refuses the answer ({@link
+ * RejectedInput#FORGED_PEER}) if a name belongs to another known producer or to this engine, if the
+ * incarnation is older than the one known (stale metadata), or if the known incarnation names other
+ * agents. The same incarnation with the same agents keeps what is loaded (and where it was found);
+ * a blob that differs is never loaded. A newer incarnation (the producer restarted under the same
+ * engine id) has the old agents' metadata invalidated before the new is loaded, and the peer is
+ * replaced everywhere. A refused answer changes nothing this engine uses to reach a live producer,
+ * and its producer is not listed among the peers. A producer that failed a read or stopped
+ * answering is marked suspect and handshaken again before it is used again.
  *
  * <p>Threads: {@link #resolve} and {@link #endRound} run under the connector's lock; handshakes run
- * on the pool's threads; the peer maps are concurrent.
+ * on the pool's threads; the books are thread-safe.
  */
 public final class HandshakeClient implements AutoCloseable {
 
@@ -64,16 +61,8 @@ public final class HandshakeClient implements AutoCloseable {
   private final ConnectorSettings settings;
   private final Ranks ranks;
   private final ConnectorCounters counters;
-  private final Map<String, ProducerPeer> peers = new ConcurrentHashMap<>();
-  private final Map<String, ProducerPeer> byAgent = new ConcurrentHashMap<>();
-  private final Set<String> suspects = ConcurrentHashMap.newKeySet();
-  private final Map<String, Gone> gone = new ConcurrentHashMap<>();
-  private final AtomicLong epoch = new AtomicLong();
+  private final ProducerPeers peers;
   private final Map<PeerKey, CompletableFuture<ProducerPeer>> inFlight = new ConcurrentHashMap<>();
-  // Every producer agent loaded into this engine's transports, by name: whose it is and of which
-  // start. Guarded, with what is loaded and with the peer maps' changes, by books.
-  private final Map<String, LoadedAgent> loaded = new ConcurrentHashMap<>();
-  private final Object books = new Object();
   private final ThreadPoolExecutor threads;
 
   /** A client for this engine's {@code ranks}; it handshakes only once they are all registered. */
@@ -81,6 +70,7 @@ public final class HandshakeClient implements AutoCloseable {
     this.settings = settings;
     this.ranks = ranks;
     this.counters = counters;
+    this.peers = new ProducerPeers(ranks);
     this.threads =
         new ThreadPoolExecutor(
             THREADS,
@@ -113,12 +103,9 @@ public final class HandshakeClient implements AutoCloseable {
    * ready; starts a handshake if it is not and none is in flight.
    */
   Resolution resolve(String engineId, String address, long incarnation) {
-    ProducerPeer known = peers.get(engineId);
-    if (known != null
-        && known.address().equals(address)
-        && known.incarnation() == incarnation
-        && !suspects.contains(engineId)) {
-      return new Resolution.Ready(known);
+    Optional<ProducerPeer> known = peers.trusted(engineId, address, incarnation);
+    if (known.isPresent()) {
+      return new Resolution.Ready(known.get());
     }
     PeerKey key = new PeerKey(engineId, address);
     CompletableFuture<ProducerPeer> handshake = inFlight.get(key);
@@ -159,12 +146,12 @@ public final class HandshakeClient implements AutoCloseable {
 
   /** The current peer of {@code engineId}, if handshaken. */
   Optional<ProducerPeer> current(String engineId) {
-    return Optional.ofNullable(peers.get(engineId));
+    return peers.current(engineId);
   }
 
   /** The peer whose transport agent is {@code agent}, if any. */
   Optional<ProducerPeer> byAgent(String agent) {
-    return Optional.ofNullable(byAgent.get(agent));
+    return peers.byAgent(agent);
   }
 
   /**
@@ -173,26 +160,23 @@ public final class HandshakeClient implements AutoCloseable {
    * #gone} and forgotten.
    */
   void suspect(String engineId) {
-    ProducerPeer peer = peers.get(engineId);
-    if (peer != null && suspects.add(engineId)) {
-      inFlight.computeIfAbsent(new PeerKey(engineId, peer.address()), this::start);
-    }
+    peers
+        .suspect(engineId)
+        .ifPresent(
+            peer -> inFlight.computeIfAbsent(new PeerKey(engineId, peer.address()), this::start));
   }
 
   /**
    * Why producer {@code engineId} went away after {@code since} (an {@link #epoch()} value), if it
-   * did: its handshake failed after it was suspected, or a discovery service said it is gone. Loads
-   * created before that fail at once with the reason instead of waiting for their timeouts; later
-   * loads try a fresh handshake.
+   * did; see {@link ProducerPeers#goneSince}.
    */
   Optional<String> goneSince(String engineId, long since) {
-    Gone g = gone.get(engineId);
-    return g != null && g.epoch > since ? Optional.of(g.reason) : Optional.empty();
+    return peers.goneSince(engineId, since);
   }
 
   /** A counter that moves on every producer that goes away; loads note it when they start. */
   long epoch() {
-    return epoch.get();
+    return peers.epoch();
   }
 
   /**
@@ -200,17 +184,7 @@ public final class HandshakeClient implements AutoCloseable {
    * discovery service expired): its metadata is dropped and the loads tied to it fail.
    */
   void producerGone(String engineId, String why) {
-    ProducerPeer peer;
-    synchronized (books) {
-      peer = peers.remove(engineId);
-      if (peer != null) {
-        forgetAgents(peer);
-      }
-      suspects.remove(engineId);
-    }
-    gone.put(engineId, new Gone(why, epoch.incrementAndGet()));
-    // In a fleet every consumer hears of every producer that leaves; only one it knew matters.
-    LOG.log(peer != null ? Level.WARNING : Level.DEBUG, "producer {0} is gone: {1}", engineId, why);
+    peers.producerGone(engineId, why);
   }
 
   /**
@@ -218,12 +192,12 @@ public final class HandshakeClient implements AutoCloseable {
    * still in flight: no load can be failed by them any more, so a fleet's churn does not pile up.
    */
   void forgetGoneAtOrBefore(long oldest) {
-    gone.values().removeIf(g -> g.epoch <= oldest);
+    peers.forgetGoneAtOrBefore(oldest);
   }
 
   /** Every producer handshaken. */
   Map<String, ProducerPeer> peers() {
-    return Map.copyOf(peers);
+    return peers.peers();
   }
 
   @Override
@@ -277,13 +251,9 @@ public final class HandshakeClient implements AutoCloseable {
 
   /** A suspect producer whose new handshake failed is gone: forgotten, its metadata dropped. */
   private void forgetIfSuspect(PeerKey key, String reason) {
-    ProducerPeer peer = peers.get(key.engineId());
-    if (peer == null
-        || !suspects.contains(key.engineId())
-        || !peer.address().equals(key.address())) {
-      return;
+    if (peers.suspectedAt(key.engineId(), key.address())) {
+      peers.producerGone(key.engineId(), "stopped answering: " + reason);
     }
-    producerGone(key.engineId(), "stopped answering: " + reason);
   }
 
   /** A handshake refused before it started: counted as refused and as failed in no time. */
@@ -368,46 +338,7 @@ public final class HandshakeClient implements AutoCloseable {
     }
     ClockOffset sample = ClockOffset.estimate(sent, accepted.clockSampleNanos(), receivedAt);
     List<String> names = agentNames(engineId, accepted);
-    ProducerPeer peer;
-    synchronized (books) {
-      ProducerPeer old = peers.get(engineId);
-      refuseForgery(engineId, address, accepted.producerIncarnation(), names, old);
-      if (old != null && old.incarnation() == accepted.producerIncarnation()) {
-        // Same process as before: what was loaded of it stays, whatever this answer's blobs say,
-        // and so does where it was first found; only an answer from there heals the clock
-        // estimate.
-        if (old.address().equals(address)) {
-          old.clock().offer(sent, accepted.clockSampleNanos(), receivedAt);
-        }
-        peer = old;
-      } else {
-        if (old != null) {
-          // A restarted producer may keep its agent names; the transport takes new metadata for a
-          // known name only after the old is forgotten.
-          forgetAgents(old);
-          LOG.log(
-              Level.INFO,
-              "producer {0} restarted: incarnation {1} replaces {2}",
-              engineId,
-              Long.toHexString(accepted.producerIncarnation()),
-              Long.toHexString(old.incarnation()));
-        }
-        peer =
-            new ProducerPeer(
-                engineId,
-                address,
-                accepted.producerIncarnation(),
-                load(engineId, accepted, names),
-                new ClockSync(sample, receivedAt));
-      }
-      peers.put(engineId, peer);
-      byAgent.put(peer.agentName(), peer);
-      if (peer.address().equals(address)) {
-        // Only an answer from where the producer is known clears a suspicion of it.
-        suspects.remove(engineId);
-      }
-    }
-
+    ProducerPeer peer = peers.admit(engineId, address, accepted, names, sample, sent, receivedAt);
     LOG.log(
         Level.INFO,
         "handshake with {0} at {1}: agent {2}, incarnation {3}, clock offset {4} ns (±{5} ns)",
@@ -439,128 +370,7 @@ public final class HandshakeClient implements AutoCloseable {
     return names;
   }
 
-  /**
-   * Refuses an answer that would have this consumer load metadata it must not: agents of another
-   * known producer (or of this engine), a start of the producer older than the one known (stale
-   * metadata, say an answer captured before it restarted), or other agents for the start known.
-   * Called under {@link #books}, before anything is loaded.
-   */
-  private void refuseForgery(
-      String engineId, String address, long incarnation, List<String> names, ProducerPeer old)
-      throws HandshakeFailedException {
-    String from = "producer " + engineId + " at " + address + " (incarnation ";
-    Set<String> seen = new HashSet<>();
-    for (String name : names) {
-      if (!seen.add(name)) {
-        throw forged(from + Long.toHexString(incarnation) + ") names agent " + name + " twice");
-      }
-      if (ranks.transports().stream().anyMatch(t -> t.agentName().equals(name))) {
-        throw forged(
-            from
-                + Long.toHexString(incarnation)
-                + ") names agent "
-                + name
-                + ", one of this engine's");
-      }
-      LoadedAgent owner = loaded.get(name);
-      if (owner != null && !owner.engineId().equals(engineId)) {
-        throw forged(
-            from
-                + Long.toHexString(incarnation)
-                + ") names agent "
-                + name
-                + ", which belongs to producer "
-                + owner.engineId()
-                + " (incarnation "
-                + Long.toHexString(owner.incarnation())
-                + ")");
-      }
-    }
-    if (old == null) {
-      return;
-    }
-    if (ConnectorSettings.isLaterIncarnation(old.incarnation(), incarnation)) {
-      throw forged(
-          from
-              + Long.toHexString(incarnation)
-              + ") answers as a start older than the known incarnation "
-              + Long.toHexString(old.incarnation())
-              + ": stale metadata");
-    }
-    List<String> known = old.ranks().stream().map(ProducerPeer.Rank::agentName).toList();
-    if (old.incarnation() == incarnation && !known.equals(names)) {
-      throw forged(
-          from
-              + Long.toHexString(incarnation)
-              + ") names agents "
-              + names
-              + ", but that incarnation's agents are "
-              + known);
-    }
-  }
-
-  /** A handshake refused as forged: counted as such, not as an ordinary refusal. */
-  private static HandshakeFailedException forged(String what) {
-    return new HandshakeFailedException(
-        RejectedInput.FORGED_PEER, "handshake refused as forged: " + what);
-  }
-
-  /**
-   * Loads every rank's metadata into every rank's transport and records whose agents they are.
-   * Called under {@link #books}.
-   */
-  private List<ProducerPeer.Rank> load(
-      String engineId, Handshake.Accepted accepted, List<String> names)
-      throws HandshakeFailedException {
-    List<ProducerPeer.Rank> peerRanks = new ArrayList<>(accepted.ranks().size());
-    for (int r = 0; r < accepted.ranks().size(); r++) {
-      Handshake.Rank rank = accepted.ranks().get(r);
-      String agent = names.get(r);
-      try {
-        // Every rank of this engine may read from every rank of the producer.
-        for (Transport transport : ranks.transports()) {
-          String named = transport.loadRemoteMetadata(rank.metadata());
-          if (!named.equals(agent)) {
-            throw new TransportException(
-                "the blob of rank " + r + " named agent " + agent + " but loaded as " + named);
-          }
-        }
-      } catch (TransportException e) {
-        for (int loadedRank = 0; loadedRank <= r; loadedRank++) {
-          for (Transport transport : ranks.transports()) {
-            transport.invalidateRemote(names.get(loadedRank));
-          }
-        }
-        throw new HandshakeFailedException(
-            "producer " + engineId + " metadata rejected: " + e.getMessage());
-      }
-      peerRanks.add(
-          new ProducerPeer.Rank(
-              agent, rank.layout(), rank.regionAddress(), rank.deviceId(), rank.memoryKind()));
-    }
-    for (String name : names) {
-      loaded.put(name, new LoadedAgent(engineId, accepted.producerIncarnation(), name));
-    }
-    return peerRanks;
-  }
-
-  /** Drops every agent of {@code peer} from every rank's transport. Called under {@link #books}. */
-  private void forgetAgents(ProducerPeer peer) {
-    byAgent.remove(peer.agentName(), peer);
-    for (ProducerPeer.Rank rank : peer.ranks()) {
-      loaded.remove(rank.agentName());
-      for (Transport transport : ranks.transports()) {
-        transport.invalidateRemote(rank.agentName());
-      }
-    }
-  }
-
   private record PeerKey(String engineId, String address) {}
-
-  /** A producer's agent whose metadata every rank's transport loaded. */
-  private record LoadedAgent(String engineId, long incarnation, String agentName) {}
-
-  private record Gone(String reason, long epoch) {}
 
   /** A handshake that did not produce a usable peer. */
   static final class HandshakeFailedException extends Exception {
