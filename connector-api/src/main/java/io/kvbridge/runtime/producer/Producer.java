@@ -5,8 +5,6 @@ import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.AckOutcome;
 import io.kvbridge.lease.Lease;
-import io.kvbridge.lease.LeaseEnd;
-import io.kvbridge.lease.LeaseListener;
 import io.kvbridge.lease.LeaseTable;
 import io.kvbridge.lease.ReadClaim;
 import io.kvbridge.lease.Rejection;
@@ -32,14 +30,10 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * P's half of the pull protocol: grants leases, answers handshakes ({@link HandshakeResponder}),
@@ -57,14 +51,7 @@ public final class Producer {
   private final Transport transport;
   private final ConnectorCounters counters;
   private final LeaseTable leases;
-  private final ConcurrentLinkedQueue<String> ended = new ConcurrentLinkedQueue<>();
-  private final ConcurrentLinkedQueue<RestartedConsumer> restartedConsumers =
-      new ConcurrentLinkedQueue<>();
-  // Per live lease, the consumers that confirmed or renewed it: a lease whose only renewer is gone
-  // can be revoked before it would expire.
-  private final Map<String, Set<String>> renewers = new ConcurrentHashMap<>();
-  // Per live lease, its span while tracing; nothing is kept untraced.
-  private final Map<String, TransferSpan> leaseSpans = new ConcurrentHashMap<>();
+  private final LeaseEnds ends;
   private final Ranks ranks;
   private volatile HandshakeResponder responder;
   private volatile HandshakeChannel.Server server;
@@ -74,12 +61,13 @@ public final class Producer {
     this.ranks = ranks;
     this.transport = ranks.lead();
     this.counters = counters;
-    this.leases = new LeaseTable(settings.clock(), settings.leaseTerms(), new EndLogger());
+    this.ends = new LeaseEnds(counters);
+    this.leases = new LeaseTable(settings.clock(), settings.leaseTerms(), ends);
   }
 
   /** Starts answering handshakes, once every rank registered its KV cache. */
   public void start() throws IOException {
-    this.responder = new HandshakeResponder(settings, ranks, counters, this::consumerRestarted);
+    this.responder = new HandshakeResponder(settings, ranks, counters, ends::consumerRestarted);
     this.server =
         HandshakeChannel.forAddress(settings.handshakeAddress())
             .serve(settings.handshakeAddress(), settings.engineId(), responder);
@@ -138,9 +126,9 @@ public final class Producer {
     grant.end();
     if (span != TransferSpan.NONE) {
       span.tag(TransferSpans.BLOCKS, blocks.size());
-      leaseSpans.put(request.requestId(), span);
-      if (!leases.isLive(request.requestId()) && leaseSpans.remove(request.requestId(), span)) {
-        span.end(); // ended meanwhile, before its span was known
+      ends.traced(request.requestId(), span);
+      if (!leases.isLive(request.requestId())) {
+        ends.endedBeforeTraced(request.requestId(), span);
       }
     }
     return FinishDecision.holdFor(
@@ -221,7 +209,8 @@ public final class Producer {
    * transport agent is forgotten.
    */
   public void consumerGone(String engineId, String why) {
-    revokeLeasesOnlyKeptBy(engineId, "consumer " + engineId + " is gone: " + why);
+    String reason = "consumer " + engineId + " is gone: " + why;
+    ends.leasesOnlyKeptBy(engineId).forEach(requestId -> leases.revoke(requestId, reason));
     HandshakeResponder r = responder;
     if (r != null) {
       r.forgetConsumer(engineId);
@@ -229,69 +218,17 @@ public final class Producer {
   }
 
   /**
-   * Consumer {@code engineId} came back as a later start of itself: the leases only its earlier
-   * start confirmed or renewed (every lease only that engine id kept alive now, before its later
-   * start confirms anything) are revoked at P's next step or sweep, instead of being left to
-   * expire: that process and its reads are gone. Called on the handshake server's thread, which
-   * leaves the lease table to the engine's.
+   * Ends what is due: the leases of consumers that restarted since the last call are revoked, and
+   * every lease past its deadline expires.
    */
-  private void consumerRestarted(String engineId, long oldIncarnation, long newIncarnation) {
-    List<String> leasesOfTheEarlierStart = leasesOnlyKeptBy(engineId);
-    if (leasesOfTheEarlierStart.isEmpty()) {
-      return;
-    }
-    restartedConsumers.add(
-        new RestartedConsumer(
-            leasesOfTheEarlierStart,
-            "consumer "
-                + engineId
-                + " restarted: incarnation "
-                + Long.toHexString(newIncarnation)
-                + " replaces "
-                + Long.toHexString(oldIncarnation)));
-  }
-
-  /** Revokes the leases of the consumers' earlier starts that handshakes replaced. */
-  private void revokeLeasesOfRestartedConsumers() {
-    for (RestartedConsumer r = restartedConsumers.poll();
-        r != null;
-        r = restartedConsumers.poll()) {
-      for (String requestId : r.leases()) {
-        leases.revoke(requestId, r.why());
-      }
-    }
-  }
-
-  /** The leases of a consumer's earlier start, to revoke, and why. */
-  private record RestartedConsumer(List<String> leases, String why) {}
-
-  /** Revokes every live lease whose only confirming or renewing consumer is {@code engineId}. */
-  private void revokeLeasesOnlyKeptBy(String engineId, String why) {
-    leasesOnlyKeptBy(engineId).forEach(requestId -> leases.revoke(requestId, why));
-  }
-
-  /** The live leases whose only confirming or renewing consumer is {@code engineId}. */
-  private List<String> leasesOnlyKeptBy(String engineId) {
-    List<String> kept = new ArrayList<>();
-    for (Map.Entry<String, Set<String>> e : renewers.entrySet()) {
-      if (e.getValue().equals(Set.of(engineId))) {
-        kept.add(e.getKey());
-      }
-    }
-    return kept;
-  }
-
   public void expire() {
-    revokeLeasesOfRestartedConsumers();
+    ends.revokeLeasesOfRestartedConsumers(leases);
     leases.expire();
   }
 
+  /** The requests whose leases ended since the last call, for {@code doneSending}. */
   public Set<String> drainEnded() {
-    Set<String> out = new HashSet<>();
-    for (String id = ended.poll(); id != null; id = ended.poll()) {
-      out.add(id);
-    }
-    return out;
+    return ends.drainEnded();
   }
 
   /** The producer's part of the connector's status; safe on any thread. */
@@ -387,9 +324,9 @@ public final class Producer {
   }
 
   private void renewedBy(String requestId, String consumer) {
-    renewers.computeIfAbsent(requestId, k -> ConcurrentHashMap.newKeySet()).add(consumer);
+    ends.renewedBy(requestId, consumer);
     if (!leases.isLive(requestId)) {
-      renewers.remove(requestId); // ended meanwhile
+      ends.forgetRenewers(requestId); // ended meanwhile
     }
   }
 
@@ -422,43 +359,5 @@ public final class Producer {
       case ALREADY_ENDED -> RejectedInput.LATE_OR_DUPLICATE;
       case EXPIRED -> RejectedInput.EXPIRED_COMPLETION;
     };
-  }
-
-  /** Queues ended leases for doneSending, counts them and logs each at the level it deserves. */
-  private final class EndLogger implements LeaseListener {
-    @Override
-    public void granted(Lease lease) {
-      counters.granted(lease);
-    }
-
-    @Override
-    public void renewed(Lease lease) {
-      counters.renewed(lease);
-    }
-
-    @Override
-    public void ended(LeaseEnd end) {
-      ended.add(end.lease().requestId());
-      renewers.remove(end.lease().requestId());
-      counters.ended(end);
-      TransferSpan span = leaseSpans.remove(end.lease().requestId());
-      if (span != null) {
-        span.tag(TransferSpans.END_REASON, end.reason().name().toLowerCase(Locale.ROOT));
-        span.end();
-      }
-      Level level =
-          switch (end.reason()) {
-            case READ -> Level.DEBUG;
-            case REVOKED, RELEASED -> Level.INFO;
-            case EXPIRED -> Level.WARNING;
-          };
-      LOG.log(
-          level,
-          "lease of {0} ended {1} ({2}); {3} blocks go back to the pool",
-          end.lease().requestId(),
-          end.reason(),
-          end.detail(),
-          end.lease().blockIds().size());
-    }
   }
 }
