@@ -13,7 +13,6 @@ import io.kvbridge.spi.PeerStatus;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.TransferStatus;
-import io.kvbridge.transfer.TransferTelemetry;
 import io.kvbridge.transfer.TransportException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -46,7 +45,7 @@ public final class Consumer {
   private final Set<String> received = new HashSet<>();
   private final List<LoadFailure> failures = new ArrayList<>();
   private final Admission admission;
-  private final PreparedReads prepared;
+  private final LoadReads reads;
   private volatile boolean started;
 
   public Consumer(ConnectorSettings settings, Ranks ranks, ConnectorCounters counters) {
@@ -56,7 +55,7 @@ public final class Consumer {
     this.handshakes = new HandshakeClient(settings, ranks, counters);
     this.heartbeats = new Heartbeats(settings, ranks.lead(), loads, counters);
     this.admission = new Admission(settings, ranks, counters, loads, handshakes);
-    this.prepared = new PreparedReads(ranks);
+    this.reads = new LoadReads(ranks, counters);
   }
 
   /** Starts loading, once every rank registered its KV cache. */
@@ -153,22 +152,13 @@ public final class Consumer {
               + " ms; not reading");
       return;
     }
-    TransferPlanner.Load plan =
-        new TransferPlanner.Load(
-            load.peer().layouts(),
-            ranks.layouts(),
-            load.params().blockIds(),
-            load.localBlocks(),
-            load.params().tokens(),
-            load.effectiveSkip());
-    Load.Posting posting = new Load.Posting();
+    TransferPlanner.Load plan = reads.plan(load);
+    Load.Posting posting;
     load.startPhase(TransferSpans.LOAD_READ);
     try {
-      TransferPlanner.plan(plan)
-          .forEach((pair, pieces) -> prepared.post(load.peer(), pair, pieces, posting));
+      posting = reads.post(load, plan);
     } catch (TransportException | IllegalArgumentException e) {
       handshakes.suspect(load.peer().engineId());
-      releaseReads(load.requestId(), posting.reads());
       fail(load, "read could not be posted: " + e.getMessage());
       return;
     }
@@ -260,7 +250,7 @@ public final class Consumer {
     boolean release = load.hasPeer() && load.state() != Load.State.AWAITING_REPLY;
     load.cancelled();
     loads.remove(load);
-    releaseRead(load);
+    reads.release(load);
     load.endSpan("cancelled");
     if (release) {
       ConsumerReplies.sendRelease(
@@ -325,7 +315,7 @@ public final class Consumer {
       }
     }
     handshakes.close();
-    prepared.close();
+    reads.close();
   }
 
   /** The load was confirmed by its producer: the engine may allocate. */
@@ -346,7 +336,7 @@ public final class Consumer {
 
   /** Ends a load whose blocks the engine lent, releasing its read if one is posted. */
   void fail(Load load, String reason) {
-    releaseRead(load);
+    reads.release(load);
     // Blocks below the first token read were never a destination: the engine keeps what it had.
     int firstWritten = load.effectiveSkip() / ranks.layout(0).tokensPerBlock();
     List<Integer> blocks = load.localBlocks();
@@ -363,25 +353,10 @@ public final class Consumer {
   }
 
   private void pollRead(Load load, long now) {
-    TransferStatus status = TransferStatus.DONE;
-    for (Load.Read read : load.reads()) {
-      TransferStatus one;
-      try {
-        one = ranks.transport(read.consumerRank()).status(read.handle());
-      } catch (TransportException e) {
-        one = new TransferStatus.Failed(e.getMessage());
-      }
-      if (one instanceof TransferStatus.Failed) {
-        status = one;
-        break;
-      }
-      if (!(one instanceof TransferStatus.Done)) {
-        status = one;
-      }
-    }
+    TransferStatus status = reads.status(load);
     if (status instanceof TransferStatus.Done) {
-      reportTelemetry(load); // before the release, which drops what the transport measured
-      releaseRead(load);
+      reads.reportTelemetry(load); // before the release, which drops what the transport measured
+      reads.release(load);
       Optional<String> corrupt = LoadChecks.contentProblem(load.params(), load.plan(), ranks);
       if (corrupt.isPresent()) {
         counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId() + ": " + corrupt.get());
@@ -426,37 +401,5 @@ public final class Consumer {
                     + " restarted (incarnation "
                     + Long.toHexString(chosen.incarnation())
                     + " is gone); its lease ended with it");
-  }
-
-  /** Hands the observer what the transport measured of each READ of a load that finished. */
-  private void reportTelemetry(Load load) {
-    for (Load.Read read : load.reads()) {
-      Optional<TransferTelemetry> telemetry;
-      try {
-        telemetry = ranks.transport(read.consumerRank()).telemetry(read.handle());
-      } catch (TransportException e) {
-        // The bytes are in place: a measurement that cannot be read is no reason to fail the load.
-        LOG.log(
-            Level.WARNING,
-            "reading the telemetry of the read of " + load.requestId() + ": " + e.getMessage());
-        continue;
-      }
-      telemetry.ifPresent(t -> counters.transferTelemetry(load.requestId(), t));
-    }
-  }
-
-  /** Releases every READ of a load still posted: no byte lands after this returns. */
-  private void releaseRead(Load load) {
-    releaseReads(load.requestId(), load.takeReads());
-  }
-
-  private void releaseReads(String requestId, List<Load.Read> reads) {
-    for (Load.Read read : reads) {
-      try {
-        ranks.transport(read.consumerRank()).release(read.handle());
-      } catch (TransportException e) {
-        LOG.log(Level.WARNING, "releasing the read of " + requestId + ": " + e.getMessage());
-      }
-    }
   }
 }
