@@ -95,6 +95,11 @@ final class Load {
     }
   }
 
+  /** The states of a load {@link LoadTable} lists. */
+  private static final State[] LISTED = {
+    State.CONFIRMING, State.AWAITING_ALLOCATION, State.READY, State.READING, State.AWAITING_REPLY
+  };
+
   private final String requestId;
   private final TransferParams params;
   private final LeaseKey key;
@@ -339,6 +344,7 @@ final class Load {
    * then (never less than before).
    */
   void renewed(long producerDeadline) {
+    expect("be renewed", LISTED);
     this.producerDeadline = Math.max(this.producerDeadline, producerDeadline);
     if (state == State.READING) {
       stateDeadline = Math.max(stateDeadline, localLeaseDeadline());
@@ -385,13 +391,7 @@ final class Load {
 
   /** A load not yet refused nor final was cancelled by the engine or by the connector closing. */
   void cancelled() {
-    expect(
-        "be cancelled",
-        State.CONFIRMING,
-        State.AWAITING_ALLOCATION,
-        State.READY,
-        State.READING,
-        State.AWAITING_REPLY);
+    expect("be cancelled", LISTED);
     moveTo(State.CANCELLED, Long.MAX_VALUE);
   }
 

@@ -78,6 +78,16 @@ class LoadTest {
   }
 
   @Test
+  void aRefusedLoadTakesNoRenewal() {
+    Load load = TestLoads.oneBlock();
+    load.refused();
+
+    assertThatThrownBy(() -> load.renewed(5L))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("load of d-1 cannot be renewed in state REFUSED");
+  }
+
+  @Test
   void aConfirmationIsSentOnce() {
     Load load = TestLoads.oneBlock();
     ProducerPeer peer = TestLoads.oneRankProducer(KvLayout.opaque("m", 4, 4, 16), 0x9000);
