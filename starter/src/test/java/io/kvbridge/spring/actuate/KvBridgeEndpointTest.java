@@ -196,7 +196,7 @@ class KvBridgeEndpointTest {
                   "\"soonestExpiry\":\"PT30S\"",
                   "\"leasesEnded\":{\"READ\":0,\"EXPIRED\":0,\"REVOKED\":0,\"RELEASED\":0}",
                   "\"droppedConnections\":{\"DEADLINE_PASSED\":0,\"ADDRESS_LIMIT\":0,"
-                      + "\"TOTAL_LIMIT\":0,\"FRAME_REFUSED\":0}",
+                      + "\"TOTAL_LIMIT\":0,\"FRAME_REFUSED\":0,\"EVICTED\":0}",
                   "\"consumer\":null");
         });
   }
