@@ -27,7 +27,8 @@ import java.util.Set;
  * load state machine}: confirms the lease with the producer before any block is committed, posts
  * the read when the engine lent its blocks, checks what arrived, and reports the request received
  * only after P's ACK. The first stage (parameters, handshake, confirmation) is {@link Admission};
- * replies from producers are handled by {@link ConsumerReplies}; heartbeats by {@link Heartbeats}.
+ * replies from producers are handled by {@link ConsumerReplies}; heartbeats by {@link Heartbeats};
+ * the reads themselves are posted, polled and released by {@link LoadReads}.
  *
  * <p>Threads: every method runs under the connector's lock; handshakes run on the {@link
  * HandshakeClient}'s threads.
@@ -152,7 +153,7 @@ public final class Consumer {
               + " ms; not reading");
       return;
     }
-    TransferPlanner.Load plan = reads.plan(load);
+    TransferPlanner.Request plan = reads.plan(load);
     Load.Posting posting;
     load.startPhase(TransferSpans.LOAD_READ);
     try {

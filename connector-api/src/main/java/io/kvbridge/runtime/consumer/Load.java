@@ -127,7 +127,7 @@ final class Load {
   private List<Read> reads = List.of();
 
   /** What the planner maps, once the read is posted. */
-  private TransferPlanner.Load plan;
+  private TransferPlanner.Request plan;
 
   /** The bytes the read moves. */
   private long bytes;
@@ -237,7 +237,7 @@ final class Load {
   }
 
   /** What the planner maps, once the read is posted. */
-  TransferPlanner.Load plan() {
+  TransferPlanner.Request plan() {
     return plan;
   }
 
@@ -323,7 +323,7 @@ final class Load {
    * READY → READING: {@code posting}'s reads of {@code plan} were posted at {@code now}; they must
    * finish by {@code deadline} on this clock.
    */
-  void posted(TransferPlanner.Load plan, Posting posting, long now, long deadline) {
+  void posted(TransferPlanner.Request plan, Posting posting, long now, long deadline) {
     expect("post its read", State.READY);
     this.plan = plan;
     this.reads = List.copyOf(posting.reads);

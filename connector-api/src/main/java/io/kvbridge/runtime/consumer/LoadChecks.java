@@ -113,7 +113,7 @@ final class LoadChecks {
    * ranks, with the checksum P recorded at grant; names the first mismatch.
    */
   static Optional<String> contentProblem(
-      TransferParams params, TransferPlanner.Load plan, Ranks ranks) {
+      TransferParams params, TransferPlanner.Request plan, Ranks ranks) {
     for (int q = 0; q < plan.producer().size(); q++) {
       for (int index = plan.firstBlock(); index < plan.producerBlocks().size(); index++) {
         List<ChecksumInput.Range> landed = new ArrayList<>();

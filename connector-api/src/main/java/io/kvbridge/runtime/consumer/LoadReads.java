@@ -32,8 +32,8 @@ final class LoadReads {
   }
 
   /** What the read of {@code load}, lent its blocks, maps from its producer to this engine. */
-  TransferPlanner.Load plan(Load load) {
-    return new TransferPlanner.Load(
+  TransferPlanner.Request plan(Load load) {
+    return new TransferPlanner.Request(
         load.peer().layouts(),
         ranks.layouts(),
         load.params().blockIds(),
@@ -48,7 +48,7 @@ final class LoadReads {
    * @throws TransportException if a transport refuses a READ; those posted before it are released
    * @throws IllegalArgumentException if the plan does not fit the ranks; likewise
    */
-  Load.Posting post(Load load, TransferPlanner.Load plan) {
+  Load.Posting post(Load load, TransferPlanner.Request plan) {
     Load.Posting posting = new Load.Posting();
     try {
       TransferPlanner.plan(plan)

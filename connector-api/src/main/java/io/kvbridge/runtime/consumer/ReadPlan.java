@@ -57,8 +57,8 @@ public final class ReadPlan {
             why -> {
               throw new IllegalArgumentException("read plan: " + why);
             });
-    TransferPlanner.Load load =
-        new TransferPlanner.Load(
+    TransferPlanner.Request load =
+        new TransferPlanner.Request(
             producer, consumer, producerBlocks, consumerBlocks, tokens, skipTokens);
     List<Read> reads = new ArrayList<>();
     TransferPlanner.plan(load).forEach((pair, pieces) -> reads.add(new Read(pair, pieces)));

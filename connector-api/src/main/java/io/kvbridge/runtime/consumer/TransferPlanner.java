@@ -43,7 +43,7 @@ final class TransferPlanner {
    * @param tokens the tokens the lease holds
    * @param skipTokens the tokens the consumer already holds; rounded down to whole blocks of both
    */
-  record Load(
+  record Request(
       List<KvLayout> producer,
       List<KvLayout> consumer,
       List<Integer> producerBlocks,
@@ -116,7 +116,7 @@ final class TransferPlanner {
    * The pieces of {@code load}, merged, grouped by (consumer rank, producer rank): each group is
    * one READ.
    */
-  static Map<RankPair, List<Piece>> plan(Load load) {
+  static Map<RankPair, List<Piece>> plan(Request load) {
     int producers = load.producer().size();
     int pairs = load.consumer().size() * producers;
     // Indexed by consumerRank * producers + producerRank, so that a segment costs no key object
@@ -163,7 +163,7 @@ final class TransferPlanner {
    * producer's memory order, each with where it lands on the consumer. Concatenated, their producer
    * ranges are exactly the bytes the producer's checksum of that block covers.
    */
-  static void segments(Load load, int q, int index, SegmentSink sink) {
+  static void segments(Request load, int q, int index, SegmentSink sink) {
     KvLayout p = load.producer().get(q);
     long pBase = (long) load.producerBlocks().get(index) * p.blockBytes();
     int used = load.usedTokens(index);
@@ -244,13 +244,13 @@ final class TransferPlanner {
   }
 
   /** The consumer rank whose shape is producer rank {@code q}'s exactly, or -1. */
-  private static int identicalConsumerRank(Load load, int q) {
+  private static int identicalConsumerRank(Request load, int q) {
     int r = sameHeadsConsumerRank(load, q);
     return r >= 0 && sameShape(load.producer().get(q), load.consumer().get(r)) ? r : -1;
   }
 
   /** The consumer rank that holds exactly producer rank {@code q}'s heads, or -1. */
-  private static int sameHeadsConsumerRank(Load load, int q) {
+  private static int sameHeadsConsumerRank(Request load, int q) {
     KvLayout p = load.producer().get(q);
     for (int r = 0; r < load.consumer().size(); r++) {
       KvLayout d = load.consumer().get(r);
@@ -274,7 +274,7 @@ final class TransferPlanner {
         && consumer.blockBytes() == producer.blockBytes();
   }
 
-  private static int consumerRankOf(Load load, int head) {
+  private static int consumerRankOf(Request load, int head) {
     for (int r = 0; r < load.consumer().size(); r++) {
       if (load.consumer().get(r).holds(head)) {
         return r;
@@ -283,7 +283,7 @@ final class TransferPlanner {
     throw new IllegalStateException("no consumer rank holds head " + head);
   }
 
-  private static long consumerBlockBase(Load load, KvLayout d, int consumerBlockIndex) {
+  private static long consumerBlockBase(Request load, KvLayout d, int consumerBlockIndex) {
     return (long) load.consumerBlocks().get(consumerBlockIndex) * d.blockBytes();
   }
 

@@ -66,7 +66,7 @@ final class TestLoads {
       return;
     }
     load.posted(
-        new TransferPlanner.Load(
+        new TransferPlanner.Request(
             peer.layouts(),
             peer.layouts(),
             load.params().blockIds(),

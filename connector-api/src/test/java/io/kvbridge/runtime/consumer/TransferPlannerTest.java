@@ -66,7 +66,7 @@ class TransferPlannerTest {
   void segmentsOfABlockCoverExactlyItsUsedBytesInTheProducersOrder(
       MemoryOrder order, int p, int d, int pTokens, int dTokens, int tokens, int skip) {
     Shape shape = new Shape(order, p, d, pTokens, dTokens, tokens, skip);
-    TransferPlanner.Load load = shape.load();
+    TransferPlanner.Request load = shape.load();
 
     for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
       for (int q = 0; q < p; q++) {
@@ -142,8 +142,8 @@ class TransferPlannerTest {
   @Test
   void aHeadNoConsumerRankHoldsIsAnError() {
     Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 1, 2, 16, 8, 96, 0);
-    TransferPlanner.Load onlyFirstRank =
-        new TransferPlanner.Load(
+    TransferPlanner.Request onlyFirstRank =
+        new TransferPlanner.Request(
             shape.producerLayouts,
             shape.consumerLayouts.subList(0, 1),
             shape.producerBlocks,
@@ -216,8 +216,8 @@ class TransferPlannerTest {
       }
     }
 
-    TransferPlanner.Load load() {
-      return new TransferPlanner.Load(
+    TransferPlanner.Request load() {
+      return new TransferPlanner.Request(
           producerLayouts, consumerLayouts, producerBlocks, consumerBlocks, tokens, skip);
     }
 
