@@ -26,9 +26,9 @@ import java.util.Set;
  * D's half of the pull protocol: takes a request's transfer parameters through the {@linkplain Load
  * load state machine}: confirms the lease with the producer before any block is committed, posts
  * the read when the engine lent its blocks, checks what arrived, and reports the request received
- * only after P's ACK. The first stage (parameters, handshake, confirmation) is {@link Admission};
- * replies from producers are handled by {@link ConsumerReplies}; heartbeats by {@link Heartbeats};
- * the reads themselves are posted, polled and released by {@link LoadReads}.
+ * only after P's ACK. The first stage (parameters, handshake, confirmation) is {@link
+ * Confirmation}; replies from producers are handled by {@link ConsumerReplies}; heartbeats by
+ * {@link Heartbeats}; the reads themselves are posted, polled and released by {@link LoadReads}.
  *
  * <p>Threads: every method runs under the connector's lock; handshakes run on the {@link
  * HandshakeClient}'s threads.
@@ -45,7 +45,7 @@ public final class Consumer {
   private final Heartbeats heartbeats;
   private final Set<String> received = new HashSet<>();
   private final List<LoadFailure> failures = new ArrayList<>();
-  private final Admission admission;
+  private final Confirmation confirmation;
   private final LoadReads reads;
   private volatile boolean started;
 
@@ -55,7 +55,7 @@ public final class Consumer {
     this.counters = counters;
     this.handshakes = new HandshakeClient(settings, ranks, counters);
     this.heartbeats = new Heartbeats(settings, ranks.lead(), loads, counters);
-    this.admission = new Admission(settings, ranks, counters, loads, handshakes);
+    this.confirmation = new Confirmation(settings, ranks, counters, loads, handshakes);
     this.reads = new LoadReads(ranks, counters);
   }
 
@@ -70,12 +70,12 @@ public final class Consumer {
       throw new IllegalStateException(
           "every rank must register its KV cache (registerKvCache) before loading");
     }
-    return admission.matchRemote(requestId, prompt, localTokens, params);
+    return confirmation.matchRemote(requestId, prompt, localTokens, params);
   }
 
   /** Ends a load that still confirms: the engine learns it at its next {@code matchRemote}. */
   void refuse(Load load, String reason) {
-    admission.refuse(load, reason);
+    confirmation.refuse(load, reason);
   }
 
   LoadTable loads() {
@@ -178,7 +178,7 @@ public final class Consumer {
    */
   public void progress() {
     long now = settings.clock().nanoTime();
-    admission.progressReleases(now);
+    confirmation.progressReleases(now);
     for (Load load : loads.all()) {
 
       Optional<String> lost = lostProducer(load);
@@ -196,7 +196,7 @@ public final class Consumer {
                     + (settings.handshakeTimeout().toMillis() + settings.replyTimeout().toMillis())
                     + " ms");
           } else {
-            admission.confirm(load, now);
+            confirmation.confirm(load, now);
           }
         }
         case READY -> lost.ifPresent(why -> fail(load, why));
@@ -240,7 +240,7 @@ public final class Consumer {
    * lands after this returns), and its producer is told to release the lease.
    */
   public boolean cancel(String requestId, String why) {
-    if (admission.forgetRefusal(requestId)) {
+    if (confirmation.forgetRefusal(requestId)) {
       return true;
     }
     Optional<Load> found = loads.get(requestId);

@@ -3,7 +3,7 @@
  * transfer parameters through the {@linkplain io.kvbridge.runtime.consumer.Load load state
  * machine}: handshakes with the producer ({@link io.kvbridge.runtime.consumer.HandshakeClient}),
  * confirms the lease before the engine commits a block ({@link
- * io.kvbridge.runtime.consumer.Admission}), plans and posts the read ({@link
+ * io.kvbridge.runtime.consumer.Confirmation}), plans and posts the read ({@link
  * io.kvbridge.runtime.consumer.TransferPlanner}, {@link
  * io.kvbridge.runtime.consumer.PreparedReads}), checks what arrived, and handles the producers'
  * answers ({@link io.kvbridge.runtime.consumer.ConsumerReplies}).

@@ -32,9 +32,9 @@ import java.util.Optional;
  *
  * <p>Threads: confined to the connector's lock.
  */
-final class Admission {
+final class Confirmation {
 
-  private static final System.Logger LOG = System.getLogger(Admission.class.getName());
+  private static final System.Logger LOG = System.getLogger(Confirmation.class.getName());
 
   /** How many refusals of loads still in confirmation are kept for the engine's next ask. */
   private static final int MAX_REFUSALS_KEPT = 65_536;
@@ -53,7 +53,7 @@ final class Admission {
         }
       };
 
-  Admission(
+  Confirmation(
       ConnectorSettings settings,
       Ranks ranks,
       ConnectorCounters counters,
