@@ -1439,7 +1439,7 @@ def section_plan(res):
     lines = [
         "## Read planning",
         "",
-        "What planning one read costs the consumer: `io.kvbridge.runtime.ReadPlan.of`, the consumer's"
+        "What planning one read costs the consumer: `io.kvbridge.runtime.consumer.ReadPlan.of`, the consumer's"
         " own planner (`TransferPlanner`) behind the checks of its input, timed by"
         " `io.kvbridge.benchmarks.transfer.PlannerBenchmark` (JMH options"
         f" `{res.run.get('plan_options', '?')}`), for a prompt of {plan_model(res)}. `tp` is"

@@ -2,6 +2,11 @@ package io.kvbridge.runtime;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.runtime.consumer.Consumer;
+import io.kvbridge.runtime.consumer.ConsumerReplies;
+import io.kvbridge.runtime.engine.ConnectorCounters;
+import io.kvbridge.runtime.engine.Ranks;
+import io.kvbridge.runtime.producer.Producer;
 import io.kvbridge.spi.ConnectorListener;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorStatus;
@@ -124,7 +129,7 @@ public final class PullConnector implements KvConnector {
   @Override
   public void peerGone(String engineId, String why) {
     if (settings.role().consumes()) {
-      consumer.handshakes().producerGone(engineId, why);
+      consumer.producerGone(engineId, why);
     }
     if (settings.role().produces()) {
       producer.consumerGone(engineId, why);
@@ -210,21 +215,34 @@ public final class PullConnector implements KvConnector {
             RejectedInput.MALFORMED_MESSAGE, "from agent " + n.fromAgent() + ": " + e.getMessage());
         continue;
       }
-      boolean forProducer =
-          message instanceof ProtocolMessage.Completion
-              || message instanceof ProtocolMessage.Heartbeat
-              || message instanceof ProtocolMessage.Confirm
-              || message instanceof ProtocolMessage.Release;
-      if (forProducer && settings.role().produces()) {
-        producer.onMessage(n.fromAgent(), message);
-      } else if (!forProducer && settings.role().consumes()) {
-        replies.onMessage(n.fromAgent(), message);
-      } else {
-        counters.rejected(
-            RejectedInput.UNEXPECTED_REPLY,
-            message.getClass().getSimpleName() + " is not for a " + settings.role() + " engine");
-      }
+      String fromAgent = n.fromAgent();
+      message.route(
+          new ProtocolMessage.Router() {
+            @Override
+            public void toProducer(ProtocolMessage.ToProducer m) {
+              if (settings.role().produces()) {
+                producer.onMessage(fromAgent, m);
+              } else {
+                notForThisRole(m);
+              }
+            }
+
+            @Override
+            public void toConsumer(ProtocolMessage.ToConsumer m) {
+              if (settings.role().consumes()) {
+                replies.onMessage(fromAgent, m);
+              } else {
+                notForThisRole(m);
+              }
+            }
+          });
     }
+  }
+
+  private void notForThisRole(ProtocolMessage message) {
+    counters.rejected(
+        RejectedInput.UNEXPECTED_REPLY,
+        message.getClass().getSimpleName() + " is not for a " + settings.role() + " engine");
   }
 
   private void requireOpen() {

@@ -2,12 +2,12 @@ package io.kvbridge.spi;
 
 import io.kvbridge.lease.InvalidLeaseTermsException;
 import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.net.HandshakeAddress;
+import io.kvbridge.net.HandshakeSecret;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.TransferTracer;
 import io.kvbridge.time.DurationText;
 import io.kvbridge.time.MonotonicClock;
-import io.kvbridge.wire.HandshakeAddress;
-import io.kvbridge.wire.HandshakeSecret;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package io.kvbridge.spi;
 
 import io.kvbridge.lease.EndReason;
-import io.kvbridge.wire.HandshakeChannel.DropReason;
+import io.kvbridge.net.DropReason;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

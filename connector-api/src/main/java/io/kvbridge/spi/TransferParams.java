@@ -29,8 +29,7 @@ import java.util.Optional;
  * @param deadlineNanos when the lease expires, on P's monotonic clock
  * @param handshakeAddress where P answers handshakes; absent when the consumer finds producers
  *     through its {@link PeerDirectory} (by engine id), in the written form of a {@link
- *     io.kvbridge.wire.HandshakeAddress}; a consumer refuses parameters whose address does not
- *     parse
+ *     io.kvbridge.net.HandshakeAddress}; a consumer refuses parameters whose address does not parse
  * @param checksumScheme how P fingerprinted each block's content
  * @param blockChecksums per producer rank (one list per rank, in rank order), one checksum per
  *     block of {@code blockIds}, in the same order, over the block's used bytes; D checks what it

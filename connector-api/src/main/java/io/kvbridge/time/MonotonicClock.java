@@ -5,7 +5,7 @@ package io.kvbridge.time;
  *
  * <p>Values are only meaningful relative to other values of the same clock: they never go backwards
  * and have an arbitrary origin. Deadlines that cross a process boundary are converted with a
- * measured offset (see {@code io.kvbridge.runtime.ClockOffset}), never compared raw.
+ * measured offset (see {@code io.kvbridge.runtime.consumer.ClockOffset}), never compared raw.
  *
  * <p>Implementations must be safe to call from any thread.
  */

@@ -1,6 +1,6 @@
 package io.kvbridge.wire;
 
-import io.kvbridge.wire.HandshakeChannel.DropReason;
+import io.kvbridge.net.DropReason;
 import java.net.InetAddress;
 import java.util.ArrayDeque;
 import java.util.HashMap;

@@ -1,5 +1,7 @@
 package io.kvbridge.wire;
 
+import io.kvbridge.net.HandshakeAddress;
+import io.kvbridge.net.HandshakeSecret;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
@@ -168,7 +170,7 @@ public final class ConsumerHandshake {
       }
       Handshake.Challenge fresh = Handshake.Challenge.fresh();
       challenge = Handshake.encode(fresh);
-      keys = secret.get().keysFor(decoded.nonce(), fresh.nonce());
+      keys = HandshakeKeys.derive(secret.get(), decoded.nonce(), fresh.nonce());
       return Optional.of(challenge);
     }
 

@@ -1,5 +1,7 @@
 package io.kvbridge.wire;
 
+import io.kvbridge.net.DropReason;
+import io.kvbridge.net.HandshakeAddress;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
@@ -139,23 +141,6 @@ public interface HandshakeChannel {
     public static Reply end(byte[] frame) {
       return new Reply(frame, true, false, false);
     }
-  }
-
-  /** Why a server closed a connection before its conversation ended. */
-  enum DropReason {
-    /** The conversation was not over by the server's connection deadline. */
-    DEADLINE_PASSED,
-    /** The peer's address already held as many connections as one address may. */
-    ADDRESS_LIMIT,
-    /** The server already held as many connections as it may. */
-    TOTAL_LIMIT,
-    /** The peer announced a frame longer than {@link Handshake#MAX_FRAME_BYTES}, or negative. */
-    FRAME_REFUSED,
-    /**
-     * The connection had proved nothing yet and was the oldest such when a cap was reached: it was
-     * closed to make room for a newer one.
-     */
-    EVICTED
   }
 
   /** A running handshake server. Its methods may be called from any thread. */

@@ -1,5 +1,6 @@
 package io.kvbridge.wire;
 
+import io.kvbridge.net.HandshakeAddress;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

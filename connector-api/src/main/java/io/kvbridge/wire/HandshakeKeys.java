@@ -1,5 +1,6 @@
 package io.kvbridge.wire;
 
+import io.kvbridge.net.HandshakeSecret;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -53,12 +54,16 @@ public final class HandshakeKeys {
     this.answerKey = answerKey;
   }
 
-  /** The keys for a conversation whose greeting and challenge carried these nonces. */
-  static HandshakeKeys derive(byte[] secret, byte[] producerNonce, byte[] consumerNonce) {
+  /**
+   * The keys of one conversation whose greeting and challenge carried these nonces: derived from
+   * {@code secret} and both nonces, so each connection has keys of its own.
+   */
+  public static HandshakeKeys derive(
+      HandshakeSecret secret, byte[] producerNonce, byte[] consumerNonce) {
     byte[] salt = new byte[producerNonce.length + consumerNonce.length];
     System.arraycopy(producerNonce, 0, salt, 0, producerNonce.length);
     System.arraycopy(consumerNonce, 0, salt, producerNonce.length, consumerNonce.length);
-    byte[] prk = hmac(salt, secret);
+    byte[] prk = secret.extract(salt);
     return new HandshakeKeys(
         expand(prk, PROOF_INFO), expand(prk, REQUEST_INFO), expand(prk, ANSWER_INFO));
   }

@@ -1,5 +1,7 @@
 package io.kvbridge.wire;
 
+import io.kvbridge.net.DropReason;
+import io.kvbridge.net.HandshakeAddress;
 import io.kvbridge.observe.EnumCounters;
 import java.io.IOException;
 import java.net.ConnectException;

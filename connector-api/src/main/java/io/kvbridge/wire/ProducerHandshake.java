@@ -1,5 +1,6 @@
 package io.kvbridge.wire;
 
+import io.kvbridge.net.HandshakeSecret;
 import io.kvbridge.wire.HandshakeChannel.Conversation;
 import io.kvbridge.wire.HandshakeChannel.Reply;
 import java.util.Objects;
@@ -140,7 +141,7 @@ public final class ProducerHandshake implements HandshakeChannel.Responder {
       } catch (MalformedMessageException e) {
         throw new IllegalStateException("this producer's own greeting did not decode", e);
       }
-      keys = secret.keysFor(nonce, challenge.nonce());
+      keys = HandshakeKeys.derive(secret, nonce, challenge.nonce());
       return Reply.more(Handshake.encodeProof(keys.proof(greeting, challengeFrame)));
     }
 

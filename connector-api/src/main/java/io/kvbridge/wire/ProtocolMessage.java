@@ -5,6 +5,7 @@ import io.kvbridge.lease.LeaseToken;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The pull protocol's notifications between consumer (D) and producer (P), and their wire form,
@@ -21,6 +22,82 @@ import java.util.List;
  * own clock with the offset it estimates from those echoes.
  */
 public sealed interface ProtocolMessage {
+
+  /**
+   * Hands this message to {@code router}'s side for its direction: {@link ToProducer} or {@link
+   * ToConsumer}.
+   */
+  void route(Router router);
+
+  /** A message's kind as metrics name it: its type in lower case, e.g. {@code completion}. */
+  default String kind() {
+    return getClass().getSimpleName().toLowerCase(Locale.ROOT);
+  }
+
+  /** Takes a message by its direction. */
+  interface Router {
+    /** Takes a message a consumer sent to a producer. */
+    void toProducer(ToProducer message);
+
+    /** Takes a message a producer sent to a consumer. */
+    void toConsumer(ToConsumer message);
+  }
+
+  /**
+   * A message D sends and P handles: {@link Completion}, {@link Heartbeat}, {@link Confirm} or
+   * {@link Release}.
+   */
+  sealed interface ToProducer extends ProtocolMessage {
+    @Override
+    default void route(Router router) {
+      router.toProducer(this);
+    }
+
+    /** Hands this message to {@code handler}'s method for its type. */
+    void handleBy(Handler handler);
+
+    /** Handles each type of message a producer receives. */
+    interface Handler {
+      void completion(Completion completion);
+
+      void heartbeat(Heartbeat heartbeat);
+
+      void confirm(Confirm confirm);
+
+      void release(Release release);
+    }
+  }
+
+  /**
+   * A message P sends and D handles: {@link Ack}, {@link Nack}, {@link Renewed} or {@link
+   * Confirmed}.
+   */
+  sealed interface ToConsumer extends ProtocolMessage {
+    @Override
+    default void route(Router router) {
+      router.toConsumer(this);
+    }
+
+    /** Hands this message to {@code handler}'s method for its type. */
+    void handleBy(Handler handler);
+
+    /** Handles each type of message a consumer receives. */
+    interface Handler {
+      void ack(Ack ack);
+
+      void nack(Nack nack);
+
+      void renewed(Renewed renewed);
+
+      void confirmed(Confirmed confirmed);
+    }
+  }
+
+  /** A message about one lease, which it names with its token. */
+  sealed interface LeaseMessage extends ProtocolMessage {
+    /** The lease and its token. */
+    LeaseRef lease();
+  }
 
   /** The protocol version this code speaks; a message of another version is refused. */
   int VERSION = 4;
@@ -45,10 +122,20 @@ public sealed interface ProtocolMessage {
    * @param skipTokens the tokens D did not read because it held them already
    */
   record Completion(LeaseRef lease, String consumerEngineId, ReadDigest readDigest, int skipTokens)
-      implements ProtocolMessage {}
+      implements ToProducer, LeaseMessage {
+    @Override
+    public void handleBy(ToProducer.Handler handler) {
+      handler.completion(this);
+    }
+  }
 
   /** P → D: the lease was live and the read digest its own when the completion arrived. */
-  record Ack(LeaseRef lease) implements ProtocolMessage {}
+  record Ack(LeaseRef lease) implements ToConsumer, LeaseMessage {
+    @Override
+    public void handleBy(ToConsumer.Handler handler) {
+      handler.ack(this);
+    }
+  }
 
   /**
    * P → D: the read or the confirmation must not be used.
@@ -56,7 +143,12 @@ public sealed interface ProtocolMessage {
    * @param lease the lease named by the refused message
    * @param reason why, e.g. {@code WRONG_BLOCKS} or {@code EXPIRED}
    */
-  record Nack(LeaseRef lease, String reason) implements ProtocolMessage {}
+  record Nack(LeaseRef lease, String reason) implements ToConsumer, LeaseMessage {
+    @Override
+    public void handleBy(ToConsumer.Handler handler) {
+      handler.nack(this);
+    }
+  }
 
   /**
    * D → P: "I still mean to read these; keep them." P answers {@link Renewed} for those it renewed.
@@ -66,10 +158,15 @@ public sealed interface ProtocolMessage {
    * @param leases the leases to renew, 1 to {@value #MAX_HEARTBEAT_LEASES}
    */
   record Heartbeat(String consumerEngineId, long sentAtNanos, List<LeaseRef> leases)
-      implements ProtocolMessage {
+      implements ToProducer {
     /** Copies the list. */
     public Heartbeat {
       leases = List.copyOf(leases);
+    }
+
+    @Override
+    public void handleBy(ToProducer.Handler handler) {
+      handler.heartbeat(this);
     }
   }
 
@@ -81,10 +178,15 @@ public sealed interface ProtocolMessage {
    * @param renewals the renewed leases, 1 to {@value #MAX_HEARTBEAT_LEASES}
    */
   record Renewed(long echoSentAtNanos, long producerClockNanos, List<Renewal> renewals)
-      implements ProtocolMessage {
+      implements ToConsumer {
     /** Copies the list. */
     public Renewed {
       renewals = List.copyOf(renewals);
+    }
+
+    @Override
+    public void handleBy(ToConsumer.Handler handler) {
+      handler.renewed(this);
     }
   }
 
@@ -113,7 +215,12 @@ public sealed interface ProtocolMessage {
       ReadDigest readDigest,
       int skipTokens,
       long sentAtNanos)
-      implements ProtocolMessage {}
+      implements ToProducer, LeaseMessage {
+    @Override
+    public void handleBy(ToProducer.Handler handler) {
+      handler.confirm(this);
+    }
+  }
 
   /**
    * P → D: the lease exists and matches; it now ends at {@code deadlineNanos}.
@@ -125,7 +232,12 @@ public sealed interface ProtocolMessage {
    */
   record Confirmed(
       LeaseRef lease, long deadlineNanos, long echoSentAtNanos, long producerClockNanos)
-      implements ProtocolMessage {}
+      implements ToConsumer, LeaseMessage {
+    @Override
+    public void handleBy(ToConsumer.Handler handler) {
+      handler.confirmed(this);
+    }
+  }
 
   /**
    * D → P: "I will not read this lease; free its blocks now." Sent when a request is aborted or
@@ -137,7 +249,12 @@ public sealed interface ProtocolMessage {
    * @param reason why, for P's log
    */
   record Release(LeaseRef lease, String consumerEngineId, String reason)
-      implements ProtocolMessage {}
+      implements ToProducer, LeaseMessage {
+    @Override
+    public void handleBy(ToProducer.Handler handler) {
+      handler.release(this);
+    }
+  }
 
   /** Encodes a message. */
   static byte[] encode(ProtocolMessage message) {

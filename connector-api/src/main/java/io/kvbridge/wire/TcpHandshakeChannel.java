@@ -1,5 +1,7 @@
 package io.kvbridge.wire;
 
+import io.kvbridge.net.DropReason;
+import io.kvbridge.net.HandshakeAddress;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -39,7 +41,7 @@ public final class TcpHandshakeChannel implements HandshakeChannel {
 
   /**
    * What a server tolerates before it closes a connection; each closed connection is counted under
-   * its {@link HandshakeChannel.DropReason}.
+   * its {@link DropReason}.
    *
    * @param connectionDeadline the most a connection may take from accept until its answer is
    *     written; positive

@@ -1,8 +1,9 @@
 package io.kvbridge.wire;
 
+import io.kvbridge.net.DropReason;
+import io.kvbridge.net.HandshakeAddress;
 import io.kvbridge.observe.EnumCounters;
 import io.kvbridge.wire.HandshakeChannel.Conversation;
-import io.kvbridge.wire.HandshakeChannel.DropReason;
 import io.kvbridge.wire.HandshakeChannel.Reply;
 import io.kvbridge.wire.HandshakeChannel.Responder;
 import java.io.IOException;

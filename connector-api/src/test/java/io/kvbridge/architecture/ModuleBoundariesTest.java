@@ -12,7 +12,8 @@ import com.tngtech.archunit.lang.ArchRule;
  * The connector API depends on the JDK alone, and inside it each package depends only downwards:
  * {@code wire} (the specified bytes) knows nothing of the {@code spi} or the {@code runtime}; the
  * {@code spi} (what engines and connector authors see) knows nothing of the {@code runtime} that
- * implements the protocol; the lease table knows nothing of any of them.
+ * implements the protocol, nor of the {@code wire}: both take the network values they share from
+ * {@code net}; the lease table knows nothing of any of them.
  */
 @AnalyzeClasses(packages = "io.kvbridge", importOptions = ImportOption.DoNotIncludeTests.class)
 class ModuleBoundariesTest {
@@ -80,8 +81,82 @@ class ModuleBoundariesTest {
           .dependOnClassesThat()
           .resideInAnyPackage("io.kvbridge.runtime..")
           .because(
-              "engines and connector authors program against the SPI (and the wire format's value"
-                  + " types, such as the handshake secret), never against the runtime behind it");
+              "engines and connector authors program against the SPI, never against the runtime"
+                  + " behind it");
+
+  @ArchTest
+  static final ArchRule spiSpeaksItsOwnVocabulary =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.spi..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage("io.kvbridge.wire..")
+          .because(
+              "an engine author reads the SPI alone: the addresses, secret and drop reasons it"
+                  + " names live in io.kvbridge.net, which the wire format imports too");
+
+  @ArchTest
+  static final ArchRule netValuesDependOnNothingOfKvbridge =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.net..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage(
+              "io.kvbridge.spi..",
+              "io.kvbridge.wire..",
+              "io.kvbridge.runtime..",
+              "io.kvbridge.transfer..",
+              "io.kvbridge.lease..")
+          .because("the shared network values sit below both the SPI and the wire format");
+
+  @ArchTest
+  static final ArchRule producerSideUsesNothingOfTheConsumerSide =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.runtime.producer..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("io.kvbridge.runtime.consumer..")
+          .because(
+              "P's half of the protocol speaks to D only through the wire format; what both sides"
+                  + " share is in io.kvbridge.runtime.engine");
+
+  @ArchTest
+  static final ArchRule consumerSideUsesNothingOfTheProducerSide =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.runtime.consumer..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("io.kvbridge.runtime.producer..")
+          .because(
+              "D's half of the protocol speaks to P only through the wire format; what both sides"
+                  + " share is in io.kvbridge.runtime.engine");
+
+  @ArchTest
+  static final ArchRule sidesAndWhatTheyShareSitBelowTheConnector =
+      noClasses()
+          .that()
+          .resideInAnyPackage(
+              "io.kvbridge.runtime.producer..",
+              "io.kvbridge.runtime.consumer..",
+              "io.kvbridge.runtime.engine..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("io.kvbridge.runtime")
+          .because("PullConnector composes the two sides; neither side reaches back up to it");
+
+  @ArchTest
+  static final ArchRule whatBothSidesShareKnowsNeitherSide =
+      noClasses()
+          .that()
+          .resideInAPackage("io.kvbridge.runtime.engine..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage("io.kvbridge.runtime.producer..", "io.kvbridge.runtime.consumer..")
+          .because("the engine's ranks, counters and block checksums serve both sides alike");
 
   @ArchTest
   static final ArchRule packagesFormNoCycles =

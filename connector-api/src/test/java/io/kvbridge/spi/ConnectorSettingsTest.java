@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.lease.LeaseTerms;
-import io.kvbridge.wire.HandshakeAddress;
+import io.kvbridge.net.HandshakeAddress;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.function.UnaryOperator;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.lease.EndReason;
+import io.kvbridge.net.DropReason;
 import io.kvbridge.observe.RejectedInput;
-import io.kvbridge.wire.HandshakeChannel.DropReason;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

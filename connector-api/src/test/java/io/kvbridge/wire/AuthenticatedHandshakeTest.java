@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.net.HandshakeAddress;
+import io.kvbridge.net.HandshakeSecret;
 import io.kvbridge.transfer.MemoryKind;
 import java.io.IOException;
 import java.time.Duration;

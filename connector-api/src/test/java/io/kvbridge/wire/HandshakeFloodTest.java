@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.net.DropReason;
+import io.kvbridge.net.HandshakeAddress;
+import io.kvbridge.net.HandshakeSecret;
 import io.kvbridge.transfer.MemoryKind;
-import io.kvbridge.wire.HandshakeChannel.DropReason;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

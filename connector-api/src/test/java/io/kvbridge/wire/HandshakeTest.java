@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.net.HandshakeSecret;
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

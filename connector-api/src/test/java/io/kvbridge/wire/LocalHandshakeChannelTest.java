@@ -3,6 +3,8 @@ package io.kvbridge.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.net.DropReason;
+import io.kvbridge.net.HandshakeAddress;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.time.Duration;
@@ -151,7 +153,7 @@ class LocalHandshakeChannelTest {
   void localServerDropsNothingAndSaysSoForEveryReason() throws Exception {
     try (HandshakeChannel.Server server = channel.serve(LOCAL, engineId(), TestResponder.echo())) {
       assertThat(server.droppedConnections())
-          .containsOnlyKeys(HandshakeChannel.DropReason.values())
+          .containsOnlyKeys(DropReason.values())
           .allSatisfy((reason, count) -> assertThat(count).isZero());
     }
   }

@@ -2,6 +2,7 @@ package io.kvbridge.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.net.HandshakeAddress;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

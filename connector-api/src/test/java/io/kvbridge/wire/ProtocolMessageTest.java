@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.lease.LeaseToken;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -18,6 +19,57 @@ class ProtocolMessageTest {
   private static final ReadDigest DIGEST = ReadDigest.fromBytes(new byte[ReadDigest.BYTES]);
 
   private final LeaseRef lease = new LeaseRef("req-1", LeaseToken.random().value());
+
+  @Test
+  void aMessagesKindIsItsTypeInLowerCase() {
+    assertThat(new ProtocolMessage.Ack(lease).kind()).isEqualTo("ack");
+    assertThat(new ProtocolMessage.Completion(lease, "d", digest(), 0).kind())
+        .isEqualTo("completion");
+  }
+
+  @Test
+  void eachMessageIsRoutedToTheSideOfItsDirection() {
+    List<String> routed = new ArrayList<>();
+    ProtocolMessage.Router router =
+        new ProtocolMessage.Router() {
+          @Override
+          public void toProducer(ProtocolMessage.ToProducer message) {
+            routed.add("P " + message.kind());
+          }
+
+          @Override
+          public void toConsumer(ProtocolMessage.ToConsumer message) {
+            routed.add("D " + message.kind());
+          }
+        };
+    List<ProtocolMessage> all =
+        List.of(
+            new ProtocolMessage.Completion(lease, "d", digest(), 0),
+            new ProtocolMessage.Ack(lease),
+            new ProtocolMessage.Nack(lease, "EXPIRED"),
+            new ProtocolMessage.Heartbeat("d", 1, List.of(lease)),
+            new ProtocolMessage.Renewed(1, 2, List.of(new ProtocolMessage.Renewal(lease, 3))),
+            new ProtocolMessage.Confirm(lease, "d", digest(), 0, 1),
+            new ProtocolMessage.Confirmed(lease, 1, 2, 3),
+            new ProtocolMessage.Release(lease, "d", "cancelled"));
+
+    all.forEach(m -> m.route(router));
+
+    assertThat(routed)
+        .containsExactly(
+            "P completion",
+            "D ack",
+            "D nack",
+            "P heartbeat",
+            "D renewed",
+            "P confirm",
+            "D confirmed",
+            "P release");
+  }
+
+  private static ReadDigest digest() {
+    return ReadDigest.fromBytes(new byte[ReadDigest.BYTES]);
+  }
 
   @Test
   void everyMessageSurvivesEncodeAndDecode() throws Exception {

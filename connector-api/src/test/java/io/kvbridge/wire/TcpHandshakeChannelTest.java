@@ -7,7 +7,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
-import io.kvbridge.wire.HandshakeChannel.DropReason;
+import io.kvbridge.net.DropReason;
+import io.kvbridge.net.HandshakeAddress;
 import io.kvbridge.wire.TcpHandshakeChannel.Limits;
 import java.io.DataOutputStream;
 import java.io.IOException;

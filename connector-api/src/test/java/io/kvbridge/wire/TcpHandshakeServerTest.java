@@ -9,7 +9,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.sun.management.UnixOperatingSystemMXBean;
-import io.kvbridge.wire.HandshakeChannel.DropReason;
+import io.kvbridge.net.DropReason;
+import io.kvbridge.net.HandshakeAddress;
 import io.kvbridge.wire.HandshakeChannel.Server;
 import io.kvbridge.wire.TcpHandshakeChannel.Limits;
 import java.io.DataOutputStream;

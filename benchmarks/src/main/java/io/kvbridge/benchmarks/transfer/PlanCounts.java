@@ -1,7 +1,7 @@
 package io.kvbridge.benchmarks.transfer;
 
 import io.kvbridge.layout.KvLayout.MemoryOrder;
-import io.kvbridge.runtime.ReadPlan;
+import io.kvbridge.runtime.consumer.ReadPlan;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -2,7 +2,7 @@ package io.kvbridge.benchmarks.transfer;
 
 import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.layout.KvLayout;
-import io.kvbridge.runtime.ReadPlan;
+import io.kvbridge.runtime.consumer.ReadPlan;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;

@@ -2,7 +2,7 @@ package io.kvbridge.benchmarks.transfer;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.layout.KvLayout.MemoryOrder;
-import io.kvbridge.runtime.ReadPlan;
+import io.kvbridge.runtime.consumer.ReadPlan;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;

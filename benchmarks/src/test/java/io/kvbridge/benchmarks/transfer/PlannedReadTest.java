@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout.MemoryOrder;
-import io.kvbridge.runtime.ReadPlan;
+import io.kvbridge.runtime.consumer.ReadPlan;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

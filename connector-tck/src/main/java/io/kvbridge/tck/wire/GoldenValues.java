@@ -4,11 +4,11 @@ import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.integrity.PromptDigest;
 import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.net.HandshakeSecret;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.HandshakeKeys;
-import io.kvbridge.wire.HandshakeSecret;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
 import java.util.HexFormat;
@@ -134,7 +134,7 @@ public final class GoldenValues {
 
   /** The keys of the authenticated conversation: {@link #SECRET} and both nonces. */
   public static HandshakeKeys keys() {
-    return SECRET.keysFor(GREETING_AUTHENTICATED.nonce(), CHALLENGE.nonce());
+    return HandshakeKeys.derive(SECRET, GREETING_AUTHENTICATED.nonce(), CHALLENGE.nonce());
   }
 
   /**

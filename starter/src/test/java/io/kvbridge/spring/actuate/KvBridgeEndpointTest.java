@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.lease.EndReason;
+import io.kvbridge.net.DropReason;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.ConnectorStatus;
 import io.kvbridge.spi.ConsumerStatus;
@@ -19,7 +20,6 @@ import io.kvbridge.spring.UnavailableTransportProvider;
 import io.kvbridge.spring.actuate.KvBridgeEndpoint.KvBridgeDescriptor;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.wire.Handshake;
-import io.kvbridge.wire.HandshakeChannel.DropReason;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.net.Socket;

@@ -1,0 +1,492 @@
+package io.kvbridge.runtime.consumer;
+
+import io.kvbridge.integrity.ReadDigest;
+import io.kvbridge.observe.TransferSpan;
+import io.kvbridge.observe.TransferSpans;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.transfer.TransferHandle;
+import io.kvbridge.wire.LeaseRef;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One request's load on the consumer, from the parameters it arrived with to the moment it is
+ * reported received or failed. A load is in exactly one state at a time; {@link LoadTable} holds
+ * every load that is neither refused, releasing nor final.
+ *
+ * <pre>
+ *  matchRemote ──► CONFIRMING ──Confirmed──► AWAITING_ALLOCATION ──afterAllocate──► READY
+ *       │             │ (handshake, Confirm)        │                                  │
+ *       │             │                             │                   buildStepMetadata +
+ *       │             │                             │                   startLoad (safety margin)
+ *       │             ▼                             ▼                                  ▼
+ *       │          REFUSED: Unavailable      FAILED (too few blocks)      READING ──Done + checksums──►
+ *       │          at the next matchRemote                                   │      AWAITING_REPLY
+ *       │             ▲                                                      │          │      │
+ *       │             │ (unreachable)            read failed / lease deadline▼      NACK│  ACK │
+ *       └─(local hit)─► RELEASING ──handshake, Release──► RELEASED       FAILED ◄──────┘      ▼
+ *                                                                                      RECEIVED
+ * </pre>
+ *
+ * <table>
+ *   <caption>States, what bounds them, and what the engine owns</caption>
+ *   <tr><th>state</th><th>ends when</th><th>bounded by</th><th>blocks borrowed</th></tr>
+ *   <tr><td>CONFIRMING</td><td>Confirmed, NACK, handshake failure</td>
+ *       <td>handshake timeout + reply timeout</td><td>none</td></tr>
+ *   <tr><td>RELEASING</td><td>Release sent, handshake failure</td>
+ *       <td>handshake timeout + reply timeout</td><td>none</td></tr>
+ *   <tr><td>AWAITING_ALLOCATION</td><td>{@code afterAllocate}</td>
+ *       <td>none on D: the engine allocates in its next step; heartbeats keep the lease</td>
+ *       <td>none</td></tr>
+ *   <tr><td>READY</td><td>{@code startLoad}</td><td>the engine's next step</td><td>yes</td></tr>
+ *   <tr><td>READING</td><td>transfer done or failed</td>
+ *       <td>the lease deadline on this clock</td><td>yes</td></tr>
+ *   <tr><td>AWAITING_REPLY</td><td>ACK or NACK</td><td>reply timeout</td><td>yes</td></tr>
+ *   <tr><td>REFUSED</td><td>the engine's next {@code matchRemote} or {@code cancelLoad}</td>
+ *       <td>the most refusals kept</td><td>none</td></tr>
+ * </table>
+ *
+ * <p>RECEIVED, FAILED, CANCELLED and RELEASED are final. Each transition is a method named for what
+ * happened, and each checks the state it leaves: a transition from any other state is a bug and
+ * throws {@link IllegalStateException}.
+ *
+ * <p>Any state may end by {@code cancelLoad} (the producer is told to release the lease), by the
+ * producer's restart (a new incarnation), or by the connector closing. Heartbeats renew the lease
+ * of every load from AWAITING_ALLOCATION to READING.
+ *
+ * <p>Threads: confined to the connector's lock.
+ */
+final class Load {
+
+  /** Where a load is in its life. */
+  enum State {
+    /** Its lease is being confirmed with the producer, the handshake first if need be. */
+    CONFIRMING,
+    /** A full local hit: nothing to read; its lease is released once the producer is reachable. */
+    RELEASING,
+    AWAITING_ALLOCATION,
+    READY,
+    READING,
+    AWAITING_REPLY,
+    /** Not confirmed; the engine learns why at its next {@code matchRemote}. */
+    REFUSED,
+    /** Final: read, checked and acknowledged by the producer. */
+    RECEIVED,
+    /** Final: ended after it was confirmed, and reported to the engine as a failure. */
+    FAILED,
+    /** Final: the engine cancelled it, or the connector closed. */
+    CANCELLED,
+    /** Final: a full local hit whose lease was released. */
+    RELEASED;
+
+    /** Whether a heartbeat should keep this load's lease alive. */
+    boolean wantsHeartbeats() {
+      return this == AWAITING_ALLOCATION || this == READY || this == READING;
+    }
+
+    /** Whether the engine has lent the load its blocks. */
+    boolean borrowsBlocks() {
+      return this == READY || this == READING || this == AWAITING_REPLY;
+    }
+
+    /** Whether a load in this state has ended for good. */
+    boolean isFinal() {
+      return this == RECEIVED || this == FAILED || this == CANCELLED || this == RELEASED;
+    }
+  }
+
+  /** The states of a load {@link LoadTable} lists. */
+  private static final State[] LISTED = {
+    State.CONFIRMING, State.AWAITING_ALLOCATION, State.READY, State.READING, State.AWAITING_REPLY
+  };
+
+  private final String requestId;
+  private final TransferParams params;
+  private final LeaseKey key;
+  private final LeaseRef lease;
+
+  /** The tokens the engine held already when it asked (its local prefix). */
+  private final int skipTokens;
+
+  /** The handshake client's epoch when this load started: a producer gone later fails it. */
+  private final long epoch;
+
+  private State state;
+  private long stateDeadline;
+
+  /** What this load reads, digested; known once the producer's shape is (at confirmation). */
+  private ReadDigest readDigest;
+
+  /** The tokens not read: {@link #skipTokens} rounded down to whole blocks of both sides. */
+  private int effectiveSkip;
+
+  private ProducerPeer peer;
+  private List<Integer> localBlocks = List.of();
+
+  /** The transfers of the read, while reading: one or two per (consumer rank, producer rank). */
+  private List<Read> reads = List.of();
+
+  /** What the planner maps, once the read is posted. */
+  private TransferPlanner.Request plan;
+
+  /** The bytes the read moves. */
+  private long bytes;
+
+  /** The descriptors the read posts, over every rank pair. */
+  private int descriptors;
+
+  /** The load's span, and the span of the phase it is in; {@link TransferSpan#NONE} untraced. */
+  private TransferSpan span = TransferSpan.NONE;
+
+  private TransferSpan phase = TransferSpan.NONE;
+
+  private long confirmSentAt = Long.MIN_VALUE;
+  private long readStartedAt;
+
+  /** The lease's deadline on P's clock, as P last confirmed it. */
+  private long producerDeadline;
+
+  /** A load whose lease is to be confirmed by {@code confirmDeadline}, on this clock. */
+  Load(String requestId, TransferParams params, int skipTokens, long epoch, long confirmDeadline) {
+    this(State.CONFIRMING, requestId, params, skipTokens, epoch, confirmDeadline);
+  }
+
+  private Load(
+      State first,
+      String requestId,
+      TransferParams params,
+      int skipTokens,
+      long epoch,
+      long deadline) {
+    this.state = first;
+    this.requestId = requestId;
+    this.params = params;
+    this.key = new LeaseKey(params.producerEngineId(), params.requestId());
+    this.lease = new LeaseRef(params.requestId(), params.leaseToken());
+    this.skipTokens = skipTokens;
+    this.epoch = epoch;
+    this.producerDeadline = params.deadlineNanos();
+    this.stateDeadline = deadline;
+  }
+
+  /**
+   * A full local hit: the engine holds every leased token, so the lease is released (once its
+   * producer is handshaken, by {@code deadline}) instead of confirmed.
+   */
+  static Load releasing(
+      String requestId, TransferParams params, int skipTokens, long epoch, long deadline) {
+    return new Load(State.RELEASING, requestId, params, skipTokens, epoch, deadline);
+  }
+
+  String requestId() {
+    return requestId;
+  }
+
+  TransferParams params() {
+    return params;
+  }
+
+  LeaseKey key() {
+    return key;
+  }
+
+  LeaseRef lease() {
+    return lease;
+  }
+
+  int skipTokens() {
+    return skipTokens;
+  }
+
+  long epoch() {
+    return epoch;
+  }
+
+  State state() {
+    return state;
+  }
+
+  /** When the current state must have ended, on this consumer's clock. */
+  long stateDeadline() {
+    return stateDeadline;
+  }
+
+  /** What this load reads, digested; {@code null} until its confirmation is sent. */
+  ReadDigest readDigest() {
+    return readDigest;
+  }
+
+  /** The tokens not read: the engine's prefix rounded down to whole blocks of both sides. */
+  int effectiveSkip() {
+    return effectiveSkip;
+  }
+
+  /** Whether the load's producer is known: its confirmation or release is being sent. */
+  boolean hasPeer() {
+    return peer != null;
+  }
+
+  /** The producer the load confirmed with; {@code null} before {@link #hasPeer()}. */
+  ProducerPeer peer() {
+    return peer;
+  }
+
+  /** The blocks the engine lent, once allocated. */
+  List<Integer> localBlocks() {
+    return localBlocks;
+  }
+
+  /** What the planner maps, once the read is posted. */
+  TransferPlanner.Request plan() {
+    return plan;
+  }
+
+  /** The bytes the read moves, once posted. */
+  long bytes() {
+    return bytes;
+  }
+
+  /** The descriptors the read posts, over every rank pair, once posted. */
+  int descriptors() {
+    return descriptors;
+  }
+
+  /** When the confirmation was sent, on this clock; {@link Long#MIN_VALUE} before. */
+  long confirmSentAt() {
+    return confirmSentAt;
+  }
+
+  /** Whether the confirmation (or, for a full local hit, the release) has been sent. */
+  boolean confirmSent() {
+    return confirmSentAt != Long.MIN_VALUE;
+  }
+
+  /** When the read was posted, on this clock. */
+  long readStartedAt() {
+    return readStartedAt;
+  }
+
+  /** The lease's deadline on P's clock, as P last confirmed it. */
+  long producerDeadline() {
+    return producerDeadline;
+  }
+
+  /** The tokens whose KV this load writes: from {@link #effectiveSkip} to the lease's end. */
+  int externalTokens() {
+    return params.tokens() - effectiveSkip;
+  }
+
+  /** Traces the load under {@code span}, once. */
+  void traced(TransferSpan span) {
+    if (this.span != TransferSpan.NONE) {
+      throw new IllegalStateException("load of " + requestId + " is traced already");
+    }
+    this.span = span;
+  }
+
+  /** The load's span ({@link TransferSpan#NONE} untraced or ended). */
+  TransferSpan span() {
+    return span;
+  }
+
+  /**
+   * The confirmation is being sent to {@code peer} at {@code now}, for the read {@code digest}
+   * skipping {@code skip} tokens; the load stays CONFIRMING until the answer.
+   */
+  void confirmSent(ProducerPeer peer, ReadDigest digest, int skip, long now) {
+    expect("send its confirmation", State.CONFIRMING);
+    if (confirmSent()) {
+      throw new IllegalStateException("load of " + requestId + " sent its confirmation already");
+    }
+    this.peer = peer;
+    this.readDigest = digest;
+    this.effectiveSkip = skip;
+    this.confirmSentAt = now;
+  }
+
+  /** CONFIRMING → AWAITING_ALLOCATION: P confirmed the lease until {@code producerDeadline}. */
+  void confirmed(long producerDeadline) {
+    expect("be confirmed", State.CONFIRMING);
+    this.producerDeadline = Math.max(this.producerDeadline, producerDeadline);
+    endPhase();
+    moveTo(State.AWAITING_ALLOCATION, Long.MAX_VALUE);
+  }
+
+  /** AWAITING_ALLOCATION → READY: the engine lent {@code blocks}. */
+  void allocated(List<Integer> blocks) {
+    expect("be allocated", State.AWAITING_ALLOCATION);
+    this.localBlocks = List.copyOf(blocks);
+    moveTo(State.READY, Long.MAX_VALUE);
+  }
+
+  /**
+   * READY → READING: {@code posting}'s reads of {@code plan} were posted at {@code now}; they must
+   * finish by {@code deadline} on this clock.
+   */
+  void posted(TransferPlanner.Request plan, Posting posting, long now, long deadline) {
+    expect("post its read", State.READY);
+    this.plan = plan;
+    this.reads = List.copyOf(posting.reads);
+    this.bytes = posting.bytes;
+    this.descriptors = posting.descriptors;
+    this.readStartedAt = now;
+    moveTo(State.READING, deadline);
+  }
+
+  /** READING → AWAITING_REPLY: the read finished and checked out; P must answer by then. */
+  void completionSent(long replyDeadline) {
+    expect("send its completion", State.READING);
+    moveTo(State.AWAITING_REPLY, replyDeadline);
+  }
+
+  /**
+   * P renewed the lease until {@code producerDeadline}, on its clock; a load reading may read until
+   * then (never less than before).
+   */
+  void renewed(long producerDeadline) {
+    expect("be renewed", LISTED);
+    this.producerDeadline = Math.max(this.producerDeadline, producerDeadline);
+    if (state == State.READING) {
+      stateDeadline = Math.max(stateDeadline, localLeaseDeadline());
+    }
+  }
+
+  /** The reads still posted, which the caller releases; none are left with the load. */
+  List<Read> takeReads() {
+    List<Read> out = reads;
+    reads = List.of();
+    return out;
+  }
+
+  /** The reads posted (until {@link #takeReads}). */
+  List<Read> reads() {
+    return reads;
+  }
+
+  /** CONFIRMING or RELEASING → REFUSED: the lease could not be confirmed or released. */
+  void refused() {
+    expect("be refused", State.CONFIRMING, State.RELEASING);
+    moveTo(State.REFUSED, Long.MAX_VALUE);
+  }
+
+  /** RELEASING → RELEASED: the release goes to {@code peer}, the producer now known. */
+  void released(ProducerPeer peer, long now) {
+    expect("be released", State.RELEASING);
+    this.peer = peer;
+    this.confirmSentAt = now;
+    moveTo(State.RELEASED, Long.MAX_VALUE);
+  }
+
+  /** AWAITING_REPLY → RECEIVED: P acknowledged the read. */
+  void received() {
+    expect("be received", State.AWAITING_REPLY);
+    moveTo(State.RECEIVED, Long.MAX_VALUE);
+  }
+
+  /** A confirmed load failed: allocation, safety margin, read, checksums, reply or producer. */
+  void failed() {
+    expect("fail", State.AWAITING_ALLOCATION, State.READY, State.READING, State.AWAITING_REPLY);
+    moveTo(State.FAILED, Long.MAX_VALUE);
+  }
+
+  /** A load not yet refused nor final was cancelled by the engine or by the connector closing. */
+  void cancelled() {
+    expect("be cancelled", LISTED);
+    moveTo(State.CANCELLED, Long.MAX_VALUE);
+  }
+
+  private void expect(String what, State... from) {
+    for (State s : from) {
+      if (state == s) {
+        return;
+      }
+    }
+    throw new IllegalStateException(
+        "load of " + requestId + " cannot " + what + " in state " + state);
+  }
+
+  private void moveTo(State next, long deadline) {
+    state = next;
+    stateDeadline = deadline;
+  }
+
+  /** Ends the current phase's span, if any, and starts the span of phase {@code name}. */
+  void startPhase(String name) {
+    phase.end();
+    phase = span.startChild(name);
+  }
+
+  /** The current phase's span ({@link TransferSpan#NONE} between phases). */
+  TransferSpan phase() {
+    return phase;
+  }
+
+  /** Ends the current phase's span, if any. */
+  void endPhase() {
+    phase.end();
+    phase = TransferSpan.NONE;
+  }
+
+  /** Ends the load's spans: it ended as {@code outcome} ({@link TransferSpans#OUTCOME}). */
+  void endSpan(String outcome) {
+    endPhase();
+    span.tag(TransferSpans.OUTCOME, outcome);
+    span.end();
+    span = TransferSpan.NONE;
+  }
+
+  /** Ends the load's spans as failed: it ended as {@code outcome} because of {@code reason}. */
+  void failSpan(String outcome, String reason) {
+    phase.error(reason);
+    span.error(reason);
+    endSpan(outcome);
+  }
+
+  /** The lease deadline converted to this consumer's clock, erring early. */
+  long localLeaseDeadline() {
+    return peer.clock().current().deadlineToLocal(producerDeadline);
+  }
+
+  /**
+   * One posted transfer of a load's read.
+   *
+   * @param consumerRank the rank whose transport posted it
+   * @param handle its handle there
+   */
+  record Read(int consumerRank, TransferHandle handle) {}
+
+  /** The reads of a load posted so far, while they are being posted, and what they move. */
+  static final class Posting {
+    private final List<Read> reads = new ArrayList<>();
+    private long bytes;
+    private int descriptors;
+
+    /** Adds one posted read that moves {@code bytes} in {@code descriptors} descriptors. */
+    void add(Read read, long bytes, int descriptors) {
+      reads.add(read);
+      this.bytes += bytes;
+      this.descriptors += descriptors;
+    }
+
+    /** The reads posted so far. */
+    List<Read> reads() {
+      return List.copyOf(reads);
+    }
+
+    long bytes() {
+      return bytes;
+    }
+
+    int descriptors() {
+      return descriptors;
+    }
+  }
+
+  /**
+   * A lease as this consumer names it: the producer's engine id and the producer's request id.
+   *
+   * @param producerEngineId the producer's engine id
+   * @param producerRequestId the request's id on the producer
+   */
+  record LeaseKey(String producerEngineId, String producerRequestId) {}
+}

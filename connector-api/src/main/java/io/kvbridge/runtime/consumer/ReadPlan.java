@@ -1,0 +1,226 @@
+package io.kvbridge.runtime.consumer;
+
+import io.kvbridge.layout.KvLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What a consumer engine reads to load a lease from a producer engine, as the consumer's own
+ * planner maps it: one READ per (consumer rank, producer rank) pair that exchanges bytes, each a
+ * list of descriptors, a producer range and the consumer range it lands in. Lets an engine or a
+ * tool preview a pairing of two shapes before it serves traffic: how many READs and descriptors a
+ * request of a given length costs (what a transport is asked to handle per request) and how many
+ * bytes it moves.
+ *
+ * <p>Offsets are relative to each rank's KV region: a block {@code b} of a rank starts at {@code b
+ * * blockBytes()} of that rank's layout, as the consumer and the producer register their memory.
+ *
+ * <p>Threads: immutable; any thread may read a plan.
+ */
+public final class ReadPlan {
+
+  private final List<Read> reads;
+
+  private ReadPlan(List<Read> reads) {
+    this.reads = reads;
+  }
+
+  /**
+   * Plans the read of a lease.
+   *
+   * @param producer the producer engine's layouts, by rank
+   * @param consumer the consumer engine's layouts, by rank
+   * @param producerBlocks the lease's block ids, shared by every producer rank, in token order
+   * @param consumerBlocks the consumer's blocks for the prompt, shared by every consumer rank, in
+   *     token order
+   * @param tokens the tokens the lease holds
+   * @param skipTokens the tokens the consumer already holds; rounded down to whole blocks of both
+   *     sides, as the consumer does
+   * @throws IllegalArgumentException naming what is wrong, if either side's ranks are not one
+   *     engine's, the shapes cannot be translated, or the blocks do not hold the tokens
+   */
+  public static ReadPlan of(
+      List<KvLayout> producer,
+      List<KvLayout> consumer,
+      List<Integer> producerBlocks,
+      List<Integer> consumerBlocks,
+      int tokens,
+      int skipTokens) {
+    Objects.requireNonNull(producer, "producer");
+    Objects.requireNonNull(consumer, "consumer");
+    Objects.requireNonNull(producerBlocks, "producerBlocks");
+    Objects.requireNonNull(consumerBlocks, "consumerBlocks");
+    problem(producer, consumer, producerBlocks, consumerBlocks, tokens, skipTokens)
+        .ifPresent(
+            why -> {
+              throw new IllegalArgumentException("read plan: " + why);
+            });
+    TransferPlanner.Request load =
+        new TransferPlanner.Request(
+            producer, consumer, producerBlocks, consumerBlocks, tokens, skipTokens);
+    List<Read> reads = new ArrayList<>();
+    TransferPlanner.plan(load).forEach((pair, pieces) -> reads.add(new Read(pair, pieces)));
+    return new ReadPlan(List.copyOf(reads));
+  }
+
+  /** The READs, one per (consumer rank, producer rank) pair that exchanges bytes. */
+  public List<Read> reads() {
+    return reads;
+  }
+
+  /** The descriptors of every READ together: what the transports are asked to handle. */
+  public long descriptors() {
+    long sum = 0;
+    for (Read read : reads) {
+      sum += read.descriptors();
+    }
+    return sum;
+  }
+
+  /** The bytes every READ together moves. Walks every descriptor. */
+  public long bytes() {
+    long sum = 0;
+    for (Read read : reads) {
+      sum += read.bytes();
+    }
+    return sum;
+  }
+
+  /**
+   * One READ: what one consumer rank reads from one producer rank.
+   *
+   * <p>Threads: immutable; any thread may read it.
+   */
+  public static final class Read {
+
+    private final TransferPlanner.RankPair pair;
+    private final List<TransferPlanner.Piece> pieces;
+
+    private Read(TransferPlanner.RankPair pair, List<TransferPlanner.Piece> pieces) {
+      this.pair = pair;
+      this.pieces = pieces;
+    }
+
+    /** The reading rank of the consumer engine. */
+    public int consumerRank() {
+      return pair.consumerRank();
+    }
+
+    /** The producer engine's rank read from. */
+    public int producerRank() {
+      return pair.producerRank();
+    }
+
+    /** How many descriptors the READ has on each side. */
+    public int descriptors() {
+      return pieces.size();
+    }
+
+    /** The bytes the READ moves. Walks every descriptor. */
+    public long bytes() {
+      long sum = 0;
+      for (TransferPlanner.Piece piece : pieces) {
+        sum += piece.length();
+      }
+      return sum;
+    }
+
+    /** Hands every descriptor to {@code sink}, in the order the consumer posts them. */
+    public void forEachDescriptor(DescriptorSink sink) {
+      for (TransferPlanner.Piece piece : pieces) {
+        sink.accept(piece.producerOffset(), piece.consumerOffset(), piece.length());
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "READ of consumer rank "
+          + consumerRank()
+          + " from producer rank "
+          + producerRank()
+          + ": "
+          + descriptors()
+          + " descriptors";
+    }
+  }
+
+  /** Receives the descriptors of a {@link Read}. */
+  @FunctionalInterface
+  public interface DescriptorSink {
+    /**
+     * One descriptor.
+     *
+     * @param producerOffset where it starts in the producer rank's region
+     * @param consumerOffset where it lands in the consumer rank's region
+     * @param length its length in bytes, the same on both sides
+     */
+    void accept(long producerOffset, long consumerOffset, long length);
+  }
+
+  private static Optional<String> problem(
+      List<KvLayout> producer,
+      List<KvLayout> consumer,
+      List<Integer> producerBlocks,
+      List<Integer> consumerBlocks,
+      int tokens,
+      int skipTokens) {
+    Optional<String> ranks =
+        KvLayout.partitionProblem(producer)
+            .map(why -> "producer ranks: " + why)
+            .or(() -> KvLayout.partitionProblem(consumer).map(why -> "consumer ranks: " + why))
+            .or(
+                () ->
+                    consumer
+                        .get(0)
+                        .incompatibilityWith(producer.get(0))
+                        .map(why -> "the shapes cannot be translated: " + why));
+    if (ranks.isPresent()) {
+      return ranks;
+    }
+    if (tokens <= 0) {
+      return Optional.of("tokens must be positive, got " + tokens);
+    }
+    if (skipTokens < 0) {
+      return Optional.of("skip_tokens must be 0 or more, got " + skipTokens);
+    }
+    KvLayout p = producer.get(0);
+    Optional<String> held = LoadChecks.blocksHoldProblem(producerBlocks.size(), p, tokens);
+    if (held.isPresent()) {
+      return held.map(why -> "producer blocks: " + why);
+    }
+    KvLayout d = consumer.get(0);
+    long needed = ((long) tokens + d.tokensPerBlock() - 1) / d.tokensPerBlock();
+    if (consumerBlocks.size() < needed) {
+      return Optional.of(
+          "consumer blocks: "
+              + tokens
+              + " tokens need "
+              + needed
+              + " blocks of "
+              + d.tokensPerBlock()
+              + " tokens, got "
+              + consumerBlocks.size());
+    }
+    return outsidePool("producer", producerBlocks, p)
+        .or(() -> outsidePool("consumer", consumerBlocks, d));
+  }
+
+  private static Optional<String> outsidePool(String side, List<Integer> blocks, KvLayout layout) {
+    for (Integer id : blocks) {
+      if (id == null || id < 0 || id >= layout.blockCount()) {
+        return Optional.of(
+            side
+                + " block id "
+                + id
+                + " is outside the "
+                + side
+                + "'s pool of "
+                + layout.blockCount()
+                + " blocks");
+      }
+    }
+    return Optional.empty();
+  }
+}

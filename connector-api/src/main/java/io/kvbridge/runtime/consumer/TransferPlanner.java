@@ -1,0 +1,297 @@
+package io.kvbridge.runtime.consumer;
+
+import io.kvbridge.layout.KvLayout;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Maps a lease's blocks on the producer's ranks onto the consumer's ranks and blocks, whatever
+ * their tensor parallelism and block sizes: every (producer rank, block, layer, plane, head, token
+ * range) lands at its (consumer rank, block, offset). Stateless.
+ *
+ * <p>What is read: the used tokens of producer blocks {@code [firstBlock, blockIds.size())} — every
+ * token of a full block, the first {@code tokens mod tokensPerBlock} of a partly filled tail block
+ * — where {@code firstBlock} skips the tokens the consumer already holds, rounded down to a
+ * multiple of both block sizes, so that every block read is read whole (its used part), which lets
+ * the consumer check it against the producer's checksum.
+ *
+ * <p>Both sides must share the memory order ({@link KvLayout#incompatibilityWith}). In head-major
+ * order a head's tokens of a block are one piece; in block-major order a token's heads of one rank
+ * are one piece. Pieces that are adjacent on both sides merge, so an identical shape reads each run
+ * of consecutive blocks as one piece.
+ *
+ * <p>Cost: one segment per (block, layer, plane, head) in head-major order; in block-major order
+ * one per (block, layer, plane, token, consumer rank), or, where a consumer rank holds the same
+ * heads as the producer rank, one per (block, layer, plane, consumer block); a block whose shape is
+ * identical on both sides is one segment. Merging costs no allocation beyond the pieces it keeps.
+ */
+final class TransferPlanner {
+
+  private TransferPlanner() {}
+
+  /**
+   * What a load reads.
+   *
+   * @param producer the producer's ranks' layouts, by rank
+   * @param consumer the consumer's ranks' layouts, by rank
+   * @param producerBlocks the lease's block ids, shared by every producer rank, in token order
+   * @param consumerBlocks the consumer's blocks for the prompt, shared by every consumer rank, in
+   *     token order
+   * @param tokens the tokens the lease holds
+   * @param skipTokens the tokens the consumer already holds; rounded down to whole blocks of both
+   */
+  record Request(
+      List<KvLayout> producer,
+      List<KvLayout> consumer,
+      List<Integer> producerBlocks,
+      List<Integer> consumerBlocks,
+      int tokens,
+      int skipTokens) {
+
+    /** The first producer block read. */
+    int firstBlock() {
+      int p = producer.get(0).tokensPerBlock();
+      return effectiveSkip(p, consumer.get(0).tokensPerBlock(), tokens, skipTokens) / p;
+    }
+
+    /** The used tokens of producer block {@code index}. */
+    int usedTokens(int index) {
+      int p = producer.get(0).tokensPerBlock();
+      return Math.min(p, tokens - index * p);
+    }
+
+    /** The consumer blocks the read needs: every block up to the one holding the last token. */
+    int consumerBlocksNeeded() {
+      int d = consumer.get(0).tokensPerBlock();
+      return (tokens + d - 1) / d;
+    }
+  }
+
+  /**
+   * One piece of a read.
+   *
+   * @param producerRank the producer rank it is read from
+   * @param producerOffset its offset in that rank's region
+   * @param consumerRank the consumer rank it lands in
+   * @param consumerOffset its offset in that rank's region
+   * @param length its length in bytes
+   */
+  record Piece(
+      int producerRank, long producerOffset, int consumerRank, long consumerOffset, long length) {
+
+    Piece extendedBy(long bytes) {
+      return new Piece(producerRank, producerOffset, consumerRank, consumerOffset, length + bytes);
+    }
+
+    /** Whether {@code next} starts where this piece, grown by {@code extra} bytes, ends. */
+    boolean isFollowedBy(Piece next, long extra) {
+      return next.producerRank == producerRank
+          && next.consumerRank == consumerRank
+          && next.producerOffset == producerOffset + length + extra
+          && next.consumerOffset == consumerOffset + length + extra;
+    }
+  }
+
+  /** Receives the segments of one producer block, in the producer's memory order. */
+  @FunctionalInterface
+  interface SegmentSink {
+    void accept(Piece segment);
+  }
+
+  /**
+   * The tokens a consumer holding {@code skipTokens} of a lease's {@code tokens} does not read:
+   * rounded down to whole blocks of both sides, so every block read is read whole.
+   */
+  static int effectiveSkip(
+      int producerTokensPerBlock, int consumerTokensPerBlock, int tokens, int skipTokens) {
+    // An integer ratio: the larger block size is a multiple of the smaller.
+    int unit = Math.max(producerTokensPerBlock, consumerTokensPerBlock);
+    return Math.min(skipTokens, tokens) / unit * unit;
+  }
+
+  /**
+   * The pieces of {@code load}, merged, grouped by (consumer rank, producer rank): each group is
+   * one READ.
+   */
+  static Map<RankPair, List<Piece>> plan(Request load) {
+    int producers = load.producer().size();
+    int pairs = load.consumer().size() * producers;
+    // Indexed by consumerRank * producers + producerRank, so that a segment costs no key object
+    // and no hash lookup. open[i] is the pair's piece being grown, by grown[i] bytes merged into
+    // it since it was emitted: a piece that merges nothing is kept as the segment it was.
+    Piece[] open = new Piece[pairs];
+    long[] grown = new long[pairs];
+    List<List<Piece>> closed = new ArrayList<>(Collections.nCopies(pairs, null));
+    int[] firstSeen = new int[pairs];
+    int[] seen = {0};
+    SegmentSink sink =
+        segment -> {
+          int i = segment.consumerRank() * producers + segment.producerRank();
+          Piece current = open[i];
+          if (current == null) {
+            firstSeen[seen[0]++] = i;
+            closed.set(i, new ArrayList<>());
+          } else if (current.isFollowedBy(segment, grown[i])) {
+            grown[i] += segment.length();
+            return;
+          } else {
+            closed.get(i).add(grown[i] == 0 ? current : current.extendedBy(grown[i]));
+          }
+          open[i] = segment;
+          grown[i] = 0;
+        };
+    for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
+      for (int q = 0; q < producers; q++) {
+        segments(load, q, index, sink);
+      }
+    }
+    Map<RankPair, List<Piece>> reads = new LinkedHashMap<>();
+    for (int k = 0; k < seen[0]; k++) {
+      int i = firstSeen[k];
+      List<Piece> pieces = closed.get(i);
+      pieces.add(grown[i] == 0 ? open[i] : open[i].extendedBy(grown[i]));
+      reads.put(new RankPair(i / producers, i % producers), pieces);
+    }
+    return reads;
+  }
+
+  /**
+   * Emits the segments of producer rank {@code q}'s block {@code index}: its used bytes, in the
+   * producer's memory order, each with where it lands on the consumer. Concatenated, their producer
+   * ranges are exactly the bytes the producer's checksum of that block covers.
+   */
+  static void segments(Request load, int q, int index, SegmentSink sink) {
+    KvLayout p = load.producer().get(q);
+    long pBase = (long) load.producerBlocks().get(index) * p.blockBytes();
+    int used = load.usedTokens(index);
+    int firstToken = index * p.tokensPerBlock();
+    int same = identicalConsumerRank(load, q);
+    if (same >= 0 && used == p.tokensPerBlock()) {
+      KvLayout d = load.consumer().get(same);
+      long dBase = consumerBlockBase(load, d, firstToken / d.tokensPerBlock());
+      sink.accept(new Piece(q, pBase, same, dBase, p.blockBytes()));
+      return;
+    }
+    int vector = p.vectorBytes();
+    int sameHeads = sameHeadsConsumerRank(load, q);
+    for (int layer = 0; layer < p.layers(); layer++) {
+      for (int plane = 0; plane < p.planes(); plane++) {
+        if (p.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
+          for (int head = p.headStart(); head < p.headStart() + p.headCount(); head++) {
+            int r = consumerRankOf(load, head);
+            KvLayout d = load.consumer().get(r);
+            int t = 0;
+            while (t < used) {
+              int token = firstToken + t;
+              int inBlock = token % d.tokensPerBlock();
+              int run = Math.min(used - t, d.tokensPerBlock() - inBlock);
+              sink.accept(
+                  new Piece(
+                      q,
+                      pBase + p.offsetInBlock(layer, plane, head, t),
+                      r,
+                      consumerBlockBase(load, d, token / d.tokensPerBlock())
+                          + d.offsetInBlock(layer, plane, head, inBlock),
+                      (long) run * vector));
+              t += run;
+            }
+          }
+        } else if (sameHeads >= 0) {
+          // A token's heads are the same slice on both sides: a run of tokens within one consumer
+          // block is contiguous on both, as a head's tokens are in head-major order.
+          KvLayout d = load.consumer().get(sameHeads);
+          int row = p.headCount() * vector;
+          int t = 0;
+          while (t < used) {
+            int token = firstToken + t;
+            int inBlock = token % d.tokensPerBlock();
+            int run = Math.min(used - t, d.tokensPerBlock() - inBlock);
+            sink.accept(
+                new Piece(
+                    q,
+                    pBase + p.offsetInBlock(layer, plane, p.headStart(), t),
+                    sameHeads,
+                    consumerBlockBase(load, d, token / d.tokensPerBlock())
+                        + d.offsetInBlock(layer, plane, d.headStart(), inBlock),
+                    (long) run * row));
+            t += run;
+          }
+        } else {
+          for (int t = 0; t < used; t++) {
+            int token = firstToken + t;
+            int head = p.headStart();
+            while (head < p.headStart() + p.headCount()) {
+              int r = consumerRankOf(load, head);
+              KvLayout d = load.consumer().get(r);
+              int last = Math.min(p.headStart() + p.headCount(), d.headStart() + d.headCount());
+              sink.accept(
+                  new Piece(
+                      q,
+                      pBase + p.offsetInBlock(layer, plane, head, t),
+                      r,
+                      consumerBlockBase(load, d, token / d.tokensPerBlock())
+                          + d.offsetInBlock(layer, plane, head, token % d.tokensPerBlock()),
+                      (long) (last - head) * vector));
+              head = last;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** The consumer rank whose shape is producer rank {@code q}'s exactly, or -1. */
+  private static int identicalConsumerRank(Request load, int q) {
+    int r = sameHeadsConsumerRank(load, q);
+    return r >= 0 && sameShape(load.producer().get(q), load.consumer().get(r)) ? r : -1;
+  }
+
+  /** The consumer rank that holds exactly producer rank {@code q}'s heads, or -1. */
+  private static int sameHeadsConsumerRank(Request load, int q) {
+    KvLayout p = load.producer().get(q);
+    for (int r = 0; r < load.consumer().size(); r++) {
+      KvLayout d = load.consumer().get(r);
+      if (d.headStart() == p.headStart() && d.headCount() == p.headCount()) {
+        return r;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Whether a block of {@code producer} and a block of {@code consumer} hold the same heads and
+   * tokens in the same order, so that a whole block of one is a whole block of the other, byte for
+   * byte. Both describe one model (the handshake refused any other pair).
+   */
+  static boolean sameShape(KvLayout producer, KvLayout consumer) {
+    return consumer.headStart() == producer.headStart()
+        && consumer.headCount() == producer.headCount()
+        && consumer.tokensPerBlock() == producer.tokensPerBlock()
+        && consumer.order() == producer.order()
+        && consumer.blockBytes() == producer.blockBytes();
+  }
+
+  private static int consumerRankOf(Request load, int head) {
+    for (int r = 0; r < load.consumer().size(); r++) {
+      if (load.consumer().get(r).holds(head)) {
+        return r;
+      }
+    }
+    throw new IllegalStateException("no consumer rank holds head " + head);
+  }
+
+  private static long consumerBlockBase(Request load, KvLayout d, int consumerBlockIndex) {
+    return (long) load.consumerBlocks().get(consumerBlockIndex) * d.blockBytes();
+  }
+
+  /**
+   * A consumer rank reading from a producer rank: one READ each.
+   *
+   * @param consumerRank the reading rank
+   * @param producerRank the rank read from
+   */
+  record RankPair(int consumerRank, int producerRank) {}
+}

@@ -1,0 +1,157 @@
+package io.kvbridge.runtime.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvbridge.layout.KvLayout;
+import io.kvbridge.layout.KvLayout.MemoryOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.assertj.core.groups.Tuple;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A read plan previews what the consumer's planner posts; where the bytes land is specified by
+ * {@link TransferPlannerTest}.
+ */
+class ReadPlanTest {
+
+  private static final KvLayout MODEL =
+      new KvLayout("m", 2, 3, 2, 4, 0, 4, 8, 16, 64, MemoryOrder.HEAD_MAJOR);
+
+  @Test
+  void identicalShapesReadOneDescriptorPerRankForConsecutiveBlocks() {
+    ReadPlan plan =
+        ReadPlan.of(ranks(MODEL, 2), ranks(MODEL, 2), blocks(4, 6), blocks(20, 6), 96, 0);
+
+    assertThat(plan.reads())
+        .extracting(ReadPlan.Read::consumerRank, ReadPlan.Read::producerRank)
+        .containsExactly(Tuple.tuple(0, 0), Tuple.tuple(1, 1));
+    assertThat(plan.descriptors()).isEqualTo(2);
+    assertThat(plan.bytes()).isEqualTo(96L * 3 * 2 * 4 * 8 * 2);
+  }
+
+  @Test
+  void everyTokenNotSkippedIsReadOnceWhateverTheShapes() {
+    KvLayout consumer = MODEL.withTokensPerBlock(32);
+
+    ReadPlan plan =
+        ReadPlan.of(ranks(MODEL, 1), ranks(consumer, 4), blocks(0, 6), blocks(8, 3), 87, 40);
+
+    // 40 skipped tokens round down to one 32-token consumer block: 55 tokens read.
+    assertThat(plan.bytes()).isEqualTo(55L * 3 * 2 * 4 * 8 * 2);
+    assertThat(plan.reads())
+        .hasSize(4)
+        .allSatisfy(read -> assertThat(read.producerRank()).isZero());
+  }
+
+  @Test
+  void theDescriptorsHandedOutAreThoseCountedAndSumToTheBytes() {
+    ReadPlan plan =
+        ReadPlan.of(
+            ranks(MODEL, 4),
+            ranks(MODEL.withTokensPerBlock(8), 2),
+            blocks(0, 6),
+            blocks(30, 12),
+            96,
+            0);
+
+    for (ReadPlan.Read read : plan.reads()) {
+      List<Long> lengths = new ArrayList<>();
+      read.forEachDescriptor((producerOffset, consumerOffset, length) -> lengths.add(length));
+
+      assertThat(lengths).hasSize(read.descriptors());
+      assertThat(lengths.stream().mapToLong(Long::longValue).sum()).isEqualTo(read.bytes());
+    }
+  }
+
+  @Test
+  void blocksThatDoNotHoldTheTokensAreRefused() {
+    assertThatThrownBy(
+            () -> ReadPlan.of(ranks(MODEL, 1), ranks(MODEL, 1), blocks(0, 5), blocks(0, 6), 96, 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "read plan: producer blocks: 5 blocks of 16 tokens do not hold exactly 96 tokens");
+  }
+
+  @Test
+  void tooFewConsumerBlocksAreRefused() {
+    assertThatThrownBy(
+            () -> ReadPlan.of(ranks(MODEL, 1), ranks(MODEL, 1), blocks(0, 6), blocks(0, 5), 96, 0))
+        .hasMessage("read plan: consumer blocks: 96 tokens need 6 blocks of 16 tokens, got 5");
+  }
+
+  @Test
+  void aBlockIdOutsideThePoolIsRefused() {
+    assertThatThrownBy(
+            () -> ReadPlan.of(ranks(MODEL, 1), ranks(MODEL, 1), blocks(60, 6), blocks(0, 6), 96, 0))
+        .hasMessage("read plan: producer block id 64 is outside the producer's pool of 64 blocks");
+  }
+
+  @Test
+  void ranksThatAreNotOneEnginesAreRefused() {
+    List<KvLayout> gap = List.of(MODEL.forRank(0, 2));
+
+    assertThatThrownBy(() -> ReadPlan.of(ranks(MODEL, 1), gap, blocks(0, 6), blocks(0, 6), 96, 0))
+        .hasMessage("read plan: consumer ranks: the ranks hold 2 of the model's 4 KV heads");
+  }
+
+  @Test
+  void shapesThatCannotBeTranslatedAreRefused() {
+    KvLayout blockMajor = new KvLayout("m", 2, 3, 2, 4, 0, 4, 8, 16, 64, MemoryOrder.BLOCK_MAJOR);
+
+    assertThatThrownBy(
+            () ->
+                ReadPlan.of(
+                    ranks(MODEL, 1), List.of(blockMajor), blocks(0, 6), blocks(0, 6), 96, 0))
+        .hasMessageStartingWith(
+            "read plan: the shapes cannot be translated: memory order block_major vs head_major");
+  }
+
+  @Test
+  void producerRanksThatAreNotOneEnginesAreRefused() {
+    List<KvLayout> gap = List.of(MODEL.forRank(1, 2));
+
+    assertThatThrownBy(() -> ReadPlan.of(gap, ranks(MODEL, 1), blocks(0, 6), blocks(0, 6), 96, 0))
+        .hasMessageStartingWith("read plan: producer ranks: ");
+  }
+
+  @Test
+  void aConsumerBlockIdOutsideThePoolIsRefused() {
+    assertThatThrownBy(
+            () -> ReadPlan.of(ranks(MODEL, 1), ranks(MODEL, 1), blocks(0, 6), blocks(59, 6), 96, 0))
+        .hasMessage("read plan: consumer block id 64 is outside the consumer's pool of 64 blocks");
+  }
+
+  @Test
+  void noTokensIsRefused() {
+    assertThatThrownBy(
+            () -> ReadPlan.of(ranks(MODEL, 1), ranks(MODEL, 1), blocks(0, 6), blocks(0, 6), 0, 0))
+        .hasMessage("read plan: tokens must be positive, got 0");
+  }
+
+  @Test
+  void negativeSkipTokensAreRefused() {
+    assertThatThrownBy(
+            () -> ReadPlan.of(ranks(MODEL, 1), ranks(MODEL, 1), blocks(0, 6), blocks(0, 6), 96, -1))
+        .hasMessage("read plan: skip_tokens must be 0 or more, got -1");
+  }
+
+  @Test
+  void aReadDescribesItselfByItsRanksAndDescriptors() {
+    ReadPlan plan =
+        ReadPlan.of(ranks(MODEL, 2), ranks(MODEL, 2), blocks(4, 6), blocks(20, 6), 96, 0);
+
+    assertThat(plan.reads().get(1))
+        .hasToString("READ of consumer rank 1 from producer rank 1: 1 descriptors");
+  }
+
+  private static List<KvLayout> ranks(KvLayout model, int tp) {
+    return IntStream.range(0, tp).mapToObj(r -> model.forRank(r, tp)).toList();
+  }
+
+  private static List<Integer> blocks(int first, int count) {
+    return IntStream.range(first, first + count).boxed().toList();
+  }
+}

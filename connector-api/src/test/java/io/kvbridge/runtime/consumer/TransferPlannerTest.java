@@ -1,0 +1,290 @@
+package io.kvbridge.runtime.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvbridge.layout.KvLayout;
+import io.kvbridge.layout.KvLayout.MemoryOrder;
+import io.kvbridge.runtime.engine.BlockChecksums;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The planner moves every used byte of a lease to the right place, whatever the two sides' tensor
+ * parallelism, block sizes and memory order: each test fills the producer's ranks with bytes that
+ * name their (layer, plane, head, token, byte), applies the plan by copying, and checks every byte
+ * of the consumer's ranks.
+ */
+class TransferPlannerTest {
+
+  private static final int LAYERS = 2;
+  private static final int PLANES = 2;
+  private static final int HEADS = 4;
+  private static final int HEAD_DIM = 2;
+  private static final int DTYPE = 2;
+  private static final int BLOCKS = 40;
+
+  static Stream<Arguments> shapes() {
+    List<Arguments> all = new ArrayList<>();
+    for (MemoryOrder order : MemoryOrder.values()) {
+      for (int p : new int[] {1, 2, 4}) {
+        for (int d : new int[] {1, 2, 4}) {
+          for (int[] blocks : new int[][] {{16, 32}, {16, 16}, {32, 16}, {8, 32}}) {
+            for (int tokens : new int[] {96, 87}) {
+              for (int skip : new int[] {0, 40}) {
+                all.add(Arguments.of(order, p, d, blocks[0], blocks[1], tokens, skip));
+              }
+            }
+          }
+        }
+      }
+    }
+    return all.stream();
+  }
+
+  @ParameterizedTest(name = "{0} p={1} d={2} blocks {3}/{4} tokens={5} skip={6}")
+  @MethodSource("shapes")
+  void everyUsedByteLandsWhereTheConsumerExpectsIt(
+      MemoryOrder order, int p, int d, int pTokens, int dTokens, int tokens, int skip) {
+    Shape shape = new Shape(order, p, d, pTokens, dTokens, tokens, skip);
+
+    shape.apply(TransferPlanner.plan(shape.load()));
+
+    shape.checkConsumer();
+  }
+
+  @ParameterizedTest(name = "{0} p={1} d={2} blocks {3}/{4} tokens={5} skip={6}")
+  @MethodSource("shapes")
+  void segmentsOfABlockCoverExactlyItsUsedBytesInTheProducersOrder(
+      MemoryOrder order, int p, int d, int pTokens, int dTokens, int tokens, int skip) {
+    Shape shape = new Shape(order, p, d, pTokens, dTokens, tokens, skip);
+    TransferPlanner.Request load = shape.load();
+
+    for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
+      for (int q = 0; q < p; q++) {
+        ByteArrayOutputStream segmentsSeen = new ByteArrayOutputStream();
+        int rank = q;
+        int block = index;
+        TransferPlanner.segments(
+            load,
+            q,
+            index,
+            s ->
+                segmentsSeen.write(
+                    shape.producer[rank], (int) s.producerOffset(), (int) s.length()));
+        ByteArrayOutputStream used = new ByteArrayOutputStream();
+        KvLayout layout = load.producer().get(q);
+        long base = (long) load.producerBlocks().get(block) * layout.blockBytes();
+        for (long[] range : BlockChecksums.usedRanges(layout, load.usedTokens(block))) {
+          used.write(shape.producer[rank], (int) (base + range[0]), (int) range[1]);
+        }
+        assertThat(segmentsSeen.toByteArray()).isEqualTo(used.toByteArray());
+      }
+    }
+  }
+
+  @Test
+  void identicalShapesReadEachRunOfConsecutiveBlocksAsOnePiece() {
+    Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 2, 2, 16, 16, 96, 0);
+
+    Map<TransferPlanner.RankPair, List<TransferPlanner.Piece>> plan =
+        TransferPlanner.plan(shape.load());
+
+    assertThat(plan)
+        .containsOnlyKeys(new TransferPlanner.RankPair(0, 0), new TransferPlanner.RankPair(1, 1));
+    // Producer blocks 3..8 and consumer blocks 10..15 are both consecutive: one piece per rank.
+    assertThat(plan.values()).allSatisfy(pieces -> assertThat(pieces).hasSize(1));
+  }
+
+  @Test
+  void inBlockMajorOrderTheSameHeadsOnBothSidesAreOneSegmentPerConsumerBlockNotPerToken() {
+    Shape shape = new Shape(MemoryOrder.BLOCK_MAJOR, 2, 2, 16, 8, 96, 0);
+    List<TransferPlanner.Piece> segments = new ArrayList<>();
+
+    TransferPlanner.segments(shape.load(), 1, 0, segments::add);
+
+    // A 16-token block lands in two 8-token consumer blocks, for each layer and plane.
+    assertThat(segments).hasSize(LAYERS * PLANES * 2);
+  }
+
+  @Test
+  void aFullBlockOfAnIdenticalConsumerRankIsOneSegment() {
+    Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 16, 96, 0);
+    List<TransferPlanner.Piece> segments = new ArrayList<>();
+
+    TransferPlanner.segments(shape.load(), 0, 0, segments::add);
+
+    KvLayout layout = shape.producerLayouts.get(0);
+    assertThat(segments)
+        .containsExactly(
+            new TransferPlanner.Piece(
+                0, 3L * layout.blockBytes(), 0, 10L * layout.blockBytes(), layout.blockBytes()));
+  }
+
+  @Test
+  void inBlockMajorOrderTheFirstRanksSameHeadsAreOneSegmentPerConsumerBlock() {
+    Shape shape = new Shape(MemoryOrder.BLOCK_MAJOR, 1, 1, 16, 8, 96, 0);
+    List<TransferPlanner.Piece> segments = new ArrayList<>();
+
+    TransferPlanner.segments(shape.load(), 0, 0, segments::add);
+
+    assertThat(segments).hasSize(LAYERS * PLANES * 2);
+  }
+
+  @Test
+  void aHeadNoConsumerRankHoldsIsAnError() {
+    Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 1, 2, 16, 8, 96, 0);
+    TransferPlanner.Request onlyFirstRank =
+        new TransferPlanner.Request(
+            shape.producerLayouts,
+            shape.consumerLayouts.subList(0, 1),
+            shape.producerBlocks,
+            shape.consumerBlocks,
+            96,
+            0);
+
+    assertThatThrownBy(() -> TransferPlanner.segments(onlyFirstRank, 0, 0, segment -> {}))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("no consumer rank holds head " + HEADS / 2);
+  }
+
+  @Test
+  void theConsumerNeedsEveryBlockUpToTheOneHoldingTheLastToken() {
+    assertThat(new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 16, 96, 0).load().consumerBlocksNeeded())
+        .isEqualTo(6);
+    assertThat(new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 16, 87, 0).load().consumerBlocksNeeded())
+        .isEqualTo(6);
+    assertThat(new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 8, 97, 0).load().consumerBlocksNeeded())
+        .isEqualTo(13);
+  }
+
+  @Test
+  void skippedTokensAreRoundedDownToWholeBlocksOfBothSides() {
+    Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 32, 96, 40);
+
+    assertThat(shape.load().firstBlock()).isEqualTo(2); // 40 → 32 tokens, two 16-token blocks
+  }
+
+  /** Two engines' ranks over byte arrays, with a recognisable value in every byte. */
+  private static final class Shape {
+    final List<KvLayout> producerLayouts;
+    final List<KvLayout> consumerLayouts;
+    final byte[][] producer;
+    final byte[][] consumer;
+    final List<Integer> producerBlocks;
+    final List<Integer> consumerBlocks;
+    final int tokens;
+    final int skip;
+
+    Shape(MemoryOrder order, int p, int d, int pTokens, int dTokens, int tokens, int skip) {
+      KvLayout pModel =
+          new KvLayout(
+              "m", DTYPE, LAYERS, PLANES, HEADS, 0, HEADS, HEAD_DIM, pTokens, BLOCKS, order);
+      KvLayout dModel =
+          new KvLayout(
+              "m", DTYPE, LAYERS, PLANES, HEADS, 0, HEADS, HEAD_DIM, dTokens, BLOCKS, order);
+      this.producerLayouts = IntStream.range(0, p).mapToObj(r -> pModel.forRank(r, p)).toList();
+      this.consumerLayouts = IntStream.range(0, d).mapToObj(r -> dModel.forRank(r, d)).toList();
+      this.tokens = tokens;
+      this.skip = skip;
+      int pNeeded = (tokens + pTokens - 1) / pTokens;
+      int dNeeded = (tokens + dTokens - 1) / dTokens;
+      this.producerBlocks = IntStream.range(0, pNeeded).map(i -> 3 + i).boxed().toList();
+      // The consumer's blocks are out of order, as an engine's pool hands them out.
+      this.consumerBlocks =
+          IntStream.range(0, dNeeded).map(i -> 10 + (i * 7) % dNeeded).boxed().toList();
+      this.producer = new byte[p][];
+      for (int q = 0; q < p; q++) {
+        KvLayout l = producerLayouts.get(q);
+        producer[q] = new byte[(int) l.totalBytes()];
+        for (int i = 0; i < producerBlocks.size(); i++) {
+          fill(producer[q], l, producerBlocks.get(i), i * pTokens);
+        }
+      }
+      this.consumer = new byte[d][];
+      for (int r = 0; r < d; r++) {
+        consumer[r] = new byte[(int) consumerLayouts.get(r).totalBytes()];
+        java.util.Arrays.fill(consumer[r], (byte) 0x55);
+      }
+    }
+
+    TransferPlanner.Request load() {
+      return new TransferPlanner.Request(
+          producerLayouts, consumerLayouts, producerBlocks, consumerBlocks, tokens, skip);
+    }
+
+    void apply(Map<TransferPlanner.RankPair, List<TransferPlanner.Piece>> plan) {
+      plan.forEach(
+          (pair, pieces) -> {
+            for (TransferPlanner.Piece piece : pieces) {
+              assertThat(piece.consumerRank()).isEqualTo(pair.consumerRank());
+              assertThat(piece.producerRank()).isEqualTo(pair.producerRank());
+              System.arraycopy(
+                  producer[piece.producerRank()],
+                  (int) piece.producerOffset(),
+                  consumer[piece.consumerRank()],
+                  (int) piece.consumerOffset(),
+                  (int) piece.length());
+            }
+          });
+    }
+
+    void checkConsumer() {
+      int firstToken = load().firstBlock() * producerLayouts.get(0).tokensPerBlock();
+      for (int r = 0; r < consumerLayouts.size(); r++) {
+        KvLayout l = consumerLayouts.get(r);
+        for (int token = 0; token < tokens; token++) {
+          long block = (long) consumerBlocks.get(token / l.tokensPerBlock()) * l.blockBytes();
+          for (int layer = 0; layer < LAYERS; layer++) {
+            for (int plane = 0; plane < PLANES; plane++) {
+              for (int head = l.headStart(); head < l.headStart() + l.headCount(); head++) {
+                long at = block + l.offsetInBlock(layer, plane, head, token % l.tokensPerBlock());
+                for (int b = 0; b < l.vectorBytes(); b++) {
+                  byte expected =
+                      token < firstToken ? (byte) 0x55 : value(layer, plane, head, token, b);
+                  assertThat(consumer[r][(int) (at + b)])
+                      .as(
+                          "rank %d token %d layer %d plane %d head %d byte %d",
+                          r, token, layer, plane, head, b)
+                      .isEqualTo(expected);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+
+    private void fill(byte[] memory, KvLayout l, int block, int firstToken) {
+      long base = (long) block * l.blockBytes();
+      for (int t = 0; t < l.tokensPerBlock(); t++) {
+        for (int layer = 0; layer < LAYERS; layer++) {
+          for (int plane = 0; plane < PLANES; plane++) {
+            for (int head = l.headStart(); head < l.headStart() + l.headCount(); head++) {
+              long at = base + l.offsetInBlock(layer, plane, head, t);
+              for (int b = 0; b < l.vectorBytes(); b++) {
+                memory[(int) (at + b)] = value(layer, plane, head, firstToken + t, b);
+              }
+            }
+          }
+        }
+      }
+    }
+
+    /** A pseudo-random byte of its coordinates, so a misplaced byte is very likely noticed. */
+    private static byte value(int layer, int plane, int head, int token, int b) {
+      int h = (((token * 131 + layer) * 131 + plane) * 131 + head) * 131 + b;
+      h ^= h >>> 7;
+      h *= 0x9E3779B1;
+      return (byte) (h >>> 24);
+    }
+  }
+}
