@@ -292,14 +292,17 @@ public final class Producer {
   private void onHeartbeat(String fromAgent, String consumer, ProtocolMessage.Heartbeat heartbeat) {
     List<ProtocolMessage.Renewal> renewals = new ArrayList<>(heartbeat.leases().size());
     for (LeaseRef ref : heartbeat.leases()) {
-      RenewOutcome outcome = leases.renew(ref.requestId(), ref.token());
-      counters.heartbeatReceived(outcome instanceof RenewOutcome.Renewed);
-      if (outcome instanceof RenewOutcome.Renewed renewed) {
+      // Coded, so a renewal allocates nothing but its place in the answer.
+      long outcome = leases.renewDeadline(ref.requestId(), ref.token());
+      boolean renewed = RenewOutcome.isRenewed(outcome);
+      counters.heartbeatReceived(renewed);
+      if (renewed) {
         renewedBy(ref.requestId(), consumer);
-        renewals.add(new ProtocolMessage.Renewal(ref, renewed.deadlineNanos()));
-      } else if (outcome instanceof RenewOutcome.Ignored ignored) {
+        renewals.add(new ProtocolMessage.Renewal(ref, outcome));
+      } else {
         counters.rejected(
-            toInput(ignored.reason()), "heartbeat for " + ref.requestId() + " from " + consumer);
+            toInput(RenewOutcome.rejection(outcome)),
+            "heartbeat for " + ref.requestId() + " from " + consumer);
       }
     }
     if (!renewals.isEmpty()) {
