@@ -158,15 +158,7 @@ public abstract class TransportConformanceTest {
 
     assertThat(initiator.peerAgentName(target.localMetadata())).isEqualTo("target");
     assertThat(initiator.peerAgentName(initiator.localMetadata())).isEqualTo("initiator");
-    assertThatThrownBy(
-            () ->
-                initiator.post(
-                    TransferOp.READ,
-                    blocks(local, 0),
-                    "target",
-                    blocks(remote, 0),
-                    Optional.empty()))
-        .isInstanceOf(TransportException.class);
+    assertAReadFromTargetIsRefused(initiator, local, remote);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -683,6 +675,12 @@ public abstract class TransportConformanceTest {
     Transport target = transport("target");
     KvMemory remote = registered(target);
 
+    assertAReadFromTargetIsRefused(initiator, local, remote);
+  }
+
+  /** A READ by {@code initiator} of agent {@code target}'s {@code remote} block 0 is refused. */
+  private void assertAReadFromTargetIsRefused(
+      Transport initiator, KvMemory local, KvMemory remote) {
     assertThatThrownBy(
             () ->
                 initiator.post(
