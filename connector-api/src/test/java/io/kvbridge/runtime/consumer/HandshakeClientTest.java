@@ -375,14 +375,8 @@ class HandshakeClientTest {
 
     Resolution forged = client.resolve("p", elsewhere, INCARNATION);
 
-    assertThat(forged)
-        .isInstanceOfSatisfying(
-            Resolution.Failed.class,
-            f ->
-                assertThat(f.reason())
-                    .contains("older than the known incarnation 12: stale metadata"));
-    assertThat(consumerTransport.events).containsExactly("load p-agent");
-    assertThat(client.current("p")).contains(real);
+    assertRefusedKeepingWhatIsLoaded(
+        forged, "older than the known incarnation 12: stale metadata", real);
   }
 
   @Test
@@ -393,16 +387,8 @@ class HandshakeClientTest {
 
     Resolution forged = client.resolve("p", elsewhere, INCARNATION);
 
-    assertThat(forged)
-        .isInstanceOfSatisfying(
-            Resolution.Failed.class,
-            f ->
-                assertThat(f.reason())
-                    .contains(
-                        "names agents [q-agent], but that incarnation's agents are"
-                            + " [p-agent]"));
-    assertThat(consumerTransport.events).containsExactly("load p-agent");
-    assertThat(client.current("p")).contains(real);
+    assertRefusedKeepingWhatIsLoaded(
+        forged, "names agents [q-agent], but that incarnation's agents are" + " [p-agent]", real);
   }
 
   @Test
@@ -459,5 +445,18 @@ class HandshakeClientTest {
     long sample = now.get() + answerTime.get() / 2 + AHEAD;
     now.addAndGet(answerTime.get());
     return sample;
+  }
+
+  /**
+   * {@code forged} failed naming {@code reason}, nothing was loaded but the real producer's agent,
+   * and {@code real} is still the producer this client uses.
+   */
+  private void assertRefusedKeepingWhatIsLoaded(
+      Resolution forged, String reason, ProducerPeer real) {
+    assertThat(forged)
+        .isInstanceOfSatisfying(
+            Resolution.Failed.class, f -> assertThat(f.reason()).contains(reason));
+    assertThat(consumerTransport.events).containsExactly("load p-agent");
+    assertThat(client.current("p")).contains(real);
   }
 }
