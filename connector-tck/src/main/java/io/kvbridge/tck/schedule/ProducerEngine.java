@@ -259,7 +259,7 @@ final class ProducerEngine {
   }
 
   void checkNothingHeldTooLong() {
-    long limit = EngineStarter.MAX_LIFETIME.plus(Simulation.SWEEP).toNanos();
+    long limit = EngineStarter.MAX_LIFETIME.plus(EnginePair.SWEEP).toNanos();
     for (Map.Entry<String, Held> e : held.entrySet()) {
       if (clock.nanoTime() - e.getValue().since() > limit) {
         throw new AssertionError("P holds " + e.getKey() + " past max lifetime plus one sweep");

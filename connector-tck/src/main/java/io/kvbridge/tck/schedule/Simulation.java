@@ -1,34 +1,16 @@
 package io.kvbridge.tck.schedule;
 
-import static org.awaitility.Awaitility.await;
-
 import io.kvbridge.lease.EndReason;
-import io.kvbridge.lease.LeaseToken;
-import io.kvbridge.net.HandshakeAddress;
 import io.kvbridge.spi.ProducerStatus;
-import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.tck.Prompts;
 import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.time.MonotonicClock;
 import io.kvbridge.transfer.Transport;
-import io.kvbridge.wire.ConsumerHandshake;
-import io.kvbridge.wire.Handshake;
-import io.kvbridge.wire.HandshakeChannel;
-import io.kvbridge.wire.LeaseRef;
-import io.kvbridge.wire.ProducerHandshake;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
-import java.util.UUID;
 import java.util.function.Function;
 
 /**
@@ -37,27 +19,20 @@ import java.util.function.Function;
  * of the connector under test, every agent's backend wrapped in a {@link
  * io.kvbridge.tck.faults.FaultInjectingBackend} of one {@link Faults} group), driven by a schedule
  * of {@link Op}s under an injected clock. After every op and every simulated sweep the engines step
- * until the group is {@linkplain Faults#quiet() quiet} (at once on a synchronous transport;
- * waiting, bounded by the patience, on an asynchronous one). The engines behave as a real engine
- * would: P frees a request's blocks when {@code doneSending} names it and immediately overwrites
- * them on every rank (as reuse would); D decodes only what {@code doneReceiving} names, after
- * checking, on every rank, every byte of every head and token of the prompt against the KV P
- * computed for it ({@link KvContent}), through each side's layouts. D may hold a prefix of a prompt
- * already: it holds that KV in the blocks before the first token the load writes, and asks for
- * nothing when it holds every token.
+ * until the group is {@linkplain Faults#quiet() quiet} ({@link EnginePair}). The engines behave as
+ * real engines would ({@link ProducerEngine}, {@link DecoderEngine}); the {@link Adversary} forges,
+ * replays and corrupts; the {@link RequestLedger} records what became of every request and checks
+ * how the leases ended.
  *
  * <p>Either engine may restart under its engine id. After a restart the pair must serve again
  * within one handshake: the next request the router forwards is followed, with the group's rules
  * set aside, until it ends; it must be served, and P must have answered at most one handshake for
- * it. P answers handshakes in this JVM, on the thread of the consumer that asks, and reads its
- * clock once in each answer; nothing else of P's reads P's clock while D's engine is inside its
- * connector. So such a read is P answering a handshake: that is how handshakes are counted, and how
- * one is made slow (the clock runs on while P answers).
+ * it ({@link ProducerClock} counts them).
+ *
+ * <p>Every random choice, and every engine's incarnation, is drawn from one source seeded by the
+ * clock skew, so a schedule and a skew reproduce the same run.
  */
 final class Simulation implements AutoCloseable {
-
-  static final Duration SWEEP = Duration.ofMillis(500);
-  private static final int IMMEDIATE_STEPS = 4;
 
   /** How many settles the request that proves a restart may take to end. */
   private static final int PROOF_SETTLES = 10;
@@ -66,20 +41,11 @@ final class Simulation implements AutoCloseable {
   private final ManualClock clock = new ManualClock();
   private final RequestLedger ledger = new RequestLedger();
   private final ProducerClock producerClock;
-  private final MonotonicClock decoderClock;
-  private final EngineStarter starter;
-  private final Duration patience;
   private final Faults faults;
   private final Random random;
-  private final List<DecoderEngine> deadDecoders = new ArrayList<>();
-  private final List<HandshakeChannel.Server> forgers = new ArrayList<>();
-  private ProducerEngine producer;
-  private DecoderEngine decoder;
-  private int decoderGeneration;
-  private boolean producerSilent;
+  private final EnginePair engines;
+  private final Adversary adversary;
   private String restartToProve; // the last restart, until a forwarded request proved it
-  private ProducerEngine.Captured earlierProducer; // the start of P before the current one
-  private Handshake.Request earlierDecoder; // the last handshake request of D's previous start
 
   /**
    * @param shape the engines' ranks, block sizes and memory order
@@ -92,24 +58,21 @@ final class Simulation implements AutoCloseable {
       Shape shape, int clockSkewMillis, Function<String, Transport> transports, Duration patience) {
     this.shape = shape;
     long skewNanos = Duration.ofMillis(clockSkewMillis).toNanos();
-    this.decoderClock = () -> clock.nanoTime() + skewNanos;
+    MonotonicClock decoderClock = () -> clock.nanoTime() + skewNanos;
     long seed = 31L * clockSkewMillis + 7;
-    this.patience = patience;
     this.faults = new Faults(seed);
     this.random = new Random(seed);
     this.producerClock = new ProducerClock(clock, what -> restartToProve = what);
-    this.starter = new EngineStarter(transports, faults, random);
-    this.producer = newProducer();
-    this.decoder = newDecoder();
-  }
-
-  private ProducerEngine newProducer() {
-    return new ProducerEngine(shape, starter, producerClock, clock, random, ledger);
-  }
-
-  private DecoderEngine newDecoder() {
-    return new DecoderEngine(
-        decoderId(), shape, starter, decoderClock, producerClock, random, ledger);
+    EngineStarter starter = new EngineStarter(transports, faults, random);
+    this.engines =
+        new EnginePair(
+            () -> new ProducerEngine(shape, starter, producerClock, clock, random, ledger),
+            engineId ->
+                new DecoderEngine(
+                    engineId, shape, starter, decoderClock, producerClock, random, ledger),
+            faults,
+            patience);
+    this.adversary = new Adversary(shape, engines, clock, random, ledger, this::proveNext);
   }
 
   int requests() {
@@ -161,17 +124,17 @@ final class Simulation implements AutoCloseable {
 
   /** The producer's part of its connector's status, of its current incarnation. */
   ProducerStatus producerStatus() {
-    return producer.status();
+    return engines.producer().status();
   }
 
   /** The bytes D's current incarnation read. */
   long decoderBytesRead() {
-    return decoder.status().bytesRead();
+    return engines.decoder().status().bytesRead();
   }
 
   /** How many blocks of D's pool are free now. */
   int decoderFreeBlocks() {
-    return decoder.freeBlocks();
+    return engines.decoder().freeBlocks();
   }
 
   /** How many blocks D's pool has. */
@@ -183,7 +146,7 @@ final class Simulation implements AutoCloseable {
     for (Op op : schedule) {
       apply(op);
       if (!(op instanceof Op.Advance)) {
-        settle();
+        engines.settle();
       }
     }
   }
@@ -208,17 +171,14 @@ final class Simulation implements AutoCloseable {
    * RequestLedger} says it must.
    */
   void checkEverythingEnded() {
-    producer.checkEverythingEnded();
-    decoder.checkEverythingEnded();
+    engines.checkEverythingEnded();
     ledger.checkLeaseEnds();
   }
 
   @Override
   public void close() {
-    forgers.forEach(HandshakeChannel.Server::close);
-    producer.close();
-    decoder.close();
-    deadDecoders.forEach(DecoderEngine::close);
+    adversary.close();
+    engines.close();
   }
 
   private void apply(Op op) {
@@ -237,7 +197,7 @@ final class Simulation implements AutoCloseable {
     } else if (op instanceof Op.DuplicateNotifications d) {
       faults.duplicateNextNotifications(d.count());
     } else if (op instanceof Op.FailNextRead f) {
-      Link link = Link.of(shape, decoderId(), f.decoderRank(), f.source());
+      Link link = Link.of(shape, engines.decoderId(), f.decoderRank(), f.source());
       faults.failNextReadsBetween(
           link.decoderAgent(),
           link.producerAgent(),
@@ -247,49 +207,48 @@ final class Simulation implements AutoCloseable {
               + " from P rank "
               + link.producerRank());
     } else if (op instanceof Op.StallNextRead s) {
-      Link link = Link.of(shape, decoderId(), s.decoderRank(), s.source());
+      Link link = Link.of(shape, engines.decoderId(), s.decoderRank(), s.source());
       faults.stallNextReadsBetween(link.decoderAgent(), link.producerAgent(), 1);
     } else if (op instanceof Op.Unstall) {
       faults.unstallReads();
     } else if (op instanceof Op.KillDecoder) {
-      endDecoder(false);
-      decoderGeneration++;
-      decoder = newDecoder();
+      decoderEnds(false);
+      engines.killDecoder();
     } else if (op instanceof Op.RestartProducer r) {
       restartProducer(r.graceful());
       restartToProve = op.toString();
     } else if (op instanceof Op.RestartDecoder r) {
-      endDecoder(r.graceful());
-      decoder = newDecoder();
+      decoderEnds(r.graceful());
+      engines.restartDecoder(r.graceful());
       restartToProve = op.toString();
     } else if (op instanceof Op.AbortOnDecoder) {
       abortOnDecoder();
     } else if (op instanceof Op.SlowHandshake h) {
-      endDecoder(true);
-      decoder = newDecoder();
+      decoderEnds(true);
+      engines.restartDecoder(true);
       // the restarted D must handshake again
       producerClock.armSlowHandshake(Duration.ofMillis(h.millis()));
     } else if (op instanceof Op.SilentProducer q) {
-      producerSilent = true;
+      engines.silenceProducer(true);
       try {
         advance(q.millis());
       } finally {
-        producerSilent = false;
+        engines.silenceProducer(false);
       }
     } else if (op instanceof Op.ForgeCompletion) {
-      forgeCompletion();
+      adversary.forgeCompletion();
     } else if (op instanceof Op.ReplayCompletion) {
-      replayCompletion();
+      adversary.replayCompletion();
     } else if (op instanceof Op.ForgeBlockList f) {
-      forgeBlockList(f.variant());
+      adversary.forgeBlockList(f.variant());
     } else if (op instanceof Op.RouteToAnotherPrompt a) {
-      routeToAnotherPrompt(a.digestRewritten());
+      adversary.routeToAnotherPrompt(a.digestRewritten());
     } else if (op instanceof Op.CorruptHeldBlock) {
-      corruptHeldBlock();
+      adversary.corruptHeldBlock();
     } else if (op instanceof Op.ForgeProducer f) {
-      forgeProducer(f.stale(), op.toString());
+      adversary.forgeProducer(f.stale(), op.toString());
     } else if (op instanceof Op.ReplayDecoderHandshake) {
-      replayDecoderHandshake(op.toString());
+      adversary.replayDecoderHandshake(op.toString());
     } else {
       throw new IllegalArgumentException("unknown op " + op);
     }
@@ -301,6 +260,7 @@ final class Simulation implements AutoCloseable {
   }
 
   private void newRequest(Op.NewRequest r) {
+    ProducerEngine producer = engines.producer();
     if (restartToProve != null
         && !producerClock.slowHandshakeArmed()
         && !r.routerDrops()
@@ -317,7 +277,7 @@ final class Simulation implements AutoCloseable {
             params -> {
               if (!r.routerDrops()) {
                 ledger.recordRouted();
-                decoder.accept(id, params, r.localTokens());
+                engines.decoder().accept(id, params, r.localTokens());
               }
             });
   }
@@ -337,17 +297,19 @@ final class Simulation implements AutoCloseable {
     faults.suspendRules();
     try {
       TransferParams params =
-          producer
+          engines
+              .producer()
               .prefill(id, tokens, false)
               .orElseThrow(() -> new IllegalStateException("P has no room for " + id));
       ledger.recordRouted();
-      decoder.accept(id, params, localTokens);
-      for (int i = 0; i < PROOF_SETTLES && decoder.waitsFor(id); i++) {
-        settle();
+      engines.decoder().accept(id, params, localTokens);
+      for (int i = 0; i < PROOF_SETTLES && engines.decoder().waitsFor(id); i++) {
+        engines.settle();
       }
     } finally {
       faults.resumeRules();
     }
+    DecoderEngine decoder = engines.decoder();
     if (!decoder.served(id)) {
       throw new AssertionError(
           "after "
@@ -372,39 +334,30 @@ final class Simulation implements AutoCloseable {
    * ended can never be acknowledged now: their loads must never be served.
    */
   private void restartProducer(boolean graceful) {
-    ProducerEngine old = producer;
-    earlierProducer = old.capture();
+    ProducerEngine old = engines.producer();
+    adversary.captureBeforeItEnds(old);
     ledger.recordNeverToBeServed(old.heldBlocks().keySet());
-    if (!graceful) {
-      old.agentNames().forEach(faults::kill);
-    }
-    old.close(); // its held blocks vanish with its memory: neither leaked nor freed
-    producer = newProducer();
+    engines.restartProducer(graceful);
   }
 
-  /** D's process ends, gracefully or killed: its requests end with it, its memory is lost. */
-  private void endDecoder(boolean graceful) {
-    DecoderEngine old = decoder;
-    earlierDecoder = old.request();
+  /**
+   * D's process is about to end, gracefully or killed: the requests it waits for end with it; a
+   * graceful one gives their leases back as it closes.
+   */
+  private void decoderEnds(boolean graceful) {
+    DecoderEngine old = engines.decoder();
+    adversary.captureBeforeItEnds(old);
     List<String> waiting = old.waiting();
     ledger.recordFailedWithoutReason(waiting.size());
     if (graceful) {
       ledger.recordClosedWithDecoder(waiting);
-      old.close();
-    } else {
-      old.agentNames().forEach(faults::kill);
-      deadDecoders.add(old);
     }
   }
 
-  private String decoderId() {
-    return "decode-" + decoderGeneration;
-  }
-
   private void abortOnDecoder() {
-    List<String> waiting = decoder.waiting();
+    List<String> waiting = engines.decoder().waiting();
     if (!waiting.isEmpty()) {
-      decoder.cancel(waiting.get(random.nextInt(waiting.size())));
+      engines.decoder().cancel(waiting.get(random.nextInt(waiting.size())));
     }
   }
 
@@ -415,261 +368,13 @@ final class Simulation implements AutoCloseable {
   private void advance(long millis) {
     long left = millis;
     while (left > 0) {
-      long chunk = Math.min(left, SWEEP.toMillis());
+      long chunk = Math.min(left, EnginePair.SWEEP.toMillis());
       clock.advance(Duration.ofMillis(chunk));
       left -= chunk;
-      // The sweeps also send the heartbeats that are due, every HEARTBEAT.
-      if (!producerSilent) {
-        producer.sweep();
-      }
-      decoder.sweep();
-      settle();
-      if (!producerSilent) {
-        producer.checkNothingHeldTooLong();
-      }
+      engines.sweep();
+      engines.settle();
+      engines.checkProducerHoldsNothingTooLong();
       ledger.checkLeaseEnds();
     }
-  }
-
-  /**
-   * Steps both engines until nothing is in flight between them. A synchronous transport settles
-   * within a few steps; an asynchronous one is polled, within the patience, as its progress thread
-   * moves bytes and messages. A load confirmed by the last step is allocated at the next one, as by
-   * an engine that keeps stepping: while D still asks about a request, one more step follows.
-   */
-  private void settle() {
-    awaitQuiet();
-    if (decoder.stillAsking()) {
-      step();
-      awaitQuiet();
-    }
-  }
-
-  private void awaitQuiet() {
-    for (int i = 0; i < IMMEDIATE_STEPS; i++) {
-      step();
-      if (quiet()) {
-        return;
-      }
-    }
-    await("engines settle")
-        .atMost(patience)
-        .pollInSameThread()
-        .pollDelay(Duration.ZERO)
-        .pollInterval(Duration.ofMillis(1))
-        .until(
-            () -> {
-              step();
-              return quiet();
-            });
-  }
-
-  /**
-   * Whether nothing moves; what waits for a silent P to drain it does not count (D's messages go to
-   * P's lead rank, the only one that drains any).
-   */
-  private boolean quiet() {
-    return producerSilent ? faults.quietExceptTowards(ProducerEngine.ID) : faults.quiet();
-  }
-
-  private void step() {
-    if (!producerSilent) {
-      producer.step();
-    }
-    decoder.step();
-  }
-
-  /** See {@link Op.ForgeBlockList}. */
-  private void forgeBlockList(int variant) {
-    String id = ledger.newRequest();
-    int tokens = 3 * shape.producerBlockTokens() - 1;
-    producer
-        .prefill(id, tokens, false)
-        .ifPresent(
-            params -> {
-              ledger.recordRouted();
-              List<Integer> own = params.blockIds();
-              List<Integer> forged =
-                  switch (variant) {
-                    case 0 ->
-                        producer.heldBlocks().entrySet().stream()
-                            .filter(e -> !e.getKey().equals(id))
-                            .map(Map.Entry::getValue)
-                            .filter(blocks -> blocks.size() == own.size())
-                            .findFirst()
-                            .orElse(List.of(own.get(1), own.get(2), own.get(0)));
-                    case 1 -> {
-                      List<Integer> free = producer.freeBlocks();
-                      yield free.subList(0, Math.min(3, free.size()));
-                    }
-                    case 2 -> List.of(own.get(2), own.get(1), own.get(0));
-                    case 3 -> own.stream().map(b -> (b + 1) % Shape.PRODUCER_BLOCKS).toList();
-                    default -> List.of(own.get(0), own.get(0), own.get(0));
-                  };
-              if (forged.size() != own.size()) {
-                forged = List.of(own.get(0), own.get(0), own.get(0));
-              }
-              decoder.acceptNeverToBeServed(
-                  id,
-                  altered(
-                      params,
-                      "block_ids",
-                      forged,
-                      "block_checksums",
-                      producer.checksumsHex(forged, tokens, params.checksumScheme())),
-                  Prompts.of(id, tokens));
-            });
-  }
-
-  /** See {@link Op.RouteToAnotherPrompt}. */
-  private void routeToAnotherPrompt(boolean digestRewritten) {
-    String id = ledger.newRequest();
-    producer
-        .prefill(id, 1 + random.nextInt(3 * shape.producerBlockTokens()), false)
-        .ifPresent(
-            params -> {
-              ledger.recordRouted();
-              TokenIds other = Prompts.of(id + "/another", params.tokens() + 1);
-              TransferParams routed =
-                  digestRewritten
-                      ? altered(params, "prompt_digest", other.digest(params.tokens()))
-                      : params;
-              decoder.acceptNeverToBeServed(id, routed, other);
-            });
-  }
-
-  /** See {@link Op.ForgeProducer}. */
-  private void forgeProducer(boolean stale, String op) {
-    if (!pairHandshaken()) {
-      return; // whoever answers first for an agent D does not know yet is trusted
-    }
-    String id = ledger.newRequest();
-    boolean earlierStart = stale && earlierProducer != null;
-    ProducerEngine.Captured answer = earlierStart ? earlierProducer : producer.capture();
-    String engineId = earlierStart ? ProducerEngine.ID : "impostor-" + ledger.requests();
-    producer
-        .prefill(id, 1 + random.nextInt(3 * shape.producerBlockTokens()), false)
-        .ifPresent(
-            params -> {
-              ledger.recordRouted();
-              decoder.acceptNeverToBeServed(
-                  id,
-                  altered(
-                      params,
-                      "producer_engine_id",
-                      engineId,
-                      "producer_incarnation",
-                      HexFormat.of().toHexDigits(answer.incarnation()),
-                      "handshake_address",
-                      forger(engineId, answer)),
-                  Prompts.of(id, params.tokens()));
-              proveNext(op);
-            });
-  }
-
-  /** See {@link Op.ReplayDecoderHandshake}. */
-  private void replayDecoderHandshake(String op) {
-    Handshake.Request captured = earlierDecoder;
-    if (captured == null || !captured.consumerEngineId().equals(decoderId()) || !pairHandshaken()) {
-      return; // P may not know that a later start of D exists
-    }
-    HandshakeAddress address = HandshakeAddress.parse("local://" + ProducerEngine.ID);
-    Handshake.Response answer;
-    try {
-      answer =
-          ConsumerHandshake.run(
-                  HandshakeChannel.forAddress(address),
-                  address,
-                  captured,
-                  Optional.empty(),
-                  Duration.ofSeconds(5),
-                  System::nanoTime)
-              .response();
-    } catch (IOException e) {
-      throw new AssertionError("P did not answer a replayed handshake: " + e.getMessage(), e);
-    }
-    if (!(answer instanceof Handshake.Refused)) {
-      throw new AssertionError(
-          "P accepted the replayed handshake of incarnation "
-              + Long.toHexString(captured.consumerIncarnation())
-              + " of "
-              + captured.consumerEngineId()
-              + ", an earlier start than the live one");
-    }
-    proveNext(op);
-  }
-
-  /**
-   * Whether the current starts of P and D completed a handshake: D lists P's current incarnation
-   * among its peers (D learns it from P's answer, which P gives after it loaded D's agent).
-   */
-  private boolean pairHandshaken() {
-    long current = producer.incarnation();
-    return decoder.status().producers().stream()
-        .anyMatch(p -> p.engineId().equals(ProducerEngine.ID) && p.incarnation() == current);
-  }
-
-  /**
-   * Answers every handshake at an address of its own as {@code engineId} with {@code answer}'s
-   * incarnation and ranks; stops when the simulation closes. Reads no engine's clock.
-   */
-  private String forger(String engineId, ProducerEngine.Captured answer) {
-    HandshakeAddress at = HandshakeAddress.parse("local://forged-" + UUID.randomUUID());
-    HandshakeChannel.Responder responder =
-        new ProducerHandshake(
-            Optional.empty(),
-            request ->
-                new Handshake.Accepted(
-                    engineId, answer.incarnation(), clock.nanoTime(), answer.ranks()),
-            ProducerHandshake.Listener.NONE);
-    try {
-      HandshakeChannel.Server server =
-          HandshakeChannel.forAddress(at).serve(at, engineId, responder);
-      forgers.add(server);
-      return server.address().toString();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  /** See {@link Op.CorruptHeldBlock}. */
-  private void corruptHeldBlock() {
-    List<List<Integer>> held = new ArrayList<>(producer.heldBlocks().values());
-    if (held.isEmpty()) {
-      return;
-    }
-    List<Integer> blocks = held.get(random.nextInt(held.size()));
-    int rank = random.nextInt(shape.producerTp());
-    byte[] junk = new byte[shape.producerLayouts().get(rank).blockBytes()];
-    random.nextBytes(junk);
-    producer.overwriteBlock(rank, blocks.get(random.nextInt(blocks.size())), junk);
-  }
-
-  /** See {@link Op.ForgeCompletion}. */
-  private void forgeCompletion() {
-    List<String> live = new ArrayList<>(producer.heldBlocks().keySet());
-    if (live.isEmpty()) {
-      return;
-    }
-    String victim = live.get(random.nextInt(live.size()));
-    decoder.sendCompletion(new LeaseRef(victim, LeaseToken.random().value()));
-  }
-
-  /** See {@link Op.ReplayCompletion}. */
-  private void replayCompletion() {
-    List<TransferParams> finished = decoder.finishedParams();
-    if (finished.isEmpty()) {
-      return;
-    }
-    TransferParams params = finished.get(random.nextInt(finished.size()));
-    decoder.sendCompletion(new LeaseRef(params.requestId(), params.leaseToken()));
-  }
-
-  private static TransferParams altered(TransferParams params, Object... keysAndValues) {
-    Map<String, Object> map = new HashMap<>(params.toMap());
-    for (int i = 0; i < keysAndValues.length; i += 2) {
-      map.put((String) keysAndValues[i], keysAndValues[i + 1]);
-    }
-    return TransferParams.fromMap(map);
   }
 }
