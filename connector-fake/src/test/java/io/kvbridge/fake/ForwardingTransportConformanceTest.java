@@ -12,10 +12,13 @@ import io.kvbridge.transfer.Transport;
  */
 class ForwardingTransportConformanceTest extends TransportConformanceTest {
 
-  private final FakeFabric fabric = new FakeFabric();
-
-  @Override
-  protected Transport newTransport(String agentName) {
-    return new ForwardingTransport(fabric.join(agentName)) {};
+  ForwardingTransportConformanceTest() {
+    super(
+        new FakeConnectorUnderTest() {
+          @Override
+          public Transport newTransport(String agentName) {
+            return new ForwardingTransport(super.newTransport(agentName)) {};
+          }
+        });
   }
 }

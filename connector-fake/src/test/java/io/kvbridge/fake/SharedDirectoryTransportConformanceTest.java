@@ -1,7 +1,6 @@
 package io.kvbridge.fake;
 
 import io.kvbridge.tck.TransportConformanceTest;
-import io.kvbridge.transfer.Transport;
 import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -11,10 +10,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SharedDirectoryTransportConformanceTest extends TransportConformanceTest {
 
-  @TempDir Path directory;
-
-  @Override
-  protected Transport newTransport(String agentName) {
-    return FakeFabric.sharedDirectory(directory).join(agentName);
+  SharedDirectoryTransportConformanceTest(@TempDir Path directory) {
+    super(new FakeConnectorUnderTest(FakeFabric.sharedDirectory(directory)));
   }
 }

@@ -5,7 +5,6 @@ import io.kvbridge.tck.schedule.FaultScheduleConformance;
 import io.kvbridge.tck.schedule.Op;
 import io.kvbridge.tck.schedule.ScheduleSeed;
 import io.kvbridge.tck.schedule.Shape;
-import io.kvbridge.transfer.Transport;
 import java.util.List;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -20,9 +19,8 @@ import net.jqwik.api.lifecycle.AddLifecycleHook;
 @AddLifecycleHook(RequiresNixlForProperties.class)
 class NixlFaultScheduleProperties extends FaultScheduleConformance {
 
-  @Override
-  protected Transport newTransport(String agentName) {
-    return NixlBackend.transport(agentName, NixlOptions.defaults().withMemory(MemoryMode.DRAM));
+  NixlFaultScheduleProperties() {
+    super(NixlConnectorUnderTest.in(MemoryMode.DRAM));
   }
 
   @Property(tries = 150, seed = "20261130")

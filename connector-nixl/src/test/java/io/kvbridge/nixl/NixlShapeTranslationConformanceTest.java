@@ -1,9 +1,7 @@
 package io.kvbridge.nixl;
 
 import io.kvbridge.nixl.testing.RequiresNixl;
-import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.tck.ShapeTranslationConformanceTest;
-import java.util.Map;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
@@ -13,13 +11,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(RequiresNixl.class)
 class NixlShapeTranslationConformanceTest extends ShapeTranslationConformanceTest {
 
-  @Override
-  protected TransportProvider provider() {
-    return new NixlTransportProvider();
-  }
-
-  @Override
-  protected Map<String, String> connectorProperties() {
-    return Map.of(NixlOptions.MEMORY, "dram");
+  NixlShapeTranslationConformanceTest() {
+    super(NixlConnectorUnderTest.in(MemoryMode.DRAM));
   }
 }

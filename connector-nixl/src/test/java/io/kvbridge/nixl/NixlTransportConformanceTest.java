@@ -1,9 +1,7 @@
 package io.kvbridge.nixl;
 
 import io.kvbridge.nixl.testing.RequiresNixl;
-import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.tck.TransportConformanceTest;
-import io.kvbridge.transfer.Transport;
 import java.util.Map;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -14,24 +12,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(RequiresNixl.class)
 class NixlTransportConformanceTest extends TransportConformanceTest {
 
-  private static final NixlOptions MEASURING =
-      NixlOptions.fromProperties(
-          ConnectorProperties.of(
-              Map.of(NixlOptions.MEMORY, "dram", NixlOptions.TELEMETRY, "true")));
-
-  @Override
-  protected Transport newTransport(String agentName) {
-    return NixlBackend.transport(agentName, MEASURING);
-  }
-
-  @Override
-  protected boolean measuresTransfers() {
-    return true;
-  }
-
-  /** UCX copies straight into a closed agent's still-living pages over cma and shared memory. */
-  @Override
-  protected boolean closingRevokesPeerAccess() {
-    return false;
+  NixlTransportConformanceTest() {
+    super(
+        new NixlConnectorUnderTest(
+            Map.of(NixlOptions.MEMORY, "dram", NixlOptions.TELEMETRY, "true")));
   }
 }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.kvbridge.nixl.memory.CudaRuntime;
 import io.kvbridge.nixl.testing.RequiresNixl;
 import io.kvbridge.tck.TransportConformanceTest;
-import io.kvbridge.transfer.Transport;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -16,20 +15,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(RequiresNixl.class)
 class NixlVramTransportConformanceTest extends TransportConformanceTest {
 
+  NixlVramTransportConformanceTest() {
+    super(NixlConnectorUnderTest.in(MemoryMode.VRAM));
+  }
+
   @BeforeEach
   void requireGpu() {
     CudaRuntime.Probe probe = CudaRuntime.probe();
     assumeTrue(probe.usable(), () -> "GPU test skipped: " + CudaRuntime.describe(probe));
-  }
-
-  @Override
-  protected Transport newTransport(String agentName) {
-    return NixlBackend.transport(agentName, NixlOptions.defaults().withMemory(MemoryMode.VRAM));
-  }
-
-  /** UCX copies straight into a closed agent's still-living pages over cma and shared memory. */
-  @Override
-  protected boolean closingRevokesPeerAccess() {
-    return false;
   }
 }

@@ -1,11 +1,11 @@
 package io.kvbridge.fake.schedule;
 
+import io.kvbridge.fake.FakeConnectorUnderTest;
 import io.kvbridge.fake.FakeFabric;
 import io.kvbridge.tck.schedule.FaultScheduleConformance;
 import io.kvbridge.tck.schedule.Op;
 import io.kvbridge.tck.schedule.ScheduleSeed;
 import io.kvbridge.tck.schedule.Shape;
-import io.kvbridge.transfer.Transport;
 import java.util.List;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -18,11 +18,8 @@ import net.jqwik.api.lifecycle.AddLifecycleHook;
  */
 class FaultScheduleProperties extends FaultScheduleConformance {
 
-  private final FakeFabric fabric = new FakeFabric(Runnable::run);
-
-  @Override
-  protected Transport newTransport(String agentName) {
-    return fabric.join(agentName);
+  FaultScheduleProperties() {
+    super(new FakeConnectorUnderTest(new FakeFabric(Runnable::run)));
   }
 
   @Property(tries = 1000, seed = "20261130")

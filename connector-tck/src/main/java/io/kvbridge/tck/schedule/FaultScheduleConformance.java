@@ -1,6 +1,7 @@
 package io.kvbridge.tck.schedule;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.tck.ConnectorUnderTest;
 import io.kvbridge.tck.schedule.Op.AbortOnDecoder;
 import io.kvbridge.tck.schedule.Op.Advance;
 import io.kvbridge.tck.schedule.Op.CorruptHeldBlock;
@@ -24,9 +25,8 @@ import io.kvbridge.tck.schedule.Op.SilentProducer;
 import io.kvbridge.tck.schedule.Op.SlowHandshake;
 import io.kvbridge.tck.schedule.Op.StallNextRead;
 import io.kvbridge.tck.schedule.Op.Unstall;
-import io.kvbridge.transfer.Transport;
-import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -50,10 +50,11 @@ import net.jqwik.api.statistics.Statistics;
  * agent, every agent in the fault group), with blocks of different sizes; prompts mostly end in a
  * partly filled block, and D may hold a prefix of a prompt already.
  *
- * <p>A connector module runs it by extending this class with a transport factory and declaring
- * jqwik properties, with their own tries and seed, that pass their arguments to {@link
- * #checkSchedule}; with {@link ScheduleSeed}, the seed can be changed at run time ({@code
- * -Dkvbridge.schedules.seed=random} or {@code =<seed>}):
+ * <p>A connector module runs it by extending this class with a constructor that passes its {@link
+ * ConnectorUnderTest} (whose {@link ConnectorUnderTest#newTransport} agents the engines use, one
+ * object for every try of a property) and declaring jqwik properties, with their own tries and
+ * seed, that pass their arguments to {@link #checkSchedule}; with {@link ScheduleSeed}, the seed
+ * can be changed at run time ({@code -Dkvbridge.schedules.seed=random} or {@code =<seed>}):
  *
  * <pre>{@code
  * @Property(tries = 1000, seed = "20261130")
@@ -80,15 +81,15 @@ import net.jqwik.api.statistics.Statistics;
  */
 public abstract class FaultScheduleConformance {
 
-  /** A new agent of the connector under test, named {@code agentName}; the caller closes it. */
-  protected abstract Transport newTransport(String agentName);
+  private final ConnectorUnderTest connector;
 
   /**
-   * How long the engines may take to settle after one op: nothing for a synchronous transport, a
-   * bound on real progress for an asynchronous one.
+   * The schedules, run over agents of {@code connector}. How long the engines may take to settle
+   * after one op is its {@link ConnectorUnderTest#patience()}: nothing for a synchronous transport,
+   * a bound on real progress for an asynchronous one.
    */
-  protected Duration patience() {
-    return Duration.ofSeconds(10);
+  protected FaultScheduleConformance(ConnectorUnderTest connector) {
+    this.connector = Objects.requireNonNull(connector, "connector");
   }
 
   /**
@@ -104,7 +105,8 @@ public abstract class FaultScheduleConformance {
    * clockSkewMillis} and checks it.
    */
   protected final void checkSchedule(Shape shape, List<Op> schedule, int clockSkewMillis) {
-    Simulation simulation = new Simulation(shape, clockSkewMillis, this::newTransport, patience());
+    Simulation simulation =
+        new Simulation(shape, clockSkewMillis, connector::newTransport, connector.patience());
     try {
       simulation.run(schedule);
       simulation.quiesce();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvbridge.layout.KvLayout.MemoryOrder;
 import io.kvbridge.lease.EndReason;
+import io.kvbridge.tck.ConnectorUnderTest;
 import io.kvbridge.tck.schedule.Op.AbortOnDecoder;
 import io.kvbridge.tck.schedule.Op.Advance;
 import io.kvbridge.tck.schedule.Op.DropNotifications;
@@ -20,10 +21,9 @@ import io.kvbridge.tck.schedule.Op.SilentProducer;
 import io.kvbridge.tck.schedule.Op.SlowHandshake;
 import io.kvbridge.tck.schedule.Op.StallNextRead;
 import io.kvbridge.tck.schedule.Op.Unstall;
-import io.kvbridge.transfer.Transport;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -32,7 +32,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Hand-written schedules for the faults that matter most, each with its expected ending; most
  * between engines of one rank each, a few between engines of several ranks and block sizes. A
- * connector module runs them by extending this class with a transport factory.
+ * connector module runs them by extending this class with a constructor that passes its {@link
+ * ConnectorUnderTest}, whose {@link ConnectorUnderTest#newTransport} agents the engines use.
  */
 public abstract class ScheduleExamplesConformanceTest {
 
@@ -42,14 +43,11 @@ public abstract class ScheduleExamplesConformanceTest {
   /** The first READ D posts, in a shape of one rank each. */
   private static final StallNextRead STALL = new StallNextRead(0, 0);
 
-  /** A new agent of the connector under test, named {@code agentName}; the caller closes it. */
-  protected abstract Transport newTransport(String agentName);
+  private final ConnectorUnderTest connector;
 
-  /**
-   * How long the engines may take to settle after one op (see {@link FaultScheduleConformance}).
-   */
-  protected Duration patience() {
-    return Duration.ofSeconds(10);
+  /** The schedules, run over agents of {@code connector}, which this test alone uses. */
+  protected ScheduleExamplesConformanceTest(ConnectorUnderTest connector) {
+    this.connector = Objects.requireNonNull(connector, "connector");
   }
 
   @Test
@@ -396,7 +394,7 @@ public abstract class ScheduleExamplesConformanceTest {
    * rightAfter} before simulated time runs on; then lets every lease end and checks nothing leaked.
    */
   private Simulation run(Shape shape, List<Op> schedule, Consumer<Simulation> rightAfter) {
-    Simulation simulation = new Simulation(shape, 0, this::newTransport, patience());
+    Simulation simulation = new Simulation(shape, 0, connector::newTransport, connector.patience());
     try {
       simulation.run(schedule);
       rightAfter.accept(simulation);

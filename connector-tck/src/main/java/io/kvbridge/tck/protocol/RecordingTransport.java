@@ -1,4 +1,4 @@
-package io.kvbridge.tck;
+package io.kvbridge.tck.protocol;
 
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.ForwardingTransport;

@@ -1,0 +1,139 @@
+package io.kvbridge.tck.shapes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kvbridge.layout.KvLayout;
+import io.kvbridge.lease.EndReason;
+import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.Role;
+import io.kvbridge.spi.TransferParams;
+import io.kvbridge.tck.ConnectorUnderTest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Pairs of every shape translate: each token of each head lands where the consumer's layout puts
+ * it, a read moves only the used bytes, and a prefix the consumer holds is not read again beyond
+ * whole blocks of both engines.
+ */
+public abstract class TranslatedShapeConformance extends ShapeTranslationFixture {
+
+  /** These tests, run against {@code connector}. */
+  protected TranslatedShapeConformance(ConnectorUnderTest connector) {
+    super(connector);
+  }
+
+  static Stream<Arguments> shapes() {
+    List<Arguments> all = new ArrayList<>();
+    for (KvLayout.MemoryOrder order : KvLayout.MemoryOrder.values()) {
+      for (int p : new int[] {1, 2, 4}) {
+        for (int d : new int[] {1, 2, 4}) {
+          for (int[] blocks : new int[][] {{8, 4}, {8, 8}, {4, 8}}) {
+            all.add(Arguments.of(order, p, blocks[0], d, blocks[1]));
+          }
+        }
+      }
+    }
+    return all.stream();
+  }
+
+  /**
+   * A prompt of three blocks of the larger size and a partly filled fourth moves byte-exact from
+   * every shape to every other: producer and consumer TP in {1, 2, 4}, consumer blocks half, equal
+   * to and twice the producer's, both memory orders.
+   */
+  @ParameterizedTest(name = "{0}: P TP{1} x {2} tokens -> D TP{3} x {4} tokens")
+  @MethodSource("shapes")
+  void everyTokenOfEveryHeadLandsWhereTheConsumersLayoutPutsIt(
+      KvLayout.MemoryOrder order,
+      int producerTp,
+      int producerBlock,
+      int consumerTp,
+      int consumerBlock) {
+    Engine producer = start("prefill", Role.PRODUCER, model(producerBlock, 32, order), producerTp);
+    Engine consumer = start("decode", Role.CONSUMER, model(consumerBlock, 64, order), consumerTp);
+    int tokens = 3 * Math.max(producerBlock, consumerBlock) + 3;
+
+    Transfer t = transfer(producer, consumer, "r-1", tokens, 0);
+
+    assertThat(t.match()).isEqualTo(new LoadMatch.Ready(0, tokens));
+    assertThat(consumer.received).contains("r-1");
+    consumer.assertHolds(t, 0, tokens);
+    consumer.assertUntouchedOutside(t);
+    await().atMost(underTest.patience()).until(() -> producer.step().sent.contains("r-1"));
+    assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.READ, 1L);
+  }
+
+  /** The bytes a read moves are the used bytes of the blocks it reads, nothing more. */
+  @Test
+  void theReadMovesOnlyTheUsedBytesOfThePartlyFilledLastBlock() {
+    KvLayout.MemoryOrder order = KvLayout.MemoryOrder.HEAD_MAJOR;
+    Engine producer = start("prefill", Role.PRODUCER, model(8, 32, order), 2);
+    Engine consumer = start("decode", Role.CONSUMER, model(16, 64, order), 1);
+
+    transfer(producer, consumer, "r-1", 19, 0);
+
+    long bytesPerToken = (long) LAYERS * 2 * KV_HEADS * HEAD_DIM * DTYPE_BYTES;
+    assertThat(consumer.connector.status().consumer().orElseThrow().bytesRead())
+        .isEqualTo(19 * bytesPerToken);
+  }
+
+  static Stream<Arguments> prefixHits() {
+    // (producer block, consumer block, tokens, local tokens, first token read)
+    return Stream.of(
+        Arguments.of(8, 8, 35, 0, 0),
+        Arguments.of(8, 8, 35, 16, 16),
+        Arguments.of(8, 8, 35, 20, 16),
+        Arguments.of(8, 4, 35, 12, 8),
+        Arguments.of(4, 8, 35, 24, 24),
+        Arguments.of(8, 16, 35, 8, 0),
+        Arguments.of(16, 8, 35, 32, 32));
+  }
+
+  /**
+   * With part of the prompt held locally the consumer reads only what it lacks, from the local
+   * prefix rounded down to whole blocks of both engines, and writes nothing before that.
+   */
+  @ParameterizedTest(name = "P x {0}, D x {1}: {2} tokens, {3} local -> read from {4}")
+  @MethodSource("prefixHits")
+  void aLocalPrefixIsNotReadAgainBeyondWholeBlocksOfBothEngines(
+      int producerBlock, int consumerBlock, int tokens, int localTokens, int firstRead) {
+    KvLayout.MemoryOrder order = KvLayout.MemoryOrder.HEAD_MAJOR;
+    Engine producer = start("prefill", Role.PRODUCER, model(producerBlock, 32, order), 2);
+    Engine consumer = start("decode", Role.CONSUMER, model(consumerBlock, 64, order), 2);
+
+    Transfer t = transfer(producer, consumer, "r-1", tokens, localTokens);
+
+    assertThat(t.match()).isEqualTo(new LoadMatch.Ready(firstRead, tokens - firstRead));
+    consumer.assertHolds(t, firstRead, tokens);
+    consumer.assertUntouched(t, 0, firstRead);
+    consumer.assertUntouchedOutside(t);
+  }
+
+  /**
+   * When the consumer holds every token of the lease, nothing is read and the producer frees the
+   * lease at once.
+   */
+  @Test
+  void aConsumerHoldingEveryTokenReadsNothingAndReleasesTheLease() {
+    KvLayout.MemoryOrder order = KvLayout.MemoryOrder.BLOCK_MAJOR;
+    Engine producer = start("prefill", Role.PRODUCER, model(8, 32, order), 2);
+    Engine consumer = start("decode", Role.CONSUMER, model(16, 64, order), 4);
+    TransferParams params = producer.prefill("r-1", 20);
+
+    LoadMatch match = consumer.match("r-1", params, 20);
+
+    assertThat(match).isEqualTo(new LoadMatch.Ready(20, 0));
+    await().atMost(underTest.patience()).until(() -> producer.step().sent.contains("r-1"));
+    assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.RELEASED, 1L);
+    assertThat(consumer.connector.status().consumer().orElseThrow().bytesRead()).isZero();
+  }
+}
