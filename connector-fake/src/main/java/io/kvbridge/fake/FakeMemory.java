@@ -54,13 +54,19 @@ final class FakeMemory implements KvMemory, Bytes {
   @Override
   public void write(long offset, ByteBuffer src) {
     checkRange(offset, src.remaining());
-    view(offset, src.remaining()).put(src);
+    // Absolute bulk copies: no view of the memory per call, and the memory's own position and
+    // limit are never touched, so copies to other ranges may run at the same time.
+    int length = src.remaining();
+    live().put((int) offset, src, src.position(), length);
+    src.position(src.position() + length);
   }
 
   @Override
   public void read(long offset, ByteBuffer dst) {
     checkRange(offset, dst.remaining());
-    dst.put(view(offset, dst.remaining()));
+    int length = dst.remaining();
+    dst.put(dst.position(), live(), (int) offset, length);
+    dst.position(dst.position() + length);
   }
 
   @Override
@@ -79,12 +85,16 @@ final class FakeMemory implements KvMemory, Bytes {
 
   @Override
   public ByteBuffer view(long offset, long length) {
+    return live().duplicate().limit((int) (offset + length)).position((int) offset);
+  }
+
+  private ByteBuffer live() {
     ByteBuffer current = buffer;
     if (current == null) {
       throw new IllegalStateException(
           "memory at 0x" + Long.toHexString(address) + " was closed by its owner");
     }
-    return current.duplicate().limit((int) (offset + length)).position((int) offset);
+    return current;
   }
 
   /** The fabric whose address space this memory belongs to. */
