@@ -33,10 +33,7 @@ public final class PromptDigest {
     }
     MessageDigest sha = Sha256.newDigest();
     sha.update(DOMAIN);
-    Sha256.putInt(sha, count);
-    for (int i = 0; i < count; i++) {
-      Sha256.putInt(sha, tokenIds[i]);
-    }
+    Sha256.putCountedInts(sha, tokenIds, count);
     return HexFormat.of().formatHex(sha.digest());
   }
 

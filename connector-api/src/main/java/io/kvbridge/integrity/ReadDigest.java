@@ -67,10 +67,7 @@ public final class ReadDigest {
     sha.update(id);
     sha.update(HexFormat.of().parseHex(promptDigest));
     Sha256.putInt(sha, tokens);
-    Sha256.putInt(sha, producerBlockIds.size());
-    for (int block : producerBlockIds) {
-      Sha256.putInt(sha, block);
-    }
+    Sha256.putCountedInts(sha, producerBlockIds);
     return sha.digest();
   }
 
