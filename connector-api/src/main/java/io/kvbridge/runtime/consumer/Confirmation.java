@@ -45,6 +45,8 @@ final class Confirmation {
   private final LoadTable loads;
   private final HandshakeClient handshakes;
   private final List<Load> releasing = new ArrayList<>();
+  private ProducerPeer lastShapePeer;
+  private byte[] lastShapeDigest;
   private final Map<String, String> refusals =
       new LinkedHashMap<>() {
         @Override
@@ -156,6 +158,18 @@ final class Confirmation {
     }
   }
 
+  /**
+   * The digest of reading from {@code peer}'s shape into this engine's: the same for every load
+   * from one handshake, so it is kept for the last peer (loads come from a few peers at a time).
+   */
+  private byte[] shapeDigest(ProducerPeer peer) {
+    if (peer != lastShapePeer) {
+      lastShapeDigest = ReadDigest.shape(peer.layouts(), ranks.layouts());
+      lastShapePeer = peer;
+    }
+    return lastShapeDigest;
+  }
+
   private void check(String requestId, TokenIds prompt, TransferParams params) {
     Optional<String> problem = LoadChecks.shapeProblem(params, prompt, ranks.layout(0));
     if (problem.isEmpty()
@@ -228,7 +242,7 @@ final class Confirmation {
           peer,
           ReadDigest.of(
               ReadDigest.binding(p.requestId(), p.promptDigest(), p.tokens(), p.blockIds()),
-              ReadDigest.shape(peer.layouts(), ranks.layouts()),
+              shapeDigest(peer),
               skip),
           skip,
           now);
