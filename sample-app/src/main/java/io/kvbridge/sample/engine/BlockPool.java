@@ -7,8 +7,10 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The engine's KV cache: a fixed pool of blocks with engine-wide ids, each rank holding its share
@@ -37,6 +39,7 @@ public final class BlockPool {
   private final int vectorBytes;
   private final ArrayDeque<Integer> free;
   private final BitSet held;
+  private final Map<KvLayout, List<List<Piece>>> piecesByRank = new ConcurrentHashMap<>();
 
   /**
    * A pool over {@code memories}, one per rank, rank {@code r}'s holding at least {@code
@@ -185,15 +188,24 @@ public final class BlockPool {
         long base = (long) blockIds.get(b) * layout.blockBytes();
         int first = Math.max(from, b * tokensPerBlock);
         int end = Math.min(to, (b + 1) * tokensPerBlock);
-        forEachVector(
-            layout,
-            first,
-            end,
-            (layer, plane, head, token) ->
-                run.add(
-                    base + layout.offsetInBlock(layer, plane, head, token % tokensPerBlock),
-                    kv,
-                    (token - from) * bytesPerToken + vectorInToken(layer, plane, head)));
+        int slot = first - b * tokensPerBlock;
+        // In memory order, so that neighbours join one write: a head's slots lie together in a
+        // head-major block, a slot's heads in a block-major one.
+        for (List<Piece> group : pieces(layout)) {
+          if (layout.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
+            for (Piece piece : group) {
+              for (int token = first; token < end; token++) {
+                run.add(base + piece.at(slot + token - first), kv, piece.in(token - from), piece);
+              }
+            }
+          } else {
+            for (int token = first; token < end; token++) {
+              for (Piece piece : group) {
+                run.add(base + piece.at(slot + token - first), kv, piece.in(token - from), piece);
+              }
+            }
+          }
+        }
         run.flush();
       }
     }
@@ -213,17 +225,14 @@ public final class BlockPool {
         memories.get(r).read((long) blockIds.get(b) * layout.blockBytes(), ByteBuffer.wrap(block));
         int first = b * tokensPerBlock;
         int end = Math.min(tokens, first + tokensPerBlock);
-        forEachVector(
-            layout,
-            first,
-            end,
-            (layer, plane, head, token) ->
-                System.arraycopy(
-                    block,
-                    (int) layout.offsetInBlock(layer, plane, head, token - first),
-                    out,
-                    token * bytesPerToken + vectorInToken(layer, plane, head),
-                    vectorBytes));
+        for (List<Piece> group : pieces(layout)) {
+          for (Piece piece : group) {
+            for (int token = first; token < end; token++) {
+              System.arraycopy(
+                  block, (int) piece.at(token - first), out, piece.in(token), piece.bytes());
+            }
+          }
+        }
       }
     }
     return out;
@@ -263,35 +272,67 @@ public final class BlockPool {
     }
   }
 
-  /** Visits one vector of a rank's share of a token. */
-  @FunctionalInterface
-  private interface VectorVisitor {
-    void visit(int layer, int plane, int head, int token);
+  /**
+   * Head vectors of a rank's share of a block that lie next to each other both in memory and in a
+   * token's KV (a block-major block's heads of one layer and plane): where slot 0's lie in the
+   * block, how far apart consecutive slots' lie, where they lie in a token's KV, and their bytes.
+   */
+  private record Piece(long offset, int tokenStride, int inToken, int bytes, int bytesPerToken) {
+
+    /** Where the piece of slot {@code slot} lies in the block. */
+    long at(int slot) {
+      return offset + (long) slot * tokenStride;
+    }
+
+    /** Where the piece of the {@code index}-th token lies in KV handed over in token order. */
+    int in(int index) {
+      return index * bytesPerToken + inToken;
+    }
+
+    /** Whether {@code next} continues this piece in memory and in a token's KV alike. */
+    boolean continuedBy(Piece next) {
+      return next.offset == offset + bytes
+          && next.inToken == inToken + bytes
+          && next.tokenStride == tokenStride;
+    }
   }
 
   /**
-   * Visits the vectors of tokens {@code [first, end)} (within one block) that {@code layout}'s rank
-   * holds, in the order they lie in its memory, so neighbours can be written as one piece.
+   * The pieces {@code layout}'s rank holds, one list per layer and plane, in the order they lie in
+   * its memory; computed once per rank layout.
    */
-  private static void forEachVector(KvLayout layout, int first, int end, VectorVisitor visitor) {
+  private List<List<Piece>> pieces(KvLayout layout) {
+    List<List<Piece>> known = piecesByRank.get(layout);
+    if (known != null) {
+      return known;
+    }
+    List<List<Piece>> groups = new ArrayList<>();
     int lastHead = layout.headStart() + layout.headCount();
     for (int layer = 0; layer < layout.layers(); layer++) {
       for (int plane = 0; plane < layout.planes(); plane++) {
-        if (layout.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
-          for (int head = layout.headStart(); head < lastHead; head++) {
-            for (int token = first; token < end; token++) {
-              visitor.visit(layer, plane, head, token);
-            }
-          }
-        } else {
-          for (int token = first; token < end; token++) {
-            for (int head = layout.headStart(); head < lastHead; head++) {
-              visitor.visit(layer, plane, head, token);
-            }
+        List<Piece> group = new ArrayList<>();
+        for (int head = layout.headStart(); head < lastHead; head++) {
+          long offset = layout.offsetInBlock(layer, plane, head, 0);
+          int stride = (int) (layout.offsetInBlock(layer, plane, head, 1) - offset);
+          Piece piece =
+              new Piece(
+                  offset, stride, vectorInToken(layer, plane, head), vectorBytes, bytesPerToken);
+          Piece last = group.isEmpty() ? null : group.get(group.size() - 1);
+          if (last != null && last.continuedBy(piece)) {
+            group.set(
+                group.size() - 1,
+                new Piece(
+                    last.offset, stride, last.inToken, last.bytes + piece.bytes, bytesPerToken));
+          } else {
+            group.add(piece);
           }
         }
+        groups.add(List.copyOf(group));
       }
     }
+    List<List<Piece>> result = List.copyOf(groups);
+    piecesByRank.put(layout, result);
+    return result;
   }
 
   /** Gathers vectors that lie next to each other in a rank's memory into one write. */
@@ -306,15 +347,16 @@ public final class BlockPool {
       this.buffer = new byte[capacity];
     }
 
-    void add(long at, byte[] source, int offset) {
-      if (length > 0 && (at != start + length || length + vectorBytes > buffer.length)) {
+    void add(long at, byte[] source, int offset, Piece piece) {
+      int bytes = piece.bytes();
+      if (length > 0 && (at != start + length || length + bytes > buffer.length)) {
         flush();
       }
       if (length == 0) {
         start = at;
       }
-      System.arraycopy(source, offset, buffer, length, vectorBytes);
-      length += vectorBytes;
+      System.arraycopy(source, offset, buffer, length, bytes);
+      length += bytes;
     }
 
     void flush() {

@@ -58,11 +58,14 @@ final class EngineBlocks {
     pool.copyBlocks(hit.blockIds().subList(0, count), into.subList(0, count));
   }
 
-  /** Computes the KV of tokens {@code [from, end)} of {@code tokens} into {@code blocks}. */
-  void compute(int[] tokens, List<Integer> blocks, int from) {
+  /**
+   * Computes the KV of tokens {@code [from, end)} of {@code tokens} into {@code blocks}, and
+   * returns it (those tokens' KV in token order; empty if there are none).
+   */
+  byte[] compute(int[] tokens, List<Integer> blocks, int from) {
     int to = tokens.length;
     if (from >= to) {
-      return;
+      return new byte[0];
     }
     int bytesPerToken = model.bytesPerToken();
     byte[] kv = new byte[(to - from) * bytesPerToken];
@@ -72,5 +75,6 @@ final class EngineBlocks {
         to,
         (i, token) -> System.arraycopy(token, 0, kv, (i - from) * bytesPerToken, bytesPerToken));
     pool.writeTokens(blocks, from, to, kv);
+    return kv;
   }
 }

@@ -345,11 +345,23 @@ final class StepScheduler {
       KvSource source,
       Sources sources,
       Set<String> finishedThisStep) {
+    finish(p, blocks, Optional.empty(), source, sources, finishedThisStep);
+  }
+
+  /** {@link #finish}, generating from {@code kv} (the whole prompt's KV) when it is given. */
+  private void finish(
+      PendingRequest p,
+      List<Integer> blocks,
+      Optional<byte[]> kv,
+      KvSource source,
+      Sources sources,
+      Set<String> finishedThisStep) {
     EngineRequest request = p.request;
     FinishDecision decision;
     List<String> words;
     try {
-      words = model.generate(pool.readTokens(blocks, p.tokens.length), request.maxTokens());
+      byte[] prompt = kv.isPresent() ? kv.get() : pool.readTokens(blocks, p.tokens.length);
+      words = model.generate(prompt, request.maxTokens());
       decision =
           connector
               .scheduler()
@@ -442,14 +454,17 @@ final class StepScheduler {
     int tokens = p.tokens.length;
     int local = p.hit.tokens();
     List<Integer> blocks = work.allocate(work.blocksFor(tokens));
+    byte[] computed;
     try {
       copyFromCache(p, local, blocks);
-      work.compute(p.tokens, blocks, local);
+      computed = work.compute(p.tokens, blocks, local);
     } catch (RuntimeException e) {
       pool.free(blocks);
       throw e;
     }
-    finish(p, blocks, source, new Sources(local, 0, tokens - local), finishedThisStep);
+    // Computed whole here: generate from the KV just computed rather than read it back.
+    Optional<byte[]> whole = local == 0 ? Optional.of(computed) : Optional.empty();
+    finish(p, blocks, whole, source, new Sources(local, 0, tokens - local), finishedThisStep);
   }
 
   /**
