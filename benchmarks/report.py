@@ -76,6 +76,7 @@ PREPARED_OVERHEAD_GOAL = 0.7  # kvbridge per-request time ÷ Python binding's, p
 PREPARED_BANDWIDTH_GOAL = 1.0  # kvbridge bandwidth ÷ Python binding's, prepared lists both
 MANY_PEERS_GOAL = 0.9  # aggregate bandwidth per byte at 8 peers ÷ single peer
 MANY_PEERS = "8"
+REQUEST_PATH_GOAL = 1.0  # this build's answers per second ÷ the older build's, same run, interleaved
 GPU_SMALLEST = "64KiB"  # smallest request of the GPU check
 GPU_LARGEST = "256MiB"  # largest request of the GPU check
 GOAL_CONSTANTS = (
@@ -97,6 +98,7 @@ GOAL_CONSTANTS = (
     "PREPARED_BANDWIDTH_GOAL",
     "MANY_PEERS_GOAL",
     "MANY_PEERS",
+    "REQUEST_PATH_GOAL",
     "GPU_SMALLEST",
     "GPU_LARGEST",
 )
@@ -159,6 +161,7 @@ class Results:
                 self.plan_counts[key] = row
         self.python_rounds = read_json_lines(os.path.join(directory, "python-rounds.jsonl"))
         self.gpu = read_json(os.path.join(directory, "gpu-compare.json"))
+        self.request_path = read_json(os.path.join(directory, "request-path.json"))
 
     def get(self, name, **params):
         return self.by_key.get((name, tuple(sorted((k, str(v)) for k, v in params.items()))))
@@ -872,6 +875,130 @@ def tracing_off_goals(res):
     ]
 
 
+# ---- the request path under load ---------------------------------------------------------------
+
+REQUEST_PATH_NODES = [("prefill", "P"), ("decode", "D"), ("router", "router")]
+
+
+def request_path_goal_text(older="the older build"):
+    return (
+        "request path (P, D and the router as separate JVMs, fake connector, every check on):"
+        f" answers per second ≥ {fmt_factor(REQUEST_PATH_GOAL)} {older}'s, same run, interleaved"
+    )
+
+
+def request_path_summary(doc):
+    """Per build: the median answers per second over its windows and the CPU milliseconds per
+    answered request of each node over all its windows."""
+    out = {}
+    for build in doc["builds"]:
+        windows = [w for w in doc["windows"] if w["build"] == build]
+        if not windows:
+            return None
+        answered = sum(w["answered"] for w in windows)
+        out[build] = {
+            "rate": statistics.median(w["answered"] / w["seconds"] for w in windows),
+            "p50": statistics.median(w["p50_ns"] for w in windows),
+            "cpu": {
+                node: sum(w["cpu_ms"][node] for w in windows) / max(answered, 1)
+                for node, _ in REQUEST_PATH_NODES
+            },
+            "failures": sum(sum(w["failures"].values()) for w in windows),
+        }
+    return out
+
+
+def request_path_goals(res):
+    doc = res.request_path
+    summary = request_path_summary(doc) if doc else None
+    if not summary:
+        return []
+    this, older = doc["builds"][0], doc["builds"][1]
+    r = summary[this]["rate"] / summary[older]["rate"]
+    cpu = ", ".join(
+        f"{label} {summary[this]['cpu'][node]:.2f} vs {summary[older]['cpu'][node]:.2f} ms"
+        for node, label in REQUEST_PATH_NODES
+    )
+    # A wrong answer stops the run itself (RequestPathRun exits non-zero), so the goal is the rate.
+    ok = r >= REQUEST_PATH_GOAL
+    return [
+        Goal(
+            "request-path",
+            request_path_goal_text(f"`{older}`"),
+            f"{fmt_ratio(r)} ({summary[this]['rate']:.1f} vs {summary[older]['rate']:.1f} answers/s,"
+            f" medians over each build's windows); CPU per answered request: {cpu}",
+            ok,
+            badness=REQUEST_PATH_GOAL / max(r, 1e-9),
+        )
+    ]
+
+
+def section_request_path(res):
+    doc = res.request_path
+    lines = ["## The request path under load: this build against an older one", ""]
+    summary = request_path_summary(doc) if doc else None
+    if not summary:
+        return "\n".join(lines + ["Not measured in this run (`benchmarks/request-path.sh` did not run)."])
+    this, older = doc["builds"][0], doc["builds"][1]
+    lines += [
+        f"`benchmarks/request-path.sh` runs this build's sample app and `{older}`'s, each as a prefill"
+        " node, a decode node and a router in separate JVMs (`" + doc["jvm_options"] + "`) on the fake"
+        " connector over a shared directory, as `docs/sample.md` starts them, with every check on."
+        f" {doc['clients']} closed-loop clients send completions to the router, each prompt new"
+        f" ({doc['prompt_bytes_min']}–{doc['prompt_bytes_max']} tokens, {doc['max_tokens']} tokens"
+        f" generated), so no prefix cache serves one build more than the other. Each window is"
+        f" {doc['warmup_s']} s of warm-up, then {doc['measure_s']} s measured; builds take turns in"
+        " alternating order. CPU is each process's user and system time over the measured window"
+        " (`/proc/<pid>/stat`), divided by the answers of that window. The clients' own JVM shares"
+        " the machine.",
+        "",
+        table(
+            ["round", "build", "answers/s", "p50", "p99", "failed", "CPU per answer: P", "D", "router"],
+            [
+                [
+                    str(w["round"]),
+                    f"`{w['build']}`",
+                    f"{w['answered'] / w['seconds']:.1f}",
+                    fmt_ns(w["p50_ns"]),
+                    fmt_ns(w["p99_ns"]),
+                    str(sum(w["failures"].values())),
+                ]
+                + [f"{w['cpu_ms'][node] / max(w['answered'], 1):.2f} ms" for node, _ in REQUEST_PATH_NODES]
+                for w in doc["windows"]
+            ],
+        ),
+        "",
+        table(
+            ["build", "median answers/s", "median p50", "CPU per answer: P", "D", "router", "all three"],
+            [
+                [f"`{b}`", f"{summary[b]['rate']:.1f}", fmt_ns(summary[b]["p50"])]
+                + [f"{summary[b]['cpu'][node]:.2f} ms" for node, _ in REQUEST_PATH_NODES]
+                + [f"{sum(summary[b]['cpu'].values()):.2f} ms"]
+                for b in (this, older)
+            ],
+        ),
+        "",
+        f"Answers checked: {doc['answers_compared']} fixed prompts, each answered through P and D and"
+        f" by the decode node computing it alone, per build; {doc['answers_differing']} differed.",
+    ]
+    profiles = []
+    for build in (this, older):
+        for node, label in REQUEST_PATH_NODES:
+            prof = read_json(os.path.join(res.dir, "jfr", f"request-path-{build}-{node}.json"))
+            if prof and prof.get("threads"):
+                threads = ", ".join(f"{t} {s:.0f}%" for t, s in prof["threads"][:4])
+                profiles.append([f"`{build}`", label, str(prof["samples"]), threads])
+    if profiles:
+        lines += [
+            "",
+            "JFR profiles of one more window per build (profile settings, measured window only;"
+            " summaries in `jfr/request-path-<build>-<node>.json`):",
+            "",
+            table(["build", "node", "samples", "samples per thread"], profiles),
+        ]
+    return "\n".join(lines)
+
+
 def all_goals(res):
     goals = (
         lease_goals(res)
@@ -884,6 +1011,7 @@ def all_goals(res):
         + content_check_goals(res)
         + plan_goals(res)
         + tracing_off_goals(res)
+        + request_path_goals(res)
     )
     families = {g.family for g in goals}
     expected = [
@@ -901,6 +1029,7 @@ def all_goals(res):
         ("gpu-path", gpu_goal_text(), NO_GPU_CHECK),
         ("read-plan", plan_goal_text(), NOT_MEASURED),
         ("tracing-off", tracing_off_goal_text(), NOT_MEASURED),
+        ("request-path", request_path_goal_text(), NOT_MEASURED),
     ]
     for family, text, why in expected:
         if family not in families:
@@ -1764,6 +1893,8 @@ def render(results, findings_path):
         section_plan(res),
         "",
         section_e2e(res),
+        "",
+        section_request_path(res),
         "",
         section_missed(res, goals, findings),
         "",

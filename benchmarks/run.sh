@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs every kvbridge benchmark and regenerates BENCHMARKS.md at the repository root.
 #
-#   benchmarks/run.sh            the full run (10 to 15 minutes on 2 shared cores)
+#   benchmarks/run.sh            the full run (about 35 minutes on 2 shared cores)
 #   benchmarks/run.sh --quick    one short iteration each: checks the pipeline, numbers mean nothing
 #
 # Steps: build the shaded benchmarks.jar with the Maven wrapper; record the benchmarks' fixed
 # settings (settings.json); run the JMH benchmarks (raw JSON to benchmarks/target/results/jmh.json;
 # the lease table under churn, with JMH's GC profiler, to jmh-churn.json; many peers to jmh-peers.json);
 # run NIXL's Python binding for the NIXL comparison when the NIXL benchmark exists; profile with JFR
-# the worst case of every missed goal; write BENCHMARKS.md with benchmarks/report.py (python3
+# the worst case of every missed goal; run the request path under load against an older build
+# (benchmarks/request-path.sh); write BENCHMARKS.md with benchmarks/report.py (python3
 # standard library only) from those results alone: every figure in it comes from this run.
 #
 # Environment: JMH_OPTS replaces the JMH iteration settings; JMH_INCLUDE replaces the benchmark
@@ -167,6 +168,12 @@ if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
   java -jar "$jar" '^io.kvbridge.benchmarks.e2e.' $e2e_opts -p connector=$connectors \
     -jvmArgsAppend "$nixl_jvm" -rf json -rff "$out/jmh-e2e.json" \
     2>&1 | tee "$out/jmh-e2e.log" | grep -E '^(# Benchmark:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
+fi
+
+if [ -z "${JMH_INCLUDE:-}" ]; then
+  log "running the request path under load, this build against an older one"
+  # shellcheck disable=SC2046
+  benchmarks/request-path.sh "$out" $([ "${1:-}" = "--quick" ] && echo --quick)
 fi
 
 if [ -z "$nixl_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then

@@ -230,6 +230,39 @@ def e2e_results():
     ]
 
 
+def request_path_results():
+    def window(round_, build, answered, p50, cpu):
+        return {
+            "round": round_,
+            "build": build,
+            "answered": answered,
+            "seconds": 30.05,
+            "p50_ns": p50,
+            "p99_ns": p50 * 2.1,
+            "failures": {"HTTP 503": 2},
+            "cpu_ms": dict(zip(["prefill", "decode", "router"], cpu)),
+        }
+
+    return {
+        "clients": 24,
+        "warmup_s": 15,
+        "measure_s": 45,
+        "prompt_bytes_min": 128,
+        "prompt_bytes_max": 512,
+        "max_tokens": 16,
+        "jvm_options": "-Xms128m -Xmx512m -XX:+UseSerialGC",
+        "builds": ["this", "64fa177"],
+        "windows": [
+            window(1, "this", 6100, 81_000_000, [11_300, 12_400, 16_900]),
+            window(1, "64fa177", 3050, 162_000_000, [5_100, 5_600, 10_800]),
+            window(2, "64fa177", 3110, 158_000_000, [5_200, 5_700, 11_000]),
+            window(2, "this", 6230, 79_000_000, [11_500, 12_700, 17_200]),
+        ],
+        "answers_compared": 24,
+        "answers_differing": 0,
+    }
+
+
 def profile(benchmark, params, frames):
     return {
         "benchmark": PKG + benchmark,
@@ -267,6 +300,7 @@ def write_results(directory):
     put("plan-counts-grid.json", plan_grid())
     put("jmh-churn.json", churn_results())
     put("jmh-peers.json", many_peers_results())
+    put("request-path.json", request_path_results())
     put(
         "gpu-compare.json",
         {
@@ -482,6 +516,7 @@ class ReportTest(unittest.TestCase):
             "## Content check beside the READ",
             "## Read planning",
             "## End to end: the sample app's P/D path",
+            "## The request path under load: this build against an older one",
             "## Missed goals: profiles and fixes",
             "## Notes",
         ]:
