@@ -1945,7 +1945,9 @@ def frame_name(frame):
 
 def summarize_jfr(args):
     proc = subprocess.run(
-        ["jfr", "print", "--json", "--events", "jdk.ExecutionSample,jdk.NativeMethodSample", args.jfr],
+        # jfr print keeps 5 frames of each stack unless told otherwise: inclusive shares need them all.
+        ["jfr", "print", "--json", "--stack-depth", "64", "--events",
+         "jdk.ExecutionSample,jdk.NativeMethodSample", args.jfr],
         check=True,
         capture_output=True,
         text=True,
