@@ -147,7 +147,7 @@ final class StepScheduler {
         continue;
       }
       if (cancelledLoads.remove(requestId)) {
-        pool.free(l.blocks);
+        pool.free(l.blocks());
         continue;
       }
       received(l, finishedThisStep);
@@ -201,12 +201,12 @@ final class StepScheduler {
       if (scheduler.cancelLoad(id, why)) {
         // The connector guarantees no further byte lands in the blocks once this returns.
         loading.remove(id);
-        pool.free(l.blocks);
+        pool.free(l.blocks());
       } else {
         // Its outcome is already on the way; the blocks are freed when it is reported.
         cancelledLoads.add(id);
       }
-      fail(l.pending, new RequestCancelledException(id, why));
+      fail(l.pending(), new RequestCancelledException(id, why));
       return CancelOutcome.LOAD_CANCELLED;
     }
     if (heldForTransfer.containsKey(id) && scheduler.revoke(id, why)) {
@@ -301,7 +301,13 @@ final class StepScheduler {
       throw e;
     }
     if (!loads) {
-      finish(p, blocks, KvSource.CACHED, new Sources(local, 0, tokens - local), finishedThisStep);
+      finish(
+          p,
+          blocks,
+          Optional.empty(),
+          KvSource.CACHED,
+          new Sources(local, 0, tokens - local),
+          finishedThisStep);
       return;
     }
     try {
@@ -317,38 +323,29 @@ final class StepScheduler {
 
   /** The load of {@code l} arrived: the tokens past the producer's are computed, then generated. */
   private void received(Loading l, Set<String> finishedThisStep) {
-    int tokens = l.pending.tokens.length;
-    int end = l.firstToken + l.loadedTokens;
+    int tokens = l.pending().tokens.length;
+    int end = l.firstToken() + l.loadedTokens();
     try {
-      work.compute(l.pending.tokens, l.blocks, end);
+      work.compute(l.pending().tokens, l.blocks(), end);
     } catch (RuntimeException e) {
-      pool.free(l.blocks);
-      fail(l.pending, e);
+      pool.free(l.blocks());
+      fail(l.pending(), e);
       return;
     }
-    counters.loadedBlocks.addAndGet(work.blocksFor(end) - l.firstToken / shape.tokensPerBlock());
+    counters.loadedBlocks.addAndGet(work.blocksFor(end) - l.firstToken() / shape.tokensPerBlock());
     finish(
-        l.pending,
-        l.blocks,
+        l.pending(),
+        l.blocks(),
+        Optional.empty(),
         KvSource.LOADED,
-        new Sources(l.firstToken, l.loadedTokens, tokens - end),
+        new Sources(l.firstToken(), l.loadedTokens(), tokens - end),
         finishedThisStep);
   }
 
   /**
-   * Generates from the request's KV, tells the connector, and holds the blocks for a consumer or
-   * gives them to the prefix cache.
+   * Generates from the request's KV ({@code kv} when given, else read from its blocks), tells the
+   * connector, and holds the blocks for a consumer or gives them to the prefix cache.
    */
-  private void finish(
-      PendingRequest p,
-      List<Integer> blocks,
-      KvSource source,
-      Sources sources,
-      Set<String> finishedThisStep) {
-    finish(p, blocks, Optional.empty(), source, sources, finishedThisStep);
-  }
-
-  /** {@link #finish}, generating from {@code kv} (the whole prompt's KV) when it is given. */
   private void finish(
       PendingRequest p,
       List<Integer> blocks,
@@ -421,32 +418,33 @@ final class StepScheduler {
       return;
     }
     if (cancelledLoads.remove(requestId)) {
-      pool.free(l.blocks);
+      pool.free(l.blocks());
       return;
     }
     if (policy == LoadFailurePolicy.RECOMPUTE) {
       LOG.info(
           "engine {}: load of {} failed ({}); recomputing locally", engineId, requestId, reason);
       counters.recomputed.incrementAndGet();
-      int tokens = l.pending.tokens.length;
+      int tokens = l.pending().tokens.length;
       try {
         // The load writes nothing below its first token: the prefix copied from the cache stands.
-        work.compute(l.pending.tokens, l.blocks, l.firstToken);
+        work.compute(l.pending().tokens, l.blocks(), l.firstToken());
       } catch (RuntimeException e) {
-        pool.free(l.blocks);
-        fail(l.pending, e);
+        pool.free(l.blocks());
+        fail(l.pending(), e);
         return;
       }
       finish(
-          l.pending,
-          l.blocks,
+          l.pending(),
+          l.blocks(),
+          Optional.empty(),
           KvSource.RECOMPUTED,
-          new Sources(l.firstToken, 0, tokens - l.firstToken),
+          new Sources(l.firstToken(), 0, tokens - l.firstToken()),
           finishedThisStep);
       return;
     }
-    pool.free(l.blocks);
-    fail(l.pending, new KvLoadFailedException(requestId, reason));
+    pool.free(l.blocks());
+    fail(l.pending(), new KvLoadFailedException(requestId, reason));
   }
 
   /** Copies the request's cached prefix into its own blocks, computes the rest and generates. */
@@ -492,13 +490,6 @@ final class StepScheduler {
     inFlight.remove(p);
     p.future.completeExceptionally(cause);
   }
-
-  /**
-   * A request whose KV is being loaded into its blocks: tokens {@code [firstToken, firstToken +
-   * loadedTokens)}; the ones before were copied from the prefix cache.
-   */
-  private record Loading(
-      PendingRequest pending, List<Integer> blocks, int firstToken, int loadedTokens) {}
 
   /** A finished request's blocks, held until a consumer's lease on them ends. */
   private record Held(int[] tokens, List<Integer> blocks) {}
