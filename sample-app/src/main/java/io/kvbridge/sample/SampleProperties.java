@@ -1,6 +1,7 @@
 package io.kvbridge.sample;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.layout.KvModel;
 import io.kvbridge.sample.engine.ContextWindow;
 import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.engine.ToyModel;
@@ -9,6 +10,7 @@ import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -90,10 +92,15 @@ public record SampleProperties(
 
   /**
    * Every engine's KV cache, unless its node sets its own ({@link EngineOverrides}), and the
-   * model's context. The model is the toy model: {@value ToyModel#LAYERS} layers, K and V, {@value
-   * ToyModel#KV_HEADS} KV heads of {@value ToyModel#HEAD_DIM} two-byte elements ({@value
-   * ToyModel#BYTES_PER_TOKEN} bytes of KV per token).
+   * model's context. The model computes with the toy model whatever its shape; its KV has the shape
+   * {@code model} names: {@code toy} ({@value ToyModel#LAYERS} layers, K and V, {@value
+   * ToyModel#KV_HEADS} KV heads of {@value ToyModel#HEAD_DIM} two-byte elements, {@value
+   * ToyModel#BYTES_PER_TOKEN} bytes of KV per token) or a published model's ({@link KvModel}).
    *
+   * @param model the KV shape: {@code toy}, or a {@link KvModel} preset ({@code llama-3.1-8b},
+   *     {@code llama-3.1-70b}, {@code qwen2.5-7b}, {@code mistral-7b}, {@code deepseek-v3}: its
+   *     layers, KV heads, head dimension and element type, at real size: 128 KiB of KV per token
+   *     for {@code llama-3.1-8b}, so size {@code block-count} to fit memory)
    * @param blockCount blocks in an engine's pool; each rank holds its share of every block
    * @param tokensPerBlock tokens per block
    * @param tpDegree tensor-parallel ranks per engine, each holding an equal share of the KV heads
@@ -109,6 +116,7 @@ public record SampleProperties(
    *     match the nodes'
    */
   public record Engine(
+      @DefaultValue(TOY) String model,
       @DefaultValue("4096") int blockCount,
       @DefaultValue("16") int tokensPerBlock,
       @DefaultValue("1") int tpDegree,
@@ -119,6 +127,7 @@ public record SampleProperties(
 
     /** Checks sizes, the step interval and the context. */
     public Engine {
+      kvModel(model);
       requirePositive(ENGINE + "block-count", blockCount);
       requirePositive(ENGINE + "tokens-per-block", tokensPerBlock);
       requireTpDegree(ENGINE + "tp-degree", tpDegree);
@@ -131,6 +140,33 @@ public record SampleProperties(
     /** The model's context: how many tokens a request's prompt and completion may hold together. */
     public ContextWindow context() {
       return new ContextWindow(maxContextTokens);
+    }
+
+    /** The model's whole layout for {@code tokensPerBlock} and {@code blockCount}. */
+    KvLayout layout(int tokensPerBlock, int blockCount) {
+      return kvModel(model)
+          .map(m -> m.layout(tokensPerBlock, blockCount, order()))
+          .orElseGet(() -> ToyModel.layout(tokensPerBlock, blockCount, order()));
+    }
+
+    /** The preset {@code value} names; empty for the toy model's own shape. */
+    private static Optional<KvModel> kvModel(@Nullable String value) {
+      if (value != null && value.trim().equalsIgnoreCase(TOY)) {
+        return Optional.empty();
+      }
+      Optional<KvModel> preset = value == null ? Optional.empty() : KvModel.preset(value);
+      if (preset.isEmpty()) {
+        throw new IllegalArgumentException(
+            ENGINE
+                + "model must be "
+                + TOY
+                + " or one of "
+                + KvModel.presetNames()
+                + ", got '"
+                + value
+                + "'");
+      }
+      return preset;
     }
 
     /** The memory order every engine's blocks use. */
@@ -300,6 +336,11 @@ public record SampleProperties(
 
   private static final String ENGINE = "kvbridge.sample.engine.";
 
+  private static final String TOY = "toy";
+
+  /** The most bytes one rank's KV memory may hold: the fake connector's memory is one buffer. */
+  private static final long MAX_RANK_BYTES = Integer.MAX_VALUE;
+
   /** The engine of node {@code node}, each value checked under the property it comes from. */
   private static EngineShape shape(String node, Engine defaults, EngineOverrides own) {
     String prefix = "kvbridge.sample." + node + ".engine.";
@@ -317,8 +358,35 @@ public record SampleProperties(
             : ENGINE + "prefix-cache-blocks (for " + blockCountProperty + ")",
         prefixCacheBlocks,
         blockCount);
-    return new EngineShape(
-        ToyModel.layout(tokensPerBlock, blockCount, defaults.order()), tpDegree, prefixCacheBlocks);
+    KvLayout layout = defaults.layout(tokensPerBlock, blockCount);
+    if (layout.kvHeads() % tpDegree != 0) {
+      throw new IllegalArgumentException(
+          (own.tpDegree() != null ? prefix : ENGINE)
+              + "tp-degree "
+              + tpDegree
+              + " does not split "
+              + defaults.model()
+              + "'s "
+              + layout.kvHeads()
+              + " KV heads: every rank holds its own heads, none held twice");
+    }
+    long rankBytes = (long) layout.blockBytes() * blockCount / tpDegree;
+    if (rankBytes > MAX_RANK_BYTES) {
+      throw new IllegalArgumentException(
+          blockCountProperty
+              + " "
+              + blockCount
+              + " blocks of "
+              + tokensPerBlock
+              + " tokens of "
+              + defaults.model()
+              + " need "
+              + rankBytes
+              + " bytes per rank, more than one rank's memory holds ("
+              + MAX_RANK_BYTES
+              + "); lower it");
+    }
+    return new EngineShape(layout, tpDegree, prefixCacheBlocks);
   }
 
   private static String tokensPerBlockProperty(String node, EngineOverrides own) {

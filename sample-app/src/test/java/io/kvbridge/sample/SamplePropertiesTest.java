@@ -186,6 +186,52 @@ class SamplePropertiesTest {
   }
 
   @Test
+  void aModelPresetGivesEveryEngineThatModelsKvShapeAtItsRealSize() {
+    runner
+        .withPropertyValues(
+            "kvbridge.sample.engine.model=Llama-3.1-8B",
+            "kvbridge.sample.engine.block-count=64",
+            "kvbridge.sample.engine.prefix-cache-blocks=0",
+            "kvbridge.sample.prefill.engine.tp-degree=2")
+        .run(
+            context -> {
+              SampleProperties properties = context.getBean(SampleProperties.class);
+              EngineShape prefill = properties.prefillEngine();
+              assertThat(prefill.model().model()).isEqualTo("llama-3.1-8b");
+              assertThat(prefill.bytesPerToken()).isEqualTo(128 * 1024);
+              assertThat(prefill.rank(1).headStart()).isEqualTo(4);
+              assertThat(properties.decodeEngine().model().layers()).isEqualTo(32);
+            });
+  }
+
+  @Test
+  void anUnknownModelIsRejectedNamingThePropertyAndThePresets() {
+    assertRejected(
+        "kvbridge.sample.engine.model must be toy or one of llama-3.1-8b, llama-3.1-70b,"
+            + " qwen2.5-7b, mistral-7b, deepseek-v3, got 'gpt-2'",
+        "kvbridge.sample.engine.model=gpt-2");
+  }
+
+  @Test
+  void aPoolThatOneRanksMemoryCannotHoldIsRejectedNamingTheBlockCount() {
+    // 4,096 blocks of 16 tokens of 128 KiB: 8 GiB on one rank.
+    assertRejected(
+        "kvbridge.sample.engine.block-count 4096 blocks of 16 tokens of llama-3.1-8b need"
+            + " 8589934592 bytes per rank",
+        "kvbridge.sample.engine.model=llama-3.1-8b");
+  }
+
+  @Test
+  void ranksThatWouldHoldTheMlaLatentTwiceAreRejectedNamingTheTpDegree() {
+    assertRejected(
+        "kvbridge.sample.decode.engine.tp-degree 2 does not split deepseek-v3's 1 KV heads",
+        "kvbridge.sample.engine.model=deepseek-v3",
+        "kvbridge.sample.engine.block-count=16",
+        "kvbridge.sample.engine.prefix-cache-blocks=0",
+        "kvbridge.sample.decode.engine.tp-degree=2");
+  }
+
+  @Test
   void aDemoOfNoTurnsIsRejectedNamingTheProperty() {
     assertRejected("kvbridge.sample.demo.turns must be positive", "kvbridge.sample.demo.turns=0");
   }

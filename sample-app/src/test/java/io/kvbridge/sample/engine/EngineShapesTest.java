@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.layout.KvModel;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.sample.engine.Generation.KvSource;
 import io.kvbridge.spi.LoadFailurePolicy;
@@ -87,6 +88,31 @@ class EngineShapesTest {
     Generation decoded = transfer(PROMPT, 6);
 
     assertThat(decoded.text()).isEqualTo(ToyModel.standard().referenceCompletion(PROMPT, 6));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("presets")
+  void aPublishedModelsKvMovesAtItsRealSizeAndDecodesTheReference(
+      KvModel model, int prefillTp, int decodeTp) throws Exception {
+    // 98 tokens of llama-3.1-8b: 12.25 MiB of KV, read across different TP degrees.
+    pair =
+        new EnginePair(
+            new EngineShape(model.layout(16, 8, KvLayout.MemoryOrder.HEAD_MAJOR), prefillTp, 0),
+            new EngineShape(model.layout(32, 4, KvLayout.MemoryOrder.HEAD_MAJOR), decodeTp, 0),
+            LoadFailurePolicy.FAIL);
+
+    Generation decoded = transfer(PROMPT, 5);
+
+    ToyModel reference = new ToyModel((int) model.bytesPerToken());
+    assertThat(decoded.text()).isEqualTo(reference.referenceCompletion(PROMPT, 5));
+    assertThat(decoded.loadedTokens()).isEqualTo(PROMPT.length());
+  }
+
+  static Stream<Arguments> presets() {
+    return Stream.of(
+        Arguments.of(KvModel.LLAMA_3_1_8B, 2, 4),
+        Arguments.of(KvModel.QWEN_2_5_7B, 4, 1),
+        Arguments.of(KvModel.DEEPSEEK_V3, 1, 1));
   }
 
   @ParameterizedTest(name = "{0} tokens")
