@@ -121,17 +121,39 @@ public record KvLayout(
         model, 1, 1, 1, 1, 0, 1, bytesPerToken, tokensPerBlock, blockCount, MemoryOrder.HEAD_MAJOR);
   }
 
-  /** The layout of rank {@code rank} of {@code tp}: an equal share of the heads. */
+  /**
+   * The layout of rank {@code rank} of {@code tp}: an equal share of the heads, or, with more ranks
+   * than KV heads ({@code tp} a multiple of them), one head that {@code tp / kvHeads} consecutive
+   * ranks each hold (replicated KV, as engines run GQA models at high TP and keep an MLA latent,
+   * one "head", on every rank).
+   */
   public KvLayout forRank(int rank, int tp) {
-    if (tp < 1 || kvHeads % tp != 0 || rank < 0 || rank >= tp) {
+    boolean split = tp >= 1 && tp <= kvHeads && kvHeads % tp == 0;
+    boolean replicated = tp > kvHeads && tp % kvHeads == 0;
+    if (!(split || replicated) || rank < 0 || rank >= tp) {
       throw new IllegalArgumentException(
           "KV layout: rank "
               + rank
               + " of "
               + tp
-              + " cannot hold an equal share of "
+              + " can hold neither an equal share of "
               + kvHeads
-              + " KV heads");
+              + " KV heads nor one of them as an equal number of replicas");
+    }
+    if (replicated) {
+      int replicas = tp / kvHeads;
+      return new KvLayout(
+          model,
+          dtypeBytes,
+          layers,
+          planes,
+          kvHeads,
+          rank / replicas,
+          1,
+          headDim,
+          tokensPerBlock,
+          blockCount,
+          order);
     }
     int share = kvHeads / tp;
     return new KvLayout(
@@ -374,7 +396,9 @@ public record KvLayout(
   /**
    * What keeps {@code ranks} (an engine's layouts, by rank) from being one engine's tensor-parallel
    * ranks, if anything: every rank must hold the same model, block size, block count and order, and
-   * their heads, in rank order, must be consecutive and cover the model's KV heads once.
+   * their heads, in rank order, must be consecutive and cover the model's KV heads; a rank may hold
+   * exactly the heads of the rank before it again (replicated KV), which a consumer then reads
+   * once, from one of the ranks holding them.
    */
   public static Optional<String> partitionProblem(List<KvLayout> ranks) {
     if (ranks.isEmpty()) {
@@ -395,9 +419,25 @@ public record KvLayout(
           || rank.order != first.order) {
         return Optional.of("rank " + r + "'s layout differs from rank 0's beyond its heads");
       }
+      KvLayout before = r == 0 ? null : ranks.get(r - 1);
+      boolean replica =
+          before != null
+              && rank.headStart == before.headStart
+              && rank.headCount == before.headCount;
+      if (replica) {
+        continue;
+      }
       if (rank.headStart != next) {
         return Optional.of(
-            "rank " + r + " holds heads from " + rank.headStart + ", expected from " + next);
+            "rank "
+                + r
+                + " holds heads from "
+                + rank.headStart
+                + ", expected from "
+                + next
+                + " (or rank "
+                + (r - 1)
+                + "'s heads again)");
       }
       next += rank.headCount;
     }

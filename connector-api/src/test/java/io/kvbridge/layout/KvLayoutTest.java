@@ -8,6 +8,7 @@ import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.util.List;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 class KvLayoutTest {
@@ -294,10 +295,34 @@ class KvLayoutTest {
 
   @Test
   void aRankOutsideTheTpDegreeOrADegreeBelowOneHasNoLayout() {
-    assertRefused(() -> MODEL.forRank(4, 4), "rank 4 of 4 cannot hold an equal share of 8");
-    assertRefused(() -> MODEL.forRank(-1, 4), "rank -1 of 4 cannot hold an equal share of 8");
-    assertRefused(() -> MODEL.forRank(0, 0), "rank 0 of 0 cannot hold an equal share of 8");
+    assertRefused(
+        () -> MODEL.forRank(4, 4), "rank 4 of 4 can hold neither an equal share of 8 KV heads");
+    assertRefused(
+        () -> MODEL.forRank(-1, 4), "rank -1 of 4 can hold neither an equal share of 8 KV heads");
+    assertRefused(
+        () -> MODEL.forRank(0, 0), "rank 0 of 0 can hold neither an equal share of 8 KV heads");
+    assertRefused(
+        () -> MODEL.forRank(0, 12),
+        "rank 0 of 12 can hold neither an equal share of 8 KV heads nor one of them as an equal"
+            + " number of replicas");
     assertThat(MODEL.forRank(3, 4).headStart()).isEqualTo(6);
+  }
+
+  @Test
+  void withMoreRanksThanHeadsConsecutiveRanksHoldTheSameHead() {
+    List<KvLayout> ranks = IntStream.range(0, 16).mapToObj(r -> MODEL.forRank(r, 16)).toList();
+
+    assertThat(ranks).extracting(KvLayout::headStart).startsWith(0, 0, 1, 1, 2).endsWith(7, 7);
+    assertThat(ranks).extracting(KvLayout::headCount).containsOnly(1);
+    assertThat(KvLayout.partitionProblem(ranks)).isEmpty();
+  }
+
+  @Test
+  void aReplicaMustRepeatTheRankBeforeIt() {
+    List<KvLayout> ranks = List.of(MODEL.forRank(0, 2), MODEL.forRank(1, 2), MODEL.forRank(0, 2));
+
+    assertThat(KvLayout.partitionProblem(ranks))
+        .contains("rank 2 holds heads from 0, expected from 8 (or rank 1's heads again)");
   }
 
   @Test

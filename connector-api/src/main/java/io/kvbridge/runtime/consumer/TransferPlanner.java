@@ -10,7 +10,9 @@ import java.util.Map;
 /**
  * Maps a lease's blocks on the producer's ranks onto the consumer's ranks and blocks, whatever
  * their tensor parallelism and block sizes: every (producer rank, block, layer, plane, head, token
- * range) lands at its (consumer rank, block, offset). Stateless.
+ * range) lands at its (consumer rank, block, offset). A head several ranks hold (replicated KV: an
+ * MLA latent, or more ranks than KV heads) reaches every consumer rank that holds it, each reading
+ * it once from one of the producer ranks that hold it ({@link #readRange}). Stateless.
  *
  * <p>What is read: the used tokens of producer blocks {@code [firstBlock, blockIds.size())} — every
  * token of a full block, the first {@code tokens mod tokensPerBlock} of a partly filled tail block
@@ -145,7 +147,9 @@ final class TransferPlanner {
         };
     for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
       for (int q = 0; q < producers; q++) {
-        segments(load, q, index, sink);
+        for (int r = 0; r < load.consumer().size(); r++) {
+          readSegments(load, q, r, index, sink);
+        }
       }
     }
     Map<RankPair, List<Piece>> reads = new LinkedHashMap<>();
@@ -159,9 +163,11 @@ final class TransferPlanner {
   }
 
   /**
-   * Emits the segments of producer rank {@code q}'s block {@code index}: its used bytes, in the
-   * producer's memory order, each with where it lands on the consumer. Concatenated, their producer
-   * ranges are exactly the bytes the producer's checksum of that block covers.
+   * Emits the segments of producer rank {@code q}'s block {@code index} that are read, in the
+   * producer's memory order, each with where it lands on the consumer (a head several consumer
+   * ranks read from {@code q}: on the first of them). Concatenated, their producer ranges are
+   * exactly the bytes the producer's checksum of that block covers when the block is read (and
+   * nothing when every head of {@code q} is read from another rank that holds it too).
    */
   static void segments(Request load, int q, int index, SegmentSink sink) {
     KvLayout p = load.producer().get(q);
@@ -181,7 +187,10 @@ final class TransferPlanner {
       for (int plane = 0; plane < p.planes(); plane++) {
         if (p.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
           for (int head = p.headStart(); head < p.headStart() + p.headCount(); head++) {
-            int r = consumerRankOf(load, head);
+            int r = checkerOf(load, q, head);
+            if (r < 0) {
+              continue;
+            }
             KvLayout d = load.consumer().get(r);
             int t = 0;
             while (t < used) {
@@ -224,7 +233,11 @@ final class TransferPlanner {
             int token = firstToken + t;
             int head = p.headStart();
             while (head < p.headStart() + p.headCount()) {
-              int r = consumerRankOf(load, head);
+              int r = checkerOf(load, q, head);
+              if (r < 0) {
+                head++;
+                continue;
+              }
               KvLayout d = load.consumer().get(r);
               int last = Math.min(p.headStart() + p.headCount(), d.headStart() + d.headCount());
               sink.accept(
@@ -243,18 +256,130 @@ final class TransferPlanner {
     }
   }
 
+  /**
+   * Emits what consumer rank {@code r} reads of producer rank {@code q}'s block {@code index}: the
+   * used bytes of the heads it takes from {@code q} ({@link #readRange}), each with where it lands
+   * in {@code r}'s block. Nothing when {@code r} takes no head from {@code q}.
+   */
+  static void readSegments(Request load, int q, int r, int index, SegmentSink sink) {
+    int[] range = readRange(load, r, q);
+    if (range == null) {
+      return;
+    }
+    KvLayout p = load.producer().get(q);
+    KvLayout d = load.consumer().get(r);
+    long pBase = (long) load.producerBlocks().get(index) * p.blockBytes();
+    int used = load.usedTokens(index);
+    int firstToken = index * p.tokensPerBlock();
+    boolean allOfQ = range[0] == p.headStart() && range[1] == p.headStart() + p.headCount();
+    if (allOfQ && sameShape(p, d) && used == p.tokensPerBlock()) {
+      sink.accept(
+          new Piece(
+              q,
+              pBase,
+              r,
+              consumerBlockBase(load, d, firstToken / d.tokensPerBlock()),
+              p.blockBytes()));
+      return;
+    }
+    int vector = p.vectorBytes();
+    boolean blockMajor = p.order() == KvLayout.MemoryOrder.BLOCK_MAJOR;
+    for (int layer = 0; layer < p.layers(); layer++) {
+      for (int plane = 0; plane < p.planes(); plane++) {
+        // Block-major: a token's heads [from, to) are contiguous on both sides, and where both hold
+        // the same heads so are consecutive tokens within a consumer block. Head-major: a head's
+        // tokens within a consumer block are contiguous on both sides.
+        boolean rowsJoin =
+            allOfQ && d.headStart() == p.headStart() && d.headCount() == p.headCount();
+        int heads = blockMajor ? 1 : range[1] - range[0];
+        for (int h = 0; h < heads; h++) {
+          int head = range[0] + h;
+          int t = 0;
+          while (t < used) {
+            int token = firstToken + t;
+            int inBlock = token % d.tokensPerBlock();
+            int run =
+                blockMajor && !rowsJoin ? 1 : Math.min(used - t, d.tokensPerBlock() - inBlock);
+            long width = blockMajor ? (long) (range[1] - range[0]) * vector : vector;
+            sink.accept(
+                new Piece(
+                    q,
+                    pBase + p.offsetInBlock(layer, plane, head, t),
+                    r,
+                    consumerBlockBase(load, d, token / d.tokensPerBlock())
+                        + d.offsetInBlock(layer, plane, head, inBlock),
+                    run * width));
+            t += run;
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * The heads {@code [from, to)} consumer rank {@code r} reads from producer rank {@code q}, or
+   * null if none. A head held by one producer rank is read from it; a head several producer ranks
+   * hold (replicated KV: an MLA latent, or fewer KV heads than ranks) is read once per consumer
+   * rank that needs it, the readers of the head taking its holders in turn, so the reads spread
+   * over the producer's ranks.
+   */
+  static int[] readRange(Request load, int r, int q) {
+    KvLayout d = load.consumer().get(r);
+    KvLayout p = load.producer().get(q);
+    int from = Math.max(d.headStart(), p.headStart());
+    int to = Math.min(d.headStart() + d.headCount(), p.headStart() + p.headCount());
+    if (from >= to) {
+      return null;
+    }
+    // Every rank holding one of these heads holds the same range (replicas are whole ranks), so
+    // the first head decides for all.
+    int holders = 0;
+    int holderIndex = -1;
+    for (int i = 0; i < load.producer().size(); i++) {
+      if (load.producer().get(i).holds(from)) {
+        if (i == q) {
+          holderIndex = holders;
+        }
+        holders++;
+      }
+    }
+    int position = 0;
+    for (int i = 0; i < r; i++) {
+      if (load.consumer().get(i).holds(from)) {
+        position++;
+      }
+    }
+    return position % holders == holderIndex ? new int[] {from, to} : null;
+  }
+
+  /** The first consumer rank that reads {@code head} from producer rank {@code q}, or -1. */
+  private static int checkerOf(Request load, int q, int head) {
+    for (int r = 0; r < load.consumer().size(); r++) {
+      int[] range = load.consumer().get(r).holds(head) ? readRange(load, r, q) : null;
+      if (range != null && head >= range[0] && head < range[1]) {
+        return r;
+      }
+    }
+    return -1;
+  }
+
   /** The consumer rank whose shape is producer rank {@code q}'s exactly, or -1. */
   private static int identicalConsumerRank(Request load, int q) {
     int r = sameHeadsConsumerRank(load, q);
     return r >= 0 && sameShape(load.producer().get(q), load.consumer().get(r)) ? r : -1;
   }
 
-  /** The consumer rank that holds exactly producer rank {@code q}'s heads, or -1. */
+  /**
+   * The first consumer rank that holds exactly producer rank {@code q}'s heads and reads them from
+   * {@code q}, or -1.
+   */
   private static int sameHeadsConsumerRank(Request load, int q) {
     KvLayout p = load.producer().get(q);
     for (int r = 0; r < load.consumer().size(); r++) {
       KvLayout d = load.consumer().get(r);
-      if (d.headStart() == p.headStart() && d.headCount() == p.headCount()) {
+      if (d.headStart() == p.headStart()
+          && d.headCount() == p.headCount()
+          && readRange(load, r, q) != null) {
         return r;
       }
     }
@@ -272,15 +397,6 @@ final class TransferPlanner {
         && consumer.tokensPerBlock() == producer.tokensPerBlock()
         && consumer.order() == producer.order()
         && consumer.blockBytes() == producer.blockBytes();
-  }
-
-  private static int consumerRankOf(Request load, int head) {
-    for (int r = 0; r < load.consumer().size(); r++) {
-      if (load.consumer().get(r).holds(head)) {
-        return r;
-      }
-    }
-    throw new IllegalStateException("no consumer rank holds head " + head);
   }
 
   private static long consumerBlockBase(Request load, KvLayout d, int consumerBlockIndex) {

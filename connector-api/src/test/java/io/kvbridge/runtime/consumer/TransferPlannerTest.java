@@ -1,7 +1,6 @@
 package io.kvbridge.runtime.consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.layout.KvLayout.MemoryOrder;
@@ -35,8 +34,9 @@ class TransferPlannerTest {
   static Stream<Arguments> shapes() {
     List<Arguments> all = new ArrayList<>();
     for (MemoryOrder order : MemoryOrder.values()) {
-      for (int p : new int[] {1, 2, 4}) {
-        for (int d : new int[] {1, 2, 4}) {
+      // 8 ranks of 4 heads: each head on two ranks (replicated KV).
+      for (int p : new int[] {1, 2, 4, 8}) {
+        for (int d : new int[] {1, 2, 4, 8}) {
           for (int[] blocks : new int[][] {{16, 32}, {16, 16}, {32, 16}, {8, 32}}) {
             for (int tokens : new int[] {96, 87}) {
               for (int skip : new int[] {0, 40}) {
@@ -70,6 +70,9 @@ class TransferPlannerTest {
 
     for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
       for (int q = 0; q < p; q++) {
+        if (!readFrom(load, q)) {
+          continue; // every head of q is read from another rank that holds it too
+        }
         ByteArrayOutputStream segmentsSeen = new ByteArrayOutputStream();
         int rank = q;
         int block = index;
@@ -89,6 +92,46 @@ class TransferPlannerTest {
         assertThat(segmentsSeen.toByteArray()).isEqualTo(used.toByteArray());
       }
     }
+  }
+
+  private static boolean readFrom(TransferPlanner.Request load, int q) {
+    for (int r = 0; r < load.consumer().size(); r++) {
+      if (TransferPlanner.readRange(load, r, q) != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @ParameterizedTest(name = "p={0} d={1}")
+  @MethodSource("replicatedPairs")
+  void aReplicatedHeadIsReadOncePerConsumerRankAndTheReadsSpreadOverItsHolders(int p, int d) {
+    Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, p, d, 16, 16, 64, 0);
+    Map<TransferPlanner.RankPair, List<TransferPlanner.Piece>> plan =
+        TransferPlanner.plan(shape.load());
+
+    long bytes = 0;
+    java.util.Set<Integer> producersRead = new java.util.TreeSet<>();
+    for (var e : plan.entrySet()) {
+      producersRead.add(e.getKey().producerRank());
+      for (TransferPlanner.Piece piece : e.getValue()) {
+        bytes += piece.length();
+      }
+    }
+    // Each consumer rank gets its heads once: d ranks of HEADS / d heads (or one) of 64 tokens.
+    long perConsumerRank = shape.consumerLayouts.get(0).blockBytes() / 16L * 64;
+    assertThat(bytes).isEqualTo(perConsumerRank * d);
+    assertThat(producersRead).hasSize(Math.min(p, Math.max(d, HEADS)));
+  }
+
+  static Stream<Arguments> replicatedPairs() {
+    return Stream.of(
+        Arguments.of(8, 8),
+        Arguments.of(8, 4),
+        Arguments.of(8, 1),
+        Arguments.of(1, 8),
+        Arguments.of(4, 8),
+        Arguments.of(8, 2));
   }
 
   @Test
@@ -140,7 +183,7 @@ class TransferPlannerTest {
   }
 
   @Test
-  void aHeadNoConsumerRankHoldsIsAnError() {
+  void onlyTheHeadsTheConsumersRanksHoldAreRead() {
     Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 1, 2, 16, 8, 96, 0);
     TransferPlanner.Request onlyFirstRank =
         new TransferPlanner.Request(
@@ -151,9 +194,14 @@ class TransferPlannerTest {
             96,
             0);
 
-    assertThatThrownBy(() -> TransferPlanner.segments(onlyFirstRank, 0, 0, segment -> {}))
-        .isInstanceOf(IllegalStateException.class)
-        .hasMessage("no consumer rank holds head " + HEADS / 2);
+    long bytes = 0;
+    for (List<TransferPlanner.Piece> read : TransferPlanner.plan(onlyFirstRank).values()) {
+      for (TransferPlanner.Piece piece : read) {
+        assertThat(piece.consumerRank()).isZero();
+        bytes += piece.length();
+      }
+    }
+    assertThat(bytes).isEqualTo(96L * LAYERS * PLANES * (HEADS / 2) * HEAD_DIM * DTYPE);
   }
 
   @Test
