@@ -113,9 +113,9 @@ public abstract class RefusedShapeConformance extends ShapeTranslationFixture {
     assertThat(consumer.connector.status().consumer().orElseThrow().loadsInFlight()).isZero();
   }
 
-  /** Ranks whose heads do not split the model once are refused when the last one registers. */
+  /** Ranks that leave a head of the model unheld are refused when the last one registers. */
   @Test
-  void ranksThatDoNotSplitTheHeadsOnceAreRefusedAtRegistration() {
+  void ranksThatLeaveAHeadUnheldAreRefusedAtRegistration() {
     KvLayout model = model(8, 16, KvLayout.MemoryOrder.HEAD_MAJOR);
     KvConnector connector = connector("decode", Role.CONSUMER, 2, UnaryOperator.identity());
     KvLayout first = model.forRank(0, 2);
@@ -126,7 +126,7 @@ public abstract class RefusedShapeConformance extends ShapeTranslationFixture {
     try {
       assertThatThrownBy(() -> connector.worker(1).registerKvCache(m1, first))
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("holds heads from 0, expected from 2");
+          .hasMessageContaining("the ranks hold 2 of the model's 4 KV heads");
     } finally {
       connector.close();
       m0.close();

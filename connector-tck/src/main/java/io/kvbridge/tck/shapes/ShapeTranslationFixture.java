@@ -292,7 +292,10 @@ public abstract class ShapeTranslationFixture {
               used,
               (layer, plane, head, token, offset) ->
                   Arrays.fill(
-                      kv, (int) (base + offset), (int) (base + offset) + vectorBytes(), true));
+                      kv,
+                      (int) (base + offset),
+                      (int) (base + offset) + layout.vectorBytes(),
+                      true));
         }
         for (int i = 0; i < all.length; i++) {
           if (!kv[i] && all[i] != UNTOUCHED) {
@@ -311,14 +314,14 @@ public abstract class ShapeTranslationFixture {
           long base =
               (long) t.consumerBlocks().get(token / layout.tokensPerBlock()) * layout.blockBytes();
           for (int layer = 0; layer < LAYERS; layer++) {
-            for (int plane = 0; plane < 2; plane++) {
+            for (int plane = 0; plane < layout.planes(); plane++) {
               for (int head = layout.headStart();
                   head < layout.headStart() + layout.headCount();
                   head++) {
                 long at =
                     base
                         + layout.offsetInBlock(layer, plane, head, token % layout.tokensPerBlock());
-                for (int e = 0; e < vectorBytes(); e++) {
+                for (int e = 0; e < layout.vectorBytes(); e++) {
                   byte expected =
                       holds ? KvContent.value(t.seed(), layer, plane, head, token, e) : UNTOUCHED;
                   if (all[(int) at + e] != expected) {
@@ -354,9 +357,5 @@ public abstract class ShapeTranslationFixture {
       connector.close();
       memories.forEach(KvMemory::close);
     }
-  }
-
-  private static int vectorBytes() {
-    return HEAD_DIM * DTYPE_BYTES;
   }
 }

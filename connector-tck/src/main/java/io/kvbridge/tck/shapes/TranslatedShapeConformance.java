@@ -71,6 +71,68 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
         .containsEntry(EndReason.READ, 1L);
   }
 
+  static Stream<Arguments> replicatedShapes() {
+    List<Arguments> all = new ArrayList<>();
+    // An MLA latent: one "head" every rank holds, P and D TP in {1, 2, 4, 8} both ways.
+    for (int p : new int[] {1, 2, 4, 8}) {
+      for (int d : new int[] {1, 2, 4, 8}) {
+        all.add(Arguments.of("MLA latent", 1, 1, p, d));
+      }
+    }
+    // GQA with fewer KV heads than ranks: 2 heads, each on several ranks.
+    all.add(Arguments.of("2 KV heads", 2, 2, 4, 8));
+    all.add(Arguments.of("2 KV heads", 2, 2, 8, 4));
+    all.add(Arguments.of("2 KV heads", 2, 2, 1, 8));
+    all.add(Arguments.of("2 KV heads", 2, 2, 8, 2));
+    return all.stream();
+  }
+
+  /**
+   * KV that several ranks hold (an MLA latent on every rank, or GQA heads on more ranks than there
+   * are heads) moves byte-exact to every consumer rank that holds it, each consumer rank reading
+   * its heads once, from one of the producer ranks that hold them.
+   */
+  @ParameterizedTest(name = "{0}: P TP{3} -> D TP{4}")
+  @MethodSource("replicatedShapes")
+  void replicatedKvReachesEveryConsumerRankThatHoldsItReadOnce(
+      String what, int planes, int kvHeads, int producerTp, int consumerTp) {
+    KvLayout.MemoryOrder order = KvLayout.MemoryOrder.HEAD_MAJOR;
+    KvLayout producerModel = replicated(planes, kvHeads, 8, 32, order);
+    Engine producer = start("prefill", Role.PRODUCER, producerModel, producerTp);
+    Engine consumer =
+        start("decode", Role.CONSUMER, replicated(planes, kvHeads, 4, 64, order), consumerTp);
+    int tokens = 27;
+
+    Transfer t = transfer(producer, consumer, "r-1", tokens, 0);
+
+    assertThat(t.match()).isEqualTo(new LoadMatch.Ready(0, tokens));
+    consumer.assertHolds(t, 0, tokens);
+    consumer.assertUntouchedOutside(t);
+    long perRankToken = (long) producerModel.forRank(0, consumerTp).blockBytes() / 8;
+    assertThat(consumer.connector.status().consumer().orElseThrow().bytesRead())
+        .as("every consumer rank reads its heads once")
+        .isEqualTo(tokens * perRankToken * consumerTp);
+    await().atMost(underTest.patience()).until(() -> producer.step().sent.contains("r-1"));
+    assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.READ, 1L);
+  }
+
+  private static KvLayout replicated(
+      int planes, int kvHeads, int tokensPerBlock, int blockCount, KvLayout.MemoryOrder order) {
+    return new KvLayout(
+        MODEL + (planes == 1 ? "-mla" : "-gqa"),
+        DTYPE_BYTES,
+        LAYERS,
+        planes,
+        kvHeads,
+        0,
+        kvHeads,
+        planes == 1 ? 4 * HEAD_DIM : HEAD_DIM,
+        tokensPerBlock,
+        blockCount,
+        order);
+  }
+
   /** The bytes a read moves are the used bytes of the blocks it reads, nothing more. */
   @Test
   void theReadMovesOnlyTheUsedBytesOfThePartlyFilledLastBlock() {
