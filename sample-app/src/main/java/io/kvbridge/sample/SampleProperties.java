@@ -103,8 +103,9 @@ public record SampleProperties(
    *     for {@code llama-3.1-8b}, so size {@code block-count} to fit memory)
    * @param blockCount blocks in an engine's pool; each rank holds its share of every block
    * @param tokensPerBlock tokens per block
-   * @param tpDegree tensor-parallel ranks per engine, each holding an equal share of the KV heads
-   *     in memory of its own: 1, 2 or 4
+   * @param tpDegree tensor-parallel ranks per engine, 1, 2, 4 or 8, each holding an equal share of
+   *     the KV heads in memory of its own, or, with more ranks than heads, one head that several
+   *     ranks hold (replicated KV, as an MLA latent is on every rank)
    * @param prefixCacheBlocks how many blocks an engine's prefix cache keeps at most (least recently
    *     used first out), 0 to {@code block-count}; 0 turns it off. A decode node then loads only
    *     what a prompt does not start with
@@ -192,7 +193,7 @@ public record SampleProperties(
    * @param blockCount blocks in the engine's pool
    * @param tokensPerBlock tokens per block; the prefill node's and the decode node's must be
    *     multiples of one another
-   * @param tpDegree the engine's tensor-parallel ranks: 1, 2 or 4
+   * @param tpDegree the engine's tensor-parallel ranks: 1, 2, 4 or 8
    * @param prefixCacheBlocks how many blocks the engine's prefix cache keeps at most; 0 turns it
    *     off
    */
@@ -359,17 +360,6 @@ public record SampleProperties(
         prefixCacheBlocks,
         blockCount);
     KvLayout layout = defaults.layout(tokensPerBlock, blockCount);
-    if (layout.kvHeads() % tpDegree != 0) {
-      throw new IllegalArgumentException(
-          (own.tpDegree() != null ? prefix : ENGINE)
-              + "tp-degree "
-              + tpDegree
-              + " does not split "
-              + defaults.model()
-              + "'s "
-              + layout.kvHeads()
-              + " KV heads: every rank holds its own heads, none held twice");
-    }
     long rankBytes = (long) layout.blockBytes() * blockCount / tpDegree;
     if (rankBytes > MAX_RANK_BYTES) {
       throw new IllegalArgumentException(
@@ -399,12 +389,11 @@ public record SampleProperties(
   }
 
   private static void requireTpDegree(String name, int value) {
-    if (value < 1 || ToyModel.KV_HEADS % value != 0) {
+    if (value != 1 && value != 2 && value != 4 && value != 8) {
       throw new IllegalArgumentException(
           name
-              + " must be 1, 2 or 4 (the ranks split the toy model's "
-              + ToyModel.KV_HEADS
-              + " KV heads equally), got "
+              + " must be 1, 2, 4 or 8 (the ranks split the model's KV heads equally, or hold"
+              + " each head on several ranks where there are more ranks than heads), got "
               + value);
     }
   }

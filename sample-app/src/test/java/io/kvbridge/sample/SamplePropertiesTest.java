@@ -131,15 +131,17 @@ class SamplePropertiesTest {
   @Test
   void aTpDegreeThatDoesNotSplitTheHeadsIsRejectedNamingTheProperty() {
     assertRejected(
-        "kvbridge.sample.engine.tp-degree must be 1, 2 or 4", "kvbridge.sample.engine.tp-degree=3");
+        "kvbridge.sample.engine.tp-degree must be 1, 2, 4 or 8",
+        "kvbridge.sample.engine.tp-degree=3");
   }
 
   @Test
   void aNodesOwnTpDegreeIsRejectedUnderItsOwnName() {
     assertRejected(
-        "kvbridge.sample.decode.engine.tp-degree must be 1, 2 or 4 (the ranks split the toy"
-            + " model's 4 KV heads equally), got 8",
-        "kvbridge.sample.decode.engine.tp-degree=8");
+        "kvbridge.sample.decode.engine.tp-degree must be 1, 2, 4 or 8 (the ranks split the model's"
+            + " KV heads equally, or hold each head on several ranks where there are more ranks"
+            + " than heads), got 6",
+        "kvbridge.sample.decode.engine.tp-degree=6");
   }
 
   @Test
@@ -222,13 +224,20 @@ class SamplePropertiesTest {
   }
 
   @Test
-  void ranksThatWouldHoldTheMlaLatentTwiceAreRejectedNamingTheTpDegree() {
-    assertRejected(
-        "kvbridge.sample.decode.engine.tp-degree 2 does not split deepseek-v3's 1 KV heads",
-        "kvbridge.sample.engine.model=deepseek-v3",
-        "kvbridge.sample.engine.block-count=16",
-        "kvbridge.sample.engine.prefix-cache-blocks=0",
-        "kvbridge.sample.decode.engine.tp-degree=2");
+  void withMoreRanksThanHeadsEveryRankHoldsAHeadSeveralRanksShare() {
+    runner
+        .withPropertyValues(
+            "kvbridge.sample.engine.model=deepseek-v3",
+            "kvbridge.sample.engine.block-count=16",
+            "kvbridge.sample.engine.prefix-cache-blocks=0",
+            "kvbridge.sample.decode.engine.tp-degree=8")
+        .run(
+            context -> {
+              EngineShape decode = context.getBean(SampleProperties.class).decodeEngine();
+              assertThat(decode.tpDegree()).isEqualTo(8);
+              assertThat(decode.rank(7).headStart()).isZero();
+              assertThat(decode.rank(7).headCount()).isEqualTo(1);
+            });
   }
 
   @Test

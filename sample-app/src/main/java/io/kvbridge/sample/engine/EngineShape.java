@@ -10,7 +10,8 @@ import java.util.Objects;
  *
  * @param model the whole model's layout: {@code headStart} 0 and every KV head; rank {@code r}
  *     holds {@code model.forRank(r, tpDegree)}
- * @param tpDegree the engine's tensor-parallel ranks; they split the KV heads equally
+ * @param tpDegree the engine's tensor-parallel ranks; they split the KV heads equally, or, with
+ *     more ranks than heads, hold each head on as many ranks (replicated KV)
  * @param prefixCacheBlocks how many blocks the prefix cache may keep, 0 to the pool's size; 0 turns
  *     it off
  */
@@ -23,9 +24,15 @@ public record EngineShape(KvLayout model, int tpDegree, int prefixCacheBlocks) {
       throw new IllegalArgumentException(
           "an engine's model layout holds every KV head; rank layouts come from forRank");
     }
-    if (tpDegree < 1 || model.kvHeads() % tpDegree != 0) {
+    boolean split = tpDegree >= 1 && model.kvHeads() % tpDegree == 0;
+    boolean replicated = tpDegree > model.kvHeads() && tpDegree % model.kvHeads() == 0;
+    if (!split && !replicated) {
       throw new IllegalArgumentException(
-          "TP degree " + tpDegree + " does not split the model's " + model.kvHeads() + " KV heads");
+          "TP degree "
+              + tpDegree
+              + " neither splits the model's "
+              + model.kvHeads()
+              + " KV heads nor holds each on as many ranks");
     }
     if (prefixCacheBlocks < 0 || prefixCacheBlocks > model.blockCount()) {
       throw new IllegalArgumentException(

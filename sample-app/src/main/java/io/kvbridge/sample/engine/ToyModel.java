@@ -35,7 +35,10 @@ public final class ToyModel {
   /** The model's layers. */
   public static final int LAYERS = 2;
 
-  /** The model's KV heads, split among an engine's tensor-parallel ranks: 1, 2 or 4 ranks. */
+  /**
+   * The model's KV heads, split among an engine's tensor-parallel ranks: 1, 2 or 4 ranks, or 8
+   * ranks each holding one head that another rank holds too.
+   */
   public static final int KV_HEADS = 4;
 
   /** Elements per head vector. */

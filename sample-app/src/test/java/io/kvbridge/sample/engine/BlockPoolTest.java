@@ -192,7 +192,7 @@ class BlockPoolTest {
   }
 
   @Test
-  void ranksThatDoNotSplitTheHeadsOnceAreRefused() {
+  void ranksThatLeaveAHeadUnheldAreRefused() {
     KvLayout model = ToyModel.layout(4, 8, KvLayout.MemoryOrder.HEAD_MAJOR);
     KvLayout half = model.forRank(0, 2);
 
@@ -204,6 +204,6 @@ class BlockPoolTest {
                         new HeapKvMemory((int) half.totalBytes()),
                         new HeapKvMemory((int) half.totalBytes()))))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("rank 1 holds heads from 0, expected from 2");
+        .hasMessageContaining("the ranks hold 2 of the model's 4 KV heads");
   }
 }

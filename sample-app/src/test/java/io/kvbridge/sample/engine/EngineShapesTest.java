@@ -111,8 +111,9 @@ class EngineShapesTest {
   static Stream<Arguments> presets() {
     return Stream.of(
         Arguments.of(KvModel.LLAMA_3_1_8B, 2, 4),
-        Arguments.of(KvModel.QWEN_2_5_7B, 4, 1),
-        Arguments.of(KvModel.DEEPSEEK_V3, 1, 1));
+        Arguments.of(KvModel.QWEN_2_5_7B, 4, 8),
+        Arguments.of(KvModel.DEEPSEEK_V3, 2, 4),
+        Arguments.of(KvModel.DEEPSEEK_V3, 8, 1));
   }
 
   @ParameterizedTest(name = "{0} tokens")
