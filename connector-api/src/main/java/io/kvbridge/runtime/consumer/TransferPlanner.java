@@ -145,10 +145,18 @@ final class TransferPlanner {
           open[i] = segment;
           grown[i] = 0;
         };
+    int[][][] ranges = new int[load.consumer().size()][producers][];
+    for (int r = 0; r < ranges.length; r++) {
+      for (int q = 0; q < producers; q++) {
+        ranges[r][q] = readRange(load, r, q);
+      }
+    }
     for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
       for (int q = 0; q < producers; q++) {
-        for (int r = 0; r < load.consumer().size(); r++) {
-          readSegments(load, q, r, index, sink);
+        for (int r = 0; r < ranges.length; r++) {
+          if (ranges[r][q] != null) {
+            readSegments(load, q, r, ranges[r][q], index, sink);
+          }
         }
       }
     }
@@ -183,11 +191,15 @@ final class TransferPlanner {
     }
     int vector = p.vectorBytes();
     int sameHeads = sameHeadsConsumerRank(load, q);
+    int[] checkers = new int[p.headCount()];
+    for (int h = 0; h < checkers.length; h++) {
+      checkers[h] = checkerOf(load, q, p.headStart() + h);
+    }
     for (int layer = 0; layer < p.layers(); layer++) {
       for (int plane = 0; plane < p.planes(); plane++) {
         if (p.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
           for (int head = p.headStart(); head < p.headStart() + p.headCount(); head++) {
-            int r = checkerOf(load, q, head);
+            int r = checkers[head - p.headStart()];
             if (r < 0) {
               continue;
             }
@@ -233,7 +245,7 @@ final class TransferPlanner {
             int token = firstToken + t;
             int head = p.headStart();
             while (head < p.headStart() + p.headCount()) {
-              int r = checkerOf(load, q, head);
+              int r = checkers[head - p.headStart()];
               if (r < 0) {
                 head++;
                 continue;
@@ -258,14 +270,11 @@ final class TransferPlanner {
 
   /**
    * Emits what consumer rank {@code r} reads of producer rank {@code q}'s block {@code index}: the
-   * used bytes of the heads it takes from {@code q} ({@link #readRange}), each with where it lands
-   * in {@code r}'s block. Nothing when {@code r} takes no head from {@code q}.
+   * used bytes of the heads {@code range} it takes from {@code q} ({@link #readRange}), each with
+   * where it lands in {@code r}'s block.
    */
-  static void readSegments(Request load, int q, int r, int index, SegmentSink sink) {
-    int[] range = readRange(load, r, q);
-    if (range == null) {
-      return;
-    }
+  private static void readSegments(
+      Request load, int q, int r, int[] range, int index, SegmentSink sink) {
     KvLayout p = load.producer().get(q);
     KvLayout d = load.consumer().get(r);
     long pBase = (long) load.producerBlocks().get(index) * p.blockBytes();
