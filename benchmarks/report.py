@@ -1499,8 +1499,9 @@ def plan_model(res):
     s = res.settings.get("plan")
     if not s:
         return "a model whose shape this run did not record"
+    name = f"`{s['model']}`'s shape," if s.get("model") else "a model"
     return (
-        f"a model of {s['layers']} layers, K and V, {s['kvHeads']} KV heads of {s['headDim']}"
+        f"{name} {s['layers']} layers, K and V, {s['kvHeads']} KV heads of {s['headDim']}"
         f" elements of {s['dtypeBytes']} bytes, {s['producerTokensPerBlock']}-token blocks on the"
         " producer"
     )

@@ -63,6 +63,7 @@ public final class RunSettings {
     sections.put(
         "plan",
         Map.of(
+            "model", PlanShape.MODEL.name(),
             "layers", PlanShape.LAYERS,
             "kvHeads", PlanShape.KV_HEADS,
             "headDim", PlanShape.HEAD_DIM,

@@ -2,6 +2,7 @@ package io.kvbridge.benchmarks.transfer;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.layout.KvLayout.MemoryOrder;
+import io.kvbridge.layout.KvModel;
 import io.kvbridge.runtime.consumer.ReadPlan;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -9,9 +10,9 @@ import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 
 /**
- * One request the planner benchmarks plan: a prompt of {@code tokens} tokens of a fixed model shape
- * ({@value #LAYERS} layers, K and V, {@value #KV_HEADS} KV heads of {@value #HEAD_DIM} fp16
- * elements, {@value #PRODUCER_TOKENS_PER_BLOCK}-token blocks on the producer), read by a consumer
+ * One request the planner benchmarks plan: a prompt of {@code tokens} tokens of Llama-3.1-8B's KV
+ * shape ({@link KvModel#LLAMA_3_1_8B}: 32 layers, K and V, 8 KV heads of 128 bf16 elements, 128 KiB
+ * per token), {@value #PRODUCER_TOKENS_PER_BLOCK}-token blocks on the producer, read by a consumer
  * of {@code consumerRanks} ranks from a producer of {@code producerRanks} ranks, with {@code
  * consumerTokensPerBlock}-token blocks on the consumer. Each side's pool holds exactly the prompt's
  * blocks, handed out scattered, as a busy engine's pool hands them out: block {@code i} of the
@@ -31,17 +32,20 @@ public record PlanShape(
     int tokens,
     MemoryOrder order) {
 
+  /** The model whose KV shape the requests have. */
+  public static final KvModel MODEL = KvModel.LLAMA_3_1_8B;
+
   /** The model's layers. */
-  public static final int LAYERS = 32;
+  public static final int LAYERS = MODEL.layers();
 
   /** The model's KV heads, over all ranks. */
-  public static final int KV_HEADS = 8;
+  public static final int KV_HEADS = MODEL.kvHeads();
 
   /** Elements per head vector. */
-  public static final int HEAD_DIM = 128;
+  public static final int HEAD_DIM = MODEL.headDim();
 
-  /** Bytes per element (fp16). */
-  public static final int DTYPE_BYTES = 2;
+  /** Bytes per element (bf16). */
+  public static final int DTYPE_BYTES = MODEL.dtypeBytes();
 
   /** The producer's block size in tokens. */
   public static final int PRODUCER_TOKENS_PER_BLOCK = 16;
@@ -112,19 +116,7 @@ public record PlanShape(
   }
 
   private List<KvLayout> ranks(int tokensPerBlock, int tp) {
-    KvLayout model =
-        new KvLayout(
-            "bench-model",
-            DTYPE_BYTES,
-            LAYERS,
-            2,
-            KV_HEADS,
-            0,
-            KV_HEADS,
-            HEAD_DIM,
-            tokensPerBlock,
-            blocksOf(tokensPerBlock),
-            order);
+    KvLayout model = MODEL.layout(tokensPerBlock, blocksOf(tokensPerBlock), order);
     return IntStream.range(0, tp).mapToObj(r -> model.forRank(r, tp)).toList();
   }
 
