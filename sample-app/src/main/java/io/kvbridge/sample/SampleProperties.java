@@ -360,7 +360,8 @@ public record SampleProperties(
         prefixCacheBlocks,
         blockCount);
     KvLayout layout = defaults.layout(tokensPerBlock, blockCount);
-    long rankBytes = (long) layout.blockBytes() * blockCount / tpDegree;
+    // A rank holds its share of the heads, or a whole head where several ranks hold it.
+    long rankBytes = layout.forRank(0, tpDegree).totalBytes();
     if (rankBytes > MAX_RANK_BYTES) {
       throw new IllegalArgumentException(
           blockCountProperty

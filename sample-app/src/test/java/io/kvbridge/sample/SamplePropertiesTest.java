@@ -224,6 +224,18 @@ class SamplePropertiesTest {
   }
 
   @Test
+  void aLatentEveryRankHoldsCountsWholeAgainstEachRanksMemory() {
+    // 2,048 blocks of 16 tokens of 70,272 bytes: 2.3 GB on each of the 8 ranks, not an eighth.
+    assertRejected(
+        "kvbridge.sample.engine.block-count 2048 blocks of 16 tokens of deepseek-v3 need"
+            + " 2302672896 bytes per rank",
+        "kvbridge.sample.engine.model=deepseek-v3",
+        "kvbridge.sample.engine.block-count=2048",
+        "kvbridge.sample.engine.prefix-cache-blocks=0",
+        "kvbridge.sample.engine.tp-degree=8");
+  }
+
+  @Test
   void withMoreRanksThanHeadsEveryRankHoldsAHeadSeveralRanksShare() {
     runner
         .withPropertyValues(

@@ -7,10 +7,8 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The engine's KV cache: a fixed pool of blocks with engine-wide ids, each rank holding its share
@@ -39,7 +37,7 @@ public final class BlockPool {
   private final int vectorBytes;
   private final ArrayDeque<Integer> free;
   private final BitSet held;
-  private final Map<KvLayout, List<List<Piece>>> piecesByRank = new ConcurrentHashMap<>();
+  private final List<List<List<Piece>>> piecesByRank;
 
   /**
    * A pool over {@code memories}, one per rank, rank {@code r}'s holding at least {@code
@@ -88,6 +86,7 @@ public final class BlockPool {
       free.addLast(id);
     }
     this.held = new BitSet(blockCount);
+    this.piecesByRank = this.ranks.stream().map(this::pieces).toList();
   }
 
   /** Tokens per block. */
@@ -191,17 +190,25 @@ public final class BlockPool {
         int slot = first - b * tokensPerBlock;
         // In memory order, so that neighbours join one write: a head's slots lie together in a
         // head-major block, a slot's heads in a block-major one.
-        for (List<Piece> group : pieces(layout)) {
+        for (List<Piece> group : piecesByRank.get(r)) {
           if (layout.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
             for (Piece piece : group) {
               for (int token = first; token < end; token++) {
-                run.add(base + piece.at(slot + token - first), kv, piece.in(token - from), piece);
+                run.add(
+                    base + piece.at(slot + token - first),
+                    kv,
+                    piece.in(token - from),
+                    piece.bytes());
               }
             }
           } else {
             for (int token = first; token < end; token++) {
               for (Piece piece : group) {
-                run.add(base + piece.at(slot + token - first), kv, piece.in(token - from), piece);
+                run.add(
+                    base + piece.at(slot + token - first),
+                    kv,
+                    piece.in(token - from),
+                    piece.bytes());
               }
             }
           }
@@ -225,7 +232,7 @@ public final class BlockPool {
         memories.get(r).read((long) blockIds.get(b) * layout.blockBytes(), ByteBuffer.wrap(block));
         int first = b * tokensPerBlock;
         int end = Math.min(tokens, first + tokensPerBlock);
-        for (List<Piece> group : pieces(layout)) {
+        for (List<Piece> group : piecesByRank.get(r)) {
           for (Piece piece : group) {
             for (int token = first; token < end; token++) {
               System.arraycopy(
@@ -299,13 +306,9 @@ public final class BlockPool {
 
   /**
    * The pieces {@code layout}'s rank holds, one list per layer and plane, in the order they lie in
-   * its memory; computed once per rank layout.
+   * its memory.
    */
   private List<List<Piece>> pieces(KvLayout layout) {
-    List<List<Piece>> known = piecesByRank.get(layout);
-    if (known != null) {
-      return known;
-    }
     List<List<Piece>> groups = new ArrayList<>();
     int lastHead = layout.headStart() + layout.headCount();
     for (int layer = 0; layer < layout.layers(); layer++) {
@@ -330,9 +333,7 @@ public final class BlockPool {
         groups.add(List.copyOf(group));
       }
     }
-    List<List<Piece>> result = List.copyOf(groups);
-    piecesByRank.put(layout, result);
-    return result;
+    return List.copyOf(groups);
   }
 
   /** Gathers vectors that lie next to each other in a rank's memory into one write. */
@@ -347,8 +348,7 @@ public final class BlockPool {
       this.buffer = new byte[capacity];
     }
 
-    void add(long at, byte[] source, int offset, Piece piece) {
-      int bytes = piece.bytes();
+    void add(long at, byte[] source, int offset, int bytes) {
       if (length > 0 && (at != start + length || length + bytes > buffer.length)) {
         flush();
       }
