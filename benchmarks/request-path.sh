@@ -40,6 +40,7 @@ fi
 log "building this build's sample app"
 ./mvnw -B -q -pl sample-app -am package -DskipTests -Dspotless.check.skip=true >&2
 rm -rf "$work/run" "$out/request-path-jfr"
+mkdir -p "$out/jfr"
 # shellcheck disable=SC2086
 java -cp "$jar" io.kvbridge.benchmarks.requestpath.RequestPathRun \
   --build "this=$app" --build "$base=$old_app" $opts \

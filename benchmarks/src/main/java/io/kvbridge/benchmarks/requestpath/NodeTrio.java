@@ -41,6 +41,9 @@ final class NodeTrio implements AutoCloseable {
    */
   static NodeTrio start(Path jar, List<String> jvmOptions, Path workDir) throws IOException {
     Files.createDirectories(workDir);
+    for (int port : new int[] {ROUTER_PORT, 8100, 8200}) {
+      requireFree(port);
+    }
     NodeTrio trio = new NodeTrio(ROUTER_PORT);
     String fabric = "--kvbridge.fake.shared-dir=" + workDir.resolve("fabric");
     try {
@@ -57,6 +60,18 @@ final class NodeTrio implements AutoCloseable {
       throw e;
     }
     return trio;
+  }
+
+  /** Fails naming {@code port} when something listens there: it would answer for our nodes. */
+  private static void requireFree(int port) throws IOException {
+    try (java.net.Socket ignored = new java.net.Socket("127.0.0.1", port)) {
+      throw new IOException(
+          "port "
+              + port
+              + " is taken; the request path benchmark starts its nodes on 8000, 8100 and 8200");
+    } catch (java.net.ConnectException free) {
+      // nothing listens: the node can take it
+    }
   }
 
   private void launch(
