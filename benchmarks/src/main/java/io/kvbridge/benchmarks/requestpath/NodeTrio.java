@@ -64,13 +64,18 @@ final class NodeTrio implements AutoCloseable {
 
   /** Fails naming {@code port} when something listens there: it would answer for our nodes. */
   private static void requireFree(int port) throws IOException {
-    try (java.net.Socket ignored = new java.net.Socket("127.0.0.1", port)) {
+    boolean taken;
+    try (java.net.Socket probe = new java.net.Socket()) {
+      probe.connect(new java.net.InetSocketAddress("127.0.0.1", port), 1000);
+      taken = probe.isConnected();
+    } catch (java.net.ConnectException free) {
+      taken = false;
+    }
+    if (taken) {
       throw new IOException(
           "port "
               + port
               + " is taken; the request path benchmark starts its nodes on 8000, 8100 and 8200");
-    } catch (java.net.ConnectException free) {
-      // nothing listens: the node can take it
     }
   }
 
