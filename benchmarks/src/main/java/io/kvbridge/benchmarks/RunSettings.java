@@ -96,10 +96,17 @@ public final class RunSettings {
                     + section.getKey()
                     + "\": {"
                     + section.getValue().entrySet().stream()
-                        .map(e -> "\"" + e.getKey() + "\": " + e.getValue())
+                        .map(e -> "\"" + e.getKey() + "\": " + value(e.getValue()))
                         .sorted()
                         .collect(Collectors.joining(", "))
                     + "}")
         .collect(Collectors.joining(",\n", "{\n", "\n}\n"));
+  }
+
+  /** A number as it is; anything else as a JSON string (the settings hold no quotes). */
+  private static String value(Object value) {
+    return value instanceof Number || value instanceof Boolean
+        ? value.toString()
+        : "\"" + value + "\"";
   }
 }

@@ -42,6 +42,7 @@ class RunSettingsTest {
     RunSettings.main(new String[] {file.toString()});
 
     assertThat(Files.readString(file))
+        .contains("\"model\": \"llama-3.1-8b\"")
         .contains("\"expiredPerSweep\": " + LeaseSweepBenchmark.EXPIRED)
         .startsWith("{")
         .endsWith("}\n");
