@@ -140,30 +140,16 @@ public record KvLayout(
               + kvHeads
               + " KV heads nor one of them as an equal number of replicas");
     }
-    if (replicated) {
-      int replicas = tp / kvHeads;
-      return new KvLayout(
-          model,
-          dtypeBytes,
-          layers,
-          planes,
-          kvHeads,
-          rank / replicas,
-          1,
-          headDim,
-          tokensPerBlock,
-          blockCount,
-          order);
-    }
-    int share = kvHeads / tp;
+    int start = replicated ? rank / (tp / kvHeads) : rank * (kvHeads / tp);
+    int count = replicated ? 1 : kvHeads / tp;
     return new KvLayout(
         model,
         dtypeBytes,
         layers,
         planes,
         kvHeads,
-        rank * share,
-        share,
+        start,
+        count,
         headDim,
         tokensPerBlock,
         blockCount,
