@@ -32,16 +32,7 @@ public abstract class CloseConformance extends TransportFixture {
 
     pair.initiator().close();
 
-    assertThatThrownBy(
-            () ->
-                pair.initiator()
-                    .post(
-                        TransferOp.READ,
-                        blocks(pair.initiatorMemory(), 0),
-                        "target",
-                        blocks(pair.targetMemory(), 0),
-                        Optional.empty()))
-        .isInstanceOf(TransportException.class);
+    assertAReadFromTargetIsRefused(pair.initiator(), pair.initiatorMemory(), pair.targetMemory());
   }
 
   @Test

@@ -129,16 +129,7 @@ public abstract class DescriptorBoundsConformance extends TransportFixture {
     Pair pair = connectedPair();
     pair.initiator().deregister(pair.initiatorMemory());
 
-    assertThatThrownBy(
-            () ->
-                pair.initiator()
-                    .post(
-                        TransferOp.READ,
-                        blocks(pair.initiatorMemory(), 0),
-                        "target",
-                        blocks(pair.targetMemory(), 0),
-                        Optional.empty()))
-        .isInstanceOf(TransportException.class);
+    assertAReadFromTargetIsRefused(pair.initiator(), pair.initiatorMemory(), pair.targetMemory());
   }
 
   @Test
@@ -147,16 +138,7 @@ public abstract class DescriptorBoundsConformance extends TransportFixture {
     pair.target().deregister(pair.targetMemory());
     pair.initiator().loadRemoteMetadata(pair.target().localMetadata());
 
-    assertThatThrownBy(
-            () ->
-                pair.initiator()
-                    .post(
-                        TransferOp.READ,
-                        blocks(pair.initiatorMemory(), 0),
-                        "target",
-                        blocks(pair.targetMemory(), 0),
-                        Optional.empty()))
-        .isInstanceOf(TransportException.class);
+    assertAReadFromTargetIsRefused(pair.initiator(), pair.initiatorMemory(), pair.targetMemory());
   }
 
   @Test

@@ -41,16 +41,7 @@ public abstract class PeerRefusalConformance extends TransportFixture {
 
     pair.initiator().invalidateRemote("target");
 
-    assertThatThrownBy(
-            () ->
-                pair.initiator()
-                    .post(
-                        TransferOp.READ,
-                        blocks(pair.initiatorMemory(), 0),
-                        "target",
-                        blocks(pair.targetMemory(), 0),
-                        Optional.empty()))
-        .isInstanceOf(TransportException.class);
+    assertAReadFromTargetIsRefused(pair.initiator(), pair.initiatorMemory(), pair.targetMemory());
   }
 
   @Test
