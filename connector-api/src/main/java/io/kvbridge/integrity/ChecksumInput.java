@@ -1,6 +1,8 @@
 package io.kvbridge.integrity;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import java.util.Arrays;
 import java.util.List;
 import java.util.zip.Checksum;
@@ -21,7 +23,13 @@ public final class ChecksumInput {
    * @param offset where in the memory
    * @param length how many bytes
    */
-  public record Range(KvMemory memory, long offset, long length) {}
+  public record Range(KvMemory memory, long offset, long length) {
+
+    /** The {@code length} bytes at rank offset {@code rankOffset} of a rank's {@code regions}. */
+    public static Range at(KvRegions regions, long rankOffset, long length) {
+      return new Range(regions.regionAt(rankOffset), KvLayout.inRegion(rankOffset), length);
+    }
+  }
 
   private final List<Range> ranges;
   private final long[] starts;

@@ -24,6 +24,7 @@ import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.WorkerSide;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.Notification;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.wire.MalformedMessageException;
@@ -189,9 +190,9 @@ public final class PullConnector implements KvConnector {
       producer.close();
       consumer.close();
       for (int r = 0; r < ranks.count(); r++) {
-        KvMemory memory = ranks.memory(r);
+        KvRegions memory = ranks.memory(r);
         if (memory != null) {
-          ranks.transport(r).deregister(memory);
+          memory.regions().forEach(ranks.transport(r)::deregister);
         }
         ranks.transport(r).close();
       }
@@ -337,28 +338,39 @@ public final class PullConnector implements KvConnector {
     }
 
     @Override
-    public KvMemory allocateKvCache(KvLayout layout) {
+    public List<KvMemory> allocateKvRegions(KvLayout layout) {
       requireOpen();
-      return ranks.transport(rank).allocate(layout.totalBytes());
+      List<KvMemory> regions = new ArrayList<>(layout.regions());
+      try {
+        for (int i = 0; i < layout.regions(); i++) {
+          regions.add(ranks.transport(rank).allocate(layout.regionBytes()));
+        }
+      } catch (RuntimeException e) {
+        regions.forEach(KvMemory::close);
+        throw e;
+      }
+      return regions;
     }
 
     @Override
-    public void registerKvCache(KvMemory memory, KvLayout layout) {
-      if (memory.sizeBytes() < layout.totalBytes()) {
-        throw new IllegalArgumentException(
-            "KV memory of "
-                + memory.sizeBytes()
-                + " bytes cannot hold "
-                + layout.blockCount()
-                + " blocks of "
-                + layout.blockBytes());
-      }
+    public void registerKvCache(List<KvMemory> regions, KvLayout layout) {
+      KvRegions memory = new KvRegions(layout, regions);
       lock.lock();
       try {
         requireOpen();
         ranks.check(rank, layout);
-        ranks.transport(rank).register(memory);
-        if (ranks.register(rank, memory, layout)) {
+        Transport transport = ranks.transport(rank);
+        List<KvMemory> registered = new ArrayList<>(regions.size());
+        try {
+          for (KvMemory region : regions) {
+            transport.register(region);
+            registered.add(region);
+          }
+        } catch (RuntimeException e) {
+          registered.forEach(transport::deregister);
+          throw e;
+        }
+        if (ranks.register(rank, memory)) {
           consumer.start();
           if (settings.role().produces()) {
             producer.start();

@@ -2,6 +2,7 @@ package io.kvbridge.spi;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.transfer.KvMemory;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -15,18 +16,54 @@ import java.util.Set;
 public interface WorkerSide {
 
   /**
-   * Called once at start-up, before {@link #registerKvCache}: allocates memory for {@code layout}
-   * of the kind the transport moves best (device memory where configured and usable). The engine
-   * owns the result and closes it after the connector is closed.
+   * Called once at start-up, before {@link #registerKvCache}: allocates the regions of {@code
+   * layout} ({@link KvLayout#regions()} of {@link KvLayout#regionBytes()} each: one, one per layer,
+   * or one per layer and plane, as its placement says) of the kind the transport moves best (device
+   * memory where configured and usable). The engine owns the result and closes every region after
+   * the connector is closed.
    */
-  KvMemory allocateKvCache(KvLayout layout);
+  List<KvMemory> allocateKvRegions(KvLayout layout);
 
   /**
-   * Called once at start-up with the engine's KV cache: the connector registers it with the
-   * transport and starts answering handshakes. The engine keeps ownership of the memory and closes
-   * it after the connector is closed.
+   * {@link #allocateKvRegions} for a layout of one region (a cross-layer layout).
+   *
+   * @throws IllegalArgumentException if {@code layout} has more than one region
    */
-  void registerKvCache(KvMemory memory, KvLayout layout);
+  default KvMemory allocateKvCache(KvLayout layout) {
+    requireOneRegion(layout);
+    return allocateKvRegions(layout).get(0);
+  }
+
+  /**
+   * Called once at start-up with the engine's KV cache: the regions {@code layout} places its slabs
+   * in, in region order. The connector registers each with the transport and starts answering
+   * handshakes. The engine keeps ownership of the memory and closes it after the connector is
+   * closed.
+   *
+   * @throws IllegalArgumentException naming the region, if the regions do not fit the layout
+   */
+  void registerKvCache(List<KvMemory> regions, KvLayout layout);
+
+  /**
+   * {@link #registerKvCache(List, KvLayout)} for a layout of one region (a cross-layer layout).
+   *
+   * @throws IllegalArgumentException if {@code layout} has more than one region
+   */
+  default void registerKvCache(KvMemory memory, KvLayout layout) {
+    requireOneRegion(layout);
+    registerKvCache(List.of(memory), layout);
+  }
+
+  private static void requireOneRegion(KvLayout layout) {
+    if (layout.regions() != 1) {
+      throw new IllegalArgumentException(
+          "a layout placed "
+              + layout.placement()
+              + " is "
+              + layout.regions()
+              + " regions: allocate and register them as a list");
+    }
+  }
 
   /**
    * Called by a consumer's worker each step with the scheduler's metadata: handshakes with new

@@ -17,8 +17,8 @@ import java.util.List;
  * <ul>
  *   <li>without a secret, three frames: the greeting; D's {@link Request} (its engine id,
  *       incarnation, the layouts of its ranks and its lead rank's transport metadata); P's {@link
- *       Accepted} (its engine id, incarnation, a clock sample and, per rank, layout, region address
- *       and transport metadata) or {@link Refused};
+ *       Accepted} (its engine id, incarnation, a clock sample and, per rank, layout, region
+ *       addresses and transport metadata) or {@link Refused};
  *   <li>with a secret, five: the greeting; D's {@link Challenge} (its own fresh nonce and nothing
  *       else); P's {@link Proof} that it knows the secret, bound to both nonces; then the request
  *       and the answer, each {@linkplain #sealed sealed} with AES-256-GCM under a key of its own
@@ -33,7 +33,7 @@ import java.util.List;
 public final class Handshake {
 
   /** The handshake version this code speaks; a frame of another version is refused. */
-  public static final int VERSION = 4;
+  public static final int VERSION = 5;
 
   /** The largest handshake frame accepted (a NIXL metadata blob is a few KiB). */
   public static final int MAX_FRAME_BYTES = 4 * 1024 * 1024;
@@ -220,15 +220,29 @@ public final class Handshake {
    *
    * @param layout the rank's layout: which heads, how many blocks (block ids are below {@code
    *     blockCount}), of what size
-   * @param regionAddress the base address of the rank's registered KV region
-   * @param deviceId the device of the region
+   * @param regionAddresses the base addresses of the rank's registered KV regions, in region order:
+   *     as many as its layout has ({@link KvLayout#regions()})
+   * @param deviceId the device of the regions
    * @param memoryKind host or device memory
    * @param metadata the rank's transport metadata blob
    */
   public record Rank(
-      KvLayout layout, long regionAddress, int deviceId, MemoryKind memoryKind, byte[] metadata) {
-    /** Copies the metadata. */
+      KvLayout layout,
+      List<Long> regionAddresses,
+      int deviceId,
+      MemoryKind memoryKind,
+      byte[] metadata) {
+    /** Copies the addresses and the metadata. */
     public Rank {
+      regionAddresses = List.copyOf(regionAddresses);
+      if (regionAddresses.size() != layout.regions()) {
+        throw new IllegalArgumentException(
+            "the layout has "
+                + layout.regions()
+                + " region(s), got "
+                + regionAddresses.size()
+                + " addresses");
+      }
       if (deviceId < 0) {
         throw new IllegalArgumentException("a device id is at least 0, got " + deviceId);
       }
@@ -244,7 +258,7 @@ public final class Handshake {
     public boolean equals(Object o) {
       return o instanceof Rank r
           && layout.equals(r.layout)
-          && regionAddress == r.regionAddress
+          && regionAddresses.equals(r.regionAddresses)
           && deviceId == r.deviceId
           && memoryKind == r.memoryKind
           && Arrays.equals(metadata, r.metadata);
@@ -252,7 +266,7 @@ public final class Handshake {
 
     @Override
     public int hashCode() {
-      return layout.hashCode() * 31 + Long.hashCode(regionAddress);
+      return layout.hashCode() * 31 + regionAddresses.hashCode();
     }
 
     @Override
@@ -262,7 +276,8 @@ public final class Handshake {
           + "+"
           + layout.headCount()
           + " at 0x"
-          + Long.toHexString(regionAddress)
+          + Long.toHexString(regionAddresses.get(0))
+          + (regionAddresses.size() > 1 ? " and " + (regionAddresses.size() - 1) + " more" : "")
           + "]";
     }
   }
@@ -384,11 +399,9 @@ public final class Handshake {
             .i64(a.clockSampleNanos())
             .u8(a.ranks().size());
     for (Rank rank : a.ranks()) {
-      w.raw(rank.layout().encode())
-          .i64(rank.regionAddress())
-          .i32(rank.deviceId())
-          .u8(rank.memoryKind().ordinal())
-          .blob(rank.metadata);
+      w.raw(rank.layout().encode());
+      rank.regionAddresses().forEach(w::i64);
+      w.i32(rank.deviceId()).u8(rank.memoryKind().ordinal()).blob(rank.metadata);
     }
     return w.toByteArray();
   }
@@ -416,7 +429,10 @@ public final class Handshake {
     List<Rank> ranks = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
       KvLayout layout = readLayout(r);
-      long address = r.i64();
+      List<Long> addresses = new ArrayList<>(layout.regions());
+      for (int region = 0; region < layout.regions(); region++) {
+        addresses.add(r.i64());
+      }
       int deviceId = r.i32();
       int kind = r.u8();
       byte[] metadata = r.blob("producer metadata", MAX_FRAME_BYTES);
@@ -426,7 +442,7 @@ public final class Handshake {
       if (kind >= MemoryKind.values().length) {
         throw new MalformedMessageException("unknown memory kind " + kind);
       }
-      ranks.add(new Rank(layout, address, deviceId, MemoryKind.values()[kind], metadata));
+      ranks.add(new Rank(layout, addresses, deviceId, MemoryKind.values()[kind], metadata));
     }
     r.expectEnd();
     return new Accepted(engineId, incarnation, clock, ranks);

@@ -100,7 +100,7 @@ public sealed interface ProtocolMessage {
   }
 
   /** The protocol version this code speaks; a message of another version is refused. */
-  int VERSION = 4;
+  int VERSION = 5;
 
   /** The longest notification accepted. */
   int MAX_BYTES = 256 * 1024;

@@ -71,7 +71,12 @@ class ReadDigestTest {
   @Test
   void theShapeIsSha256OfEachSidesRankCountAndLayoutsAsTheProtocolEncodesThem() throws Exception {
     List<KvLayout> producer = List.of(MODEL.forRank(0, 2), MODEL.forRank(1, 2));
-    List<KvLayout> consumer = List.of(MODEL.withTokensPerBlock(3).withBlockCount(0x01020304));
+    List<KvLayout> consumer =
+        List.of(
+            MODEL
+                .withTokensPerBlock(3)
+                .withMemory(MemoryOrder.HEAD_MAJOR, KvLayout.Placement.PER_LAYER_PLANE)
+                .withBlockCount(0x01020304));
     ByteBuffer expected = ByteBuffer.allocate(1024);
     expected.put(ascii("kvbridge/shape/1")).put((byte) 2);
     producer.forEach(layout -> encode(layout, expected));
@@ -228,6 +233,7 @@ class ReadDigestTest {
     out.putInt(layout.tokensPerBlock());
     out.putInt(layout.blockCount());
     out.put((byte) (layout.order() == MemoryOrder.BLOCK_MAJOR ? 0 : 1));
+    out.put((byte) List.of(KvLayout.Placement.values()).indexOf(layout.placement()));
   }
 
   private static byte[] sha256(ByteBuffer written) throws Exception {

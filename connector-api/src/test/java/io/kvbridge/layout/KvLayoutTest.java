@@ -28,11 +28,11 @@ class KvLayoutTest {
         new KvLayout("m@1", 2, 3, 2, 8, 0, 8, 16, 4, 10, KvLayout.MemoryOrder.BLOCK_MAJOR);
     int vector = 16 * 2;
 
-    assertThat(MODEL.offsetInBlock(0, 0, 0, 1) - MODEL.offsetInBlock(0, 0, 0, 0)).isEqualTo(vector);
-    assertThat(blockMajor.offsetInBlock(0, 0, 1, 0) - blockMajor.offsetInBlock(0, 0, 0, 0))
+    assertThat(MODEL.offset(0, 0, 0, 0, 1) - MODEL.offset(0, 0, 0, 0, 0)).isEqualTo(vector);
+    assertThat(blockMajor.offset(0, 0, 0, 1, 0) - blockMajor.offset(0, 0, 0, 0, 0))
         .isEqualTo(vector);
-    assertThat(MODEL.offsetInBlock(2, 1, 7, 3)).isEqualTo(MODEL.blockBytes() - vector);
-    assertThat(blockMajor.offsetInBlock(2, 1, 7, 3)).isEqualTo(blockMajor.blockBytes() - vector);
+    assertThat(MODEL.offset(0, 2, 1, 7, 3)).isEqualTo(MODEL.blockBytes() - vector);
+    assertThat(blockMajor.offset(0, 2, 1, 7, 3)).isEqualTo(blockMajor.blockBytes() - vector);
   }
 
   @Test
@@ -40,7 +40,7 @@ class KvLayoutTest {
     KvLayout rank1 = MODEL.forRank(1, 2);
 
     assertThat(rank1.headStart()).isEqualTo(4);
-    assertThat(rank1.offsetInBlock(0, 0, 4, 0)).isZero();
+    assertThat(rank1.offset(0, 0, 0, 4, 0)).isZero();
     assertThat(rank1.holds(3)).isFalse();
     assertThat(rank1.holds(7)).isTrue();
   }
@@ -93,13 +93,11 @@ class KvLayoutTest {
                 .incompatibilityQuotingOnlyThis(producer))
         .contains("head_dim 32 differs from the producer's");
     assertThat(
-            new KvLayout("m@1", 2, 3, 2, 8, 0, 8, 16, 4, 10, blockMajor)
+            new KvLayout("m@1", 2, 3, 2, 8, 0, 8, 16, 8, 10, blockMajor)
+                .withMemory(blockMajor, KvLayout.Placement.PER_LAYER_PLANE)
                 .incompatibilityQuotingOnlyThis(producer))
-        .hasValueSatisfying(
-            why ->
-                assertThat(why)
-                    .startsWith("memory order block_major differs from the producer's: ")
-                    .doesNotContain("head_major"));
+        .as("another memory order and placement is translated vector by vector")
+        .isEmpty();
     assertThat(MODEL.withTokensPerBlock(6).incompatibilityQuotingOnlyThis(producer))
         .hasValueSatisfying(
             why ->
@@ -144,6 +142,12 @@ class KvLayoutTest {
         .isNotEqualTo(MODEL.fingerprint());
     assertThat(
             new KvLayout("m@1", 2, 3, 2, 8, 0, 8, 16, 4, 10, KvLayout.MemoryOrder.BLOCK_MAJOR)
+                .withMemory(KvLayout.MemoryOrder.BLOCK_MAJOR, KvLayout.Placement.PER_LAYER)
+                .fingerprint())
+        .as("the memory's order and placement are bridged by the planner")
+        .isEqualTo(MODEL.fingerprint());
+    assertThat(
+            new KvLayout("m@1", 2, 3, 1, 8, 0, 8, 16, 4, 10, KvLayout.MemoryOrder.HEAD_MAJOR)
                 .fingerprint())
         .isNotEqualTo(MODEL.fingerprint());
   }
@@ -158,13 +162,13 @@ class KvLayoutTest {
     assertThat(headMajor.blockBytes()).isEqualTo(2 * 2 * 2 * 4 * 6);
     assertThat(headMajor.totalBytes()).isEqualTo(5 * 192);
     // head-major: (((layer × 2 + plane) × 2 + head − 2) × 4 + token) × 6
-    assertThat(headMajor.offsetInBlock(0, 0, 2, 0)).isZero();
-    assertThat(headMajor.offsetInBlock(0, 1, 2, 3)).isEqualTo(((1 * 2 + 0) * 4 + 3) * 6);
-    assertThat(headMajor.offsetInBlock(1, 0, 3, 2)).isEqualTo(((2 * 2 + 1) * 4 + 2) * 6);
+    assertThat(headMajor.offset(0, 0, 0, 2, 0)).isZero();
+    assertThat(headMajor.offset(0, 0, 1, 2, 3)).isEqualTo(((1 * 2 + 0) * 4 + 3) * 6);
+    assertThat(headMajor.offset(0, 1, 0, 3, 2)).isEqualTo(((2 * 2 + 1) * 4 + 2) * 6);
     // block-major: (((layer × 2 + plane) × 4 + token) × 2 + head − 2) × 6
-    assertThat(blockMajor.offsetInBlock(0, 0, 2, 0)).isZero();
-    assertThat(blockMajor.offsetInBlock(0, 1, 2, 3)).isEqualTo(((1 * 4 + 3) * 2 + 0) * 6);
-    assertThat(blockMajor.offsetInBlock(1, 0, 3, 2)).isEqualTo(((2 * 4 + 2) * 2 + 1) * 6);
+    assertThat(blockMajor.offset(0, 0, 0, 2, 0)).isZero();
+    assertThat(blockMajor.offset(0, 0, 1, 2, 3)).isEqualTo(((1 * 4 + 3) * 2 + 0) * 6);
+    assertThat(blockMajor.offset(0, 1, 0, 3, 2)).isEqualTo(((2 * 4 + 2) * 2 + 1) * 6);
   }
 
   @Test
@@ -279,12 +283,24 @@ class KvLayoutTest {
   @Test
   void aDecoderRefusesAnUnknownMemoryOrder() throws IOException {
     byte[] encoded = MODEL.encode();
-    encoded[encoded.length - 1] = 0;
+    encoded[encoded.length - 2] = 0;
     assertThat(decode(encoded).order()).isEqualTo(MemoryOrder.BLOCK_MAJOR);
 
     for (int order : new int[] {2, 255}) {
-      encoded[encoded.length - 1] = (byte) order;
+      encoded[encoded.length - 2] = (byte) order;
       assertRefused(() -> decode(encoded), "unknown memory order " + order);
+    }
+  }
+
+  @Test
+  void aDecoderRefusesAnUnknownPlacement() throws IOException {
+    byte[] encoded = MODEL.encode();
+    encoded[encoded.length - 1] = 3;
+    assertThat(decode(encoded).placement()).isEqualTo(KvLayout.Placement.PER_LAYER_PLANE);
+
+    for (int placement : new int[] {4, 255}) {
+      encoded[encoded.length - 1] = (byte) placement;
+      assertRefused(() -> decode(encoded), "unknown placement " + placement);
     }
   }
 

@@ -40,7 +40,9 @@ class AuthenticatedHandshakeTest {
           "prefill-0",
           9L,
           123L,
-          List.of(new Handshake.Rank(LAYOUT, 0x7f00_1234_0000L, 0, MemoryKind.DRAM, P_METADATA)));
+          List.of(
+              new Handshake.Rank(
+                  LAYOUT, List.of(0x7f00_1234_0000L), 0, MemoryKind.DRAM, P_METADATA)));
 
   private final List<String> refused = new ArrayList<>();
   private final AtomicInteger decided = new AtomicInteger();

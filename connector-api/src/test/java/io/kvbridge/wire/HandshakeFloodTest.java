@@ -39,7 +39,8 @@ class HandshakeFloodTest {
           "prefill-0",
           9L,
           1L,
-          List.of(new Handshake.Rank(LAYOUT, 0x1000L, 0, MemoryKind.DRAM, new byte[] {1, 2})));
+          List.of(
+              new Handshake.Rank(LAYOUT, List.of(0x1000L), 0, MemoryKind.DRAM, new byte[] {1, 2})));
   private static final Handshake.Request REQUEST =
       new Handshake.Request("decode-0", 7L, List.of(LAYOUT), new byte[] {3});
   private static final Duration CONSUMER_TIMEOUT = Duration.ofSeconds(10);

@@ -38,7 +38,7 @@ class HandshakeTest {
           123L,
           List.of(
               new Handshake.Rank(
-                  LAYOUT, 0x7f00_0000_0000L, 0, MemoryKind.VRAM, new byte[] {7, 0, 7})));
+                  LAYOUT, List.of(0x7f00_0000_0000L), 0, MemoryKind.VRAM, new byte[] {7, 0, 7})));
 
   @Test
   void greetingSurvivesEncodeAndDecode() throws Exception {
@@ -160,7 +160,10 @@ class HandshakeTest {
     for (MemoryKind kind : MemoryKind.values()) {
       Handshake.Accepted in =
           new Handshake.Accepted(
-              "prefill-0", 1L, 2L, List.of(new Handshake.Rank(LAYOUT, 0L, 0, kind, new byte[0])));
+              "prefill-0",
+              1L,
+              2L,
+              List.of(new Handshake.Rank(LAYOUT, List.of(0L), 0, kind, new byte[0])));
 
       assertThat(Handshake.decodeResponse(Handshake.encode(in))).isEqualTo(in);
     }
@@ -223,7 +226,8 @@ class HandshakeTest {
 
   @Test
   void acceptanceMayNameTheMostRanks() throws Exception {
-    Handshake.Rank rank = new Handshake.Rank(LAYOUT, 0x1000L, 1, MemoryKind.DRAM, new byte[] {1});
+    Handshake.Rank rank =
+        new Handshake.Rank(LAYOUT, List.of(0x1000L), 1, MemoryKind.DRAM, new byte[] {1});
     Handshake.Accepted most =
         new Handshake.Accepted("prefill-0", 1L, 2L, Collections.nCopies(Handshake.MAX_RANKS, rank));
 
@@ -232,7 +236,8 @@ class HandshakeTest {
 
   @Test
   void acceptanceWithOneRankTooManyIsRefusedNamingTheRanks() {
-    Handshake.Rank rank = new Handshake.Rank(LAYOUT, 0x1000L, 1, MemoryKind.DRAM, new byte[] {1});
+    Handshake.Rank rank =
+        new Handshake.Rank(LAYOUT, List.of(0x1000L), 1, MemoryKind.DRAM, new byte[] {1});
 
     assertThatIllegalArgumentException()
         .isThrownBy(
@@ -248,7 +253,7 @@ class HandshakeTest {
   @Test
   void rankWithANegativeDeviceIsRefusedNamingTheDevice() {
     assertThatIllegalArgumentException()
-        .isThrownBy(() -> new Handshake.Rank(LAYOUT, 0L, -1, MemoryKind.VRAM, new byte[0]))
+        .isThrownBy(() -> new Handshake.Rank(LAYOUT, List.of(0L), -1, MemoryKind.VRAM, new byte[0]))
         .withMessage("a device id is at least 0, got -1");
   }
 
@@ -271,7 +276,7 @@ class HandshakeTest {
     Handshake.Greeting g = new Handshake.Greeting(nonce, false);
     Handshake.Challenge c = new Handshake.Challenge(nonce);
     Handshake.Request r = new Handshake.Request("decode-0", 1L, List.of(LAYOUT), metadata);
-    Handshake.Rank rank = new Handshake.Rank(LAYOUT, 0L, 0, MemoryKind.VRAM, metadata);
+    Handshake.Rank rank = new Handshake.Rank(LAYOUT, List.of(0L), 0, MemoryKind.VRAM, metadata);
     nonce[0] = 9;
     metadata[0] = 9;
     g.nonce()[1] = 9;
@@ -325,26 +330,30 @@ class HandshakeTest {
 
   @Test
   void ranksAreEqualByEveryField() {
-    Handshake.Rank rank = new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.VRAM, new byte[] {1});
+    Handshake.Rank rank =
+        new Handshake.Rank(LAYOUT, List.of(16L), 0, MemoryKind.VRAM, new byte[] {1});
 
     assertThat(rank)
-        .isEqualTo(new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.VRAM, new byte[] {1}))
-        .hasSameHashCodeAs(new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.VRAM, new byte[] {1}));
+        .isEqualTo(new Handshake.Rank(LAYOUT, List.of(16L), 0, MemoryKind.VRAM, new byte[] {1}))
+        .hasSameHashCodeAs(
+            new Handshake.Rank(LAYOUT, List.of(16L), 0, MemoryKind.VRAM, new byte[] {1}));
     assertThat(rank)
         .isNotEqualTo(
-            new Handshake.Rank(LAYOUT.forRank(0, 2), 16L, 0, MemoryKind.VRAM, new byte[] {1}));
+            new Handshake.Rank(
+                LAYOUT.forRank(0, 2), List.of(16L), 0, MemoryKind.VRAM, new byte[] {1}));
     assertThat(rank)
-        .isNotEqualTo(new Handshake.Rank(LAYOUT, 32L, 0, MemoryKind.VRAM, new byte[] {1}));
+        .isNotEqualTo(new Handshake.Rank(LAYOUT, List.of(32L), 0, MemoryKind.VRAM, new byte[] {1}));
     assertThat(rank)
-        .isNotEqualTo(new Handshake.Rank(LAYOUT, 16L, 1, MemoryKind.VRAM, new byte[] {1}));
+        .isNotEqualTo(new Handshake.Rank(LAYOUT, List.of(16L), 1, MemoryKind.VRAM, new byte[] {1}));
     assertThat(rank)
-        .isNotEqualTo(new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.DRAM, new byte[] {1}));
+        .isNotEqualTo(new Handshake.Rank(LAYOUT, List.of(16L), 0, MemoryKind.DRAM, new byte[] {1}));
     assertThat(rank)
-        .isNotEqualTo(new Handshake.Rank(LAYOUT, 16L, 0, MemoryKind.VRAM, new byte[] {2}));
+        .isNotEqualTo(new Handshake.Rank(LAYOUT, List.of(16L), 0, MemoryKind.VRAM, new byte[] {2}));
     assertThat(rank).isNotEqualTo("a rank");
     assertThat(rank.hashCode())
         .isNotEqualTo(
-            new Handshake.Rank(LAYOUT, 32L, 0, MemoryKind.VRAM, new byte[] {1}).hashCode());
+            new Handshake.Rank(LAYOUT, List.of(32L), 0, MemoryKind.VRAM, new byte[] {1})
+                .hashCode());
   }
 
   @Test

@@ -123,7 +123,7 @@ final class LoadChecks {
             index,
             piece ->
                 landed.add(
-                    new ChecksumInput.Range(
+                    ChecksumInput.Range.at(
                         ranks.memory(piece.consumerRank()),
                         piece.consumerOffset(),
                         piece.length())));

@@ -5,6 +5,7 @@ import io.kvbridge.runtime.engine.Ranks;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransferHandle;
@@ -21,10 +22,11 @@ import java.util.Optional;
 /**
  * Posts the READs of a load, one rank pair at a time, and keeps the descriptor lists this
  * consumer's ranks prepared to read whole blocks by index: per consumer rank, one list of every
- * block of its KV memory; per (consumer rank, producer rank), one list of every block of that
- * producer rank's region, prepared from the producer's metadata of one incarnation. A read of whole
- * blocks between ranks of identical shape then costs the transport no description and no check per
- * block.
+ * extent of its KV memory (a block, or a block's piece of one layer in a per-layer placement:
+ * {@link KvLayout#extentBytes()}); per (consumer rank, producer rank), one list of every extent of
+ * that producer rank's regions, prepared from the producer's metadata of one incarnation. A read of
+ * whole blocks between ranks of identical shape then costs the transport no description and no
+ * check per extent.
  *
  * <p>A producer's lists are prepared on its first read and replaced when it comes back as another
  * incarnation (its agent's metadata was invalidated and reloaded, so the old lists are unusable);
@@ -47,9 +49,9 @@ final class PreparedReads {
   }
 
   /**
-   * Posts a READ of producer rank {@code producerRank}'s blocks {@code producerBlocks} into
-   * consumer rank {@code consumerRank}'s blocks {@code consumerBlocks}, position by position. The
-   * two ranks' layouts must be of identical shape (the same bytes per block).
+   * Posts a READ of producer rank {@code producerRank}'s extents {@code producerBlocks} into
+   * consumer rank {@code consumerRank}'s extents {@code consumerBlocks}, position by position. The
+   * two ranks' layouts must be of identical shape (the same bytes per extent).
    *
    * @throws TransportException if the transport refuses to prepare or post; the lists involved are
    *     dropped then
@@ -95,21 +97,20 @@ final class PreparedReads {
       List<TransferPlanner.Piece> pieces,
       Load.Posting posting) {
     int rank = pair.consumerRank();
-    KvMemory local = ranks.memory(rank);
+    KvRegions local = ranks.memory(rank);
     ProducerPeer.Rank remote = peer.ranks().get(pair.producerRank());
     List<TransferPlanner.Piece> described = pieces;
     if (TransferPlanner.sameShape(remote.layout(), ranks.layout(rank))) {
-      long block = remote.layout().blockBytes();
-      WholeBlocks whole = new WholeBlocks(pieces.size());
+      WholeExtents whole = new WholeExtents(pieces.size(), remote.layout(), ranks.layout(rank));
       described = new ArrayList<>();
       for (TransferPlanner.Piece piece : pieces) {
-        whole.take(piece, block).ifPresent(described::add);
+        whole.take(piece).ifPresent(described::add);
       }
       if (whole.count > 0) {
         posting.add(
             new Load.Read(
                 rank, read(rank, peer, pair.producerRank(), whole.consumer(), whole.producer())),
-            whole.count * block,
+            (long) whole.count * remote.layout().extentBytes(),
             whole.count);
       }
     }
@@ -120,12 +121,8 @@ final class PreparedReads {
     List<Descriptor> remotePieces = new ArrayList<>(described.size());
     long bytes = 0;
     for (TransferPlanner.Piece piece : described) {
-      localPieces.add(
-          new Descriptor(
-              local.address() + piece.consumerOffset(), piece.length(), local.deviceId()));
-      remotePieces.add(
-          new Descriptor(
-              remote.regionAddress() + piece.producerOffset(), piece.length(), remote.deviceId()));
+      localPieces.add(local.descriptor(piece.consumerOffset(), piece.length()));
+      remotePieces.add(remote.descriptor(piece.producerOffset(), piece.length()));
       bytes += piece.length();
     }
     posting.add(
@@ -143,40 +140,50 @@ final class PreparedReads {
         described.size());
   }
 
-  /** The whole blocks among a pair's pieces, as block indices on both sides. */
-  private static final class WholeBlocks {
+  /**
+   * The whole extents ({@link KvLayout#extentBytes()}: blocks, or a block's pieces of one layer)
+   * among a pair's pieces, as indices into both sides' prepared lists, which list every extent of a
+   * rank, region by region ({@link KvLayout#extentIndex}).
+   */
+  private static final class WholeExtents {
+    private final KvLayout producerLayout;
+    private final KvLayout consumerLayout;
     private int[] consumer;
     private int[] producer;
     private int count;
 
-    WholeBlocks(int capacity) {
+    WholeExtents(int capacity, KvLayout producerLayout, KvLayout consumerLayout) {
+      this.producerLayout = producerLayout;
+      this.consumerLayout = consumerLayout;
       consumer = new int[Math.max(capacity, 4)];
       producer = new int[consumer.length];
     }
 
     /**
-     * Takes the whole blocks {@code piece} starts with, if it starts on a block boundary on both
+     * Takes the whole extents {@code piece} starts with, if it starts where an extent does on both
      * sides; returns what is left of it, if anything.
      */
-    Optional<TransferPlanner.Piece> take(TransferPlanner.Piece piece, long block) {
-      if (piece.producerOffset() % block != 0 || piece.consumerOffset() % block != 0) {
+    Optional<TransferPlanner.Piece> take(TransferPlanner.Piece piece) {
+      long extent = producerLayout.extentBytes();
+      long p = producerLayout.extentIndex(piece.producerOffset());
+      long c = consumerLayout.extentIndex(piece.consumerOffset());
+      if (p < 0 || c < 0) {
         return Optional.of(piece);
       }
-      long blocks = piece.length() / block;
-      for (long b = 0; b < blocks; b++) {
-        add(
-            Math.toIntExact(piece.consumerOffset() / block + b),
-            Math.toIntExact(piece.producerOffset() / block + b));
+      // A piece never runs from one region into the next, and regions are extents back to back.
+      long extents = piece.length() / extent;
+      for (long e = 0; e < extents; e++) {
+        add(Math.toIntExact(c + e), Math.toIntExact(p + e));
       }
-      long rest = piece.length() - blocks * block;
+      long rest = piece.length() - extents * extent;
       return rest == 0
           ? Optional.empty()
           : Optional.of(
               new TransferPlanner.Piece(
                   piece.producerRank(),
-                  piece.producerOffset() + blocks * block,
+                  piece.producerOffset() + extents * extent,
                   piece.consumerRank(),
-                  piece.consumerOffset() + blocks * block,
+                  piece.consumerOffset() + extents * extent,
                   rest));
     }
 
@@ -213,18 +220,16 @@ final class PreparedReads {
 
   private PreparedList local(int consumerRank) {
     if (local[consumerRank] == null) {
-      KvMemory memory = ranks.memory(consumerRank);
-      KvLayout layout = ranks.layout(consumerRank);
+      KvRegions memory = ranks.memory(consumerRank);
       local[consumerRank] =
           ranks
               .transport(consumerRank)
               .prepare(
-                  everyBlock(
+                  everyExtent(
                       memory.kind(),
-                      memory.address(),
+                      memory.regions().stream().map(KvMemory::address).toList(),
                       memory.deviceId(),
-                      layout.blockBytes(),
-                      layout.blockCount()));
+                      memory.layout()));
     }
     return local[consumerRank];
   }
@@ -235,12 +240,7 @@ final class PreparedReads {
         .transport(consumerRank)
         .prepare(
             theirs.agentName(),
-            everyBlock(
-                theirs.memoryKind(),
-                theirs.regionAddress(),
-                theirs.deviceId(),
-                layout.blockBytes(),
-                layout.blockCount()));
+            everyExtent(theirs.memoryKind(), theirs.regionAddresses(), theirs.deviceId(), layout));
   }
 
   private void forget(int consumerRank, RemoteKey key) {
@@ -262,13 +262,18 @@ final class PreparedReads {
     }
   }
 
-  private static DescriptorList everyBlock(
-      MemoryKind kind, long base, int deviceId, long blockBytes, int blockCount) {
-    List<Descriptor> blocks = new ArrayList<>(blockCount);
-    for (int b = 0; b < blockCount; b++) {
-      blocks.add(new Descriptor(base + b * blockBytes, blockBytes, deviceId));
+  /** Every extent of a rank, region by region: index {@link KvLayout#extentIndex} is its own. */
+  private static DescriptorList everyExtent(
+      MemoryKind kind, List<Long> regions, int deviceId, KvLayout layout) {
+    long extent = layout.extentBytes();
+    long perRegion = layout.extentsPerRegion();
+    List<Descriptor> extents = new ArrayList<>(Math.toIntExact(regions.size() * perRegion));
+    for (long base : regions) {
+      for (long e = 0; e < perRegion; e++) {
+        extents.add(new Descriptor(base + e * extent, extent, deviceId));
+      }
     }
-    return new DescriptorList(kind, blocks);
+    return new DescriptorList(kind, extents);
   }
 
   /** A producer rank's agent as one consumer rank reaches it. */

@@ -2,6 +2,7 @@ package io.kvbridge.runtime.consumer;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.spi.PeerStatus;
+import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.MemoryKind;
 import java.util.List;
 
@@ -29,12 +30,25 @@ record ProducerPeer(
    *
    * @param agentName its transport agent's name
    * @param layout its layout
-   * @param regionAddress the base address of its KV region
-   * @param deviceId the device of its KV region
+   * @param regionAddresses the base addresses of its KV regions, in region order
+   * @param deviceId the device of its KV regions
    * @param memoryKind host or device memory
    */
   record Rank(
-      String agentName, KvLayout layout, long regionAddress, int deviceId, MemoryKind memoryKind) {}
+      String agentName,
+      KvLayout layout,
+      List<Long> regionAddresses,
+      int deviceId,
+      MemoryKind memoryKind) {
+
+    /** A descriptor of {@code length} bytes from rank offset {@code rankOffset} of this rank. */
+    Descriptor descriptor(long rankOffset, long length) {
+      return new Descriptor(
+          regionAddresses.get(KvLayout.region(rankOffset)) + KvLayout.inRegion(rankOffset),
+          length,
+          deviceId);
+    }
+  }
 
   /** The lead rank's agent: where this consumer's notifications go. */
   String agentName() {

@@ -288,7 +288,7 @@ final class ProducerPeers {
       }
       peerRanks.add(
           new ProducerPeer.Rank(
-              agent, rank.layout(), rank.regionAddress(), rank.deviceId(), rank.memoryKind()));
+              agent, rank.layout(), rank.regionAddresses(), rank.deviceId(), rank.memoryKind()));
     }
     for (String name : names) {
       loaded.put(name, new LoadedAgent(engineId, accepted.producerIncarnation(), name));

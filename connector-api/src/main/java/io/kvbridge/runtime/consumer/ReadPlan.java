@@ -14,8 +14,9 @@ import java.util.Optional;
  * request of a given length costs (what a transport is asked to handle per request) and how many
  * bytes it moves.
  *
- * <p>Offsets are relative to each rank's KV region: a block {@code b} of a rank starts at {@code b
- * * blockBytes()} of that rank's layout, as the consumer and the producer register their memory.
+ * <p>Offsets are each rank's <em>rank offsets</em> ({@link KvLayout#offset}): the region's index in
+ * the high bits, the offset inside that region below them; for a cross-layer layout (one region) a
+ * block {@code b} starts at {@code b * blockBytes()}.
  *
  * <p>Threads: immutable; any thread may read a plan.
  */
@@ -152,8 +153,8 @@ public final class ReadPlan {
     /**
      * One descriptor.
      *
-     * @param producerOffset where it starts in the producer rank's region
-     * @param consumerOffset where it lands in the consumer rank's region
+     * @param producerOffset where it starts in the producer rank's memory, as a rank offset
+     * @param consumerOffset where it lands in the consumer rank's memory, as a rank offset
      * @param length its length in bytes, the same on both sides
      */
     void accept(long producerOffset, long consumerOffset, long length);

@@ -20,15 +20,19 @@ import java.util.Map;
  * multiple of both block sizes, so that every block read is read whole (its used part), which lets
  * the consumer check it against the producer's checksum.
  *
- * <p>Both sides must share the memory order ({@link KvLayout#incompatibilityWith}). In head-major
- * order a head's tokens of a block are one piece; in block-major order a token's heads of one rank
- * are one piece. Pieces that are adjacent on both sides merge, so an identical shape reads each run
- * of consecutive blocks as one piece.
+ * <p>The two sides' memory may differ in order and placement ({@link KvLayout.MemoryOrder}, {@link
+ * KvLayout.Placement}): every vector lands where the consumer's layout puts it. Where both keep a
+ * head's tokens adjacent (head-major) a head's tokens of a block are one piece; where both keep a
+ * token's heads adjacent (block-major) a token's heads of one rank are one piece; where the orders
+ * differ, one vector is. Pieces that are adjacent on both sides merge, so an identical cross-layer
+ * shape reads each run of consecutive blocks as one piece.
  *
  * <p>Cost: one segment per (block, layer, plane, head) in head-major order; in block-major order
  * one per (block, layer, plane, token, consumer rank), or, where a consumer rank holds the same
- * heads as the producer rank, one per (block, layer, plane, consumer block); a block whose shape is
- * identical on both sides is one segment. Merging costs no allocation beyond the pieces it keeps.
+ * heads as the producer rank, one per (block, layer, plane, consumer block); between different
+ * orders one per vector; a block whose shape is identical on both sides is one segment per extent
+ * ({@link KvLayout#extentBytes()}: one for a cross-layer block, one per layer or per layer and
+ * plane otherwise). Merging costs no allocation beyond the pieces it keeps.
  */
 final class TransferPlanner {
 
@@ -172,32 +176,34 @@ final class TransferPlanner {
 
   /**
    * Emits the segments of producer rank {@code q}'s block {@code index} that are read, in the
-   * producer's memory order, each with where it lands on the consumer (a head several consumer
-   * ranks read from {@code q}: on the first of them). Concatenated, their producer ranges are
-   * exactly the bytes the producer's checksum of that block covers when the block is read (and
-   * nothing when every head of {@code q} is read from another rank that holds it too).
+   * producer's memory order ({@link KvLayout#forEachUsedRange}), each with where it lands on the
+   * consumer (a head several consumer ranks read from {@code q}: on the first of them).
+   * Concatenated, their producer ranges are exactly the bytes the producer's checksum of that block
+   * covers when the block is read (and nothing when every head of {@code q} is read from another
+   * rank that holds it too).
    */
   static void segments(Request load, int q, int index, SegmentSink sink) {
     KvLayout p = load.producer().get(q);
-    long pBase = (long) load.producerBlocks().get(index) * p.blockBytes();
+    int pBlock = load.producerBlocks().get(index);
     int used = load.usedTokens(index);
     int firstToken = index * p.tokensPerBlock();
     int same = identicalConsumerRank(load, q);
     if (same >= 0 && used == p.tokensPerBlock()) {
-      KvLayout d = load.consumer().get(same);
-      long dBase = consumerBlockBase(load, d, firstToken / d.tokensPerBlock());
-      sink.accept(new Piece(q, pBase, same, dBase, p.blockBytes()));
+      wholeBlock(load, q, same, pBlock, firstToken, sink);
       return;
     }
     int vector = p.vectorBytes();
     int sameHeads = sameHeadsConsumerRank(load, q);
+    boolean rowsJoin =
+        sameHeads >= 0 && p.headsAdjacent() && load.consumer().get(sameHeads).headsAdjacent();
     int[] checkers = new int[p.headCount()];
     for (int h = 0; h < checkers.length; h++) {
       checkers[h] = checkerOf(load, q, p.headStart() + h);
     }
     for (int layer = 0; layer < p.layers(); layer++) {
       for (int plane = 0; plane < p.planes(); plane++) {
-        if (p.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
+        if (!p.headsAdjacent()) {
+          // Head-major producer: each head's tokens in turn.
           for (int head = p.headStart(); head < p.headStart() + p.headCount(); head++) {
             int r = checkers[head - p.headStart()];
             if (r < 0) {
@@ -207,40 +213,38 @@ final class TransferPlanner {
             int t = 0;
             while (t < used) {
               int token = firstToken + t;
-              int inBlock = token % d.tokensPerBlock();
-              int run = Math.min(used - t, d.tokensPerBlock() - inBlock);
+              int run = d.tokensAdjacent() ? runInConsumerBlock(d, token, used - t) : 1;
               sink.accept(
                   new Piece(
                       q,
-                      pBase + p.offsetInBlock(layer, plane, head, t),
+                      p.offset(pBlock, layer, plane, head, t),
                       r,
-                      consumerBlockBase(load, d, token / d.tokensPerBlock())
-                          + d.offsetInBlock(layer, plane, head, inBlock),
+                      landing(load, d, token, layer, plane, head),
                       (long) run * vector));
               t += run;
             }
           }
-        } else if (sameHeads >= 0) {
-          // A token's heads are the same slice on both sides: a run of tokens within one consumer
-          // block is contiguous on both, as a head's tokens are in head-major order.
+        } else if (rowsJoin) {
+          // A token's heads are the same slice on both sides, adjacent on both: a run of tokens
+          // within one consumer block is contiguous on both.
           KvLayout d = load.consumer().get(sameHeads);
           int row = p.headCount() * vector;
           int t = 0;
           while (t < used) {
             int token = firstToken + t;
-            int inBlock = token % d.tokensPerBlock();
-            int run = Math.min(used - t, d.tokensPerBlock() - inBlock);
+            int run = runInConsumerBlock(d, token, used - t);
             sink.accept(
                 new Piece(
                     q,
-                    pBase + p.offsetInBlock(layer, plane, p.headStart(), t),
+                    p.offset(pBlock, layer, plane, p.headStart(), t),
                     sameHeads,
-                    consumerBlockBase(load, d, token / d.tokensPerBlock())
-                        + d.offsetInBlock(layer, plane, d.headStart(), inBlock),
+                    landing(load, d, token, layer, plane, p.headStart()),
                     (long) run * row));
             t += run;
           }
         } else {
+          // Token-major producer: each token's heads in turn, a run of them per consumer rank
+          // where the consumer keeps a token's heads adjacent too, else head by head.
           for (int t = 0; t < used; t++) {
             int token = firstToken + t;
             int head = p.headStart();
@@ -251,14 +255,16 @@ final class TransferPlanner {
                 continue;
               }
               KvLayout d = load.consumer().get(r);
-              int last = Math.min(p.headStart() + p.headCount(), d.headStart() + d.headCount());
+              int last =
+                  d.headsAdjacent()
+                      ? Math.min(p.headStart() + p.headCount(), d.headStart() + d.headCount())
+                      : head + 1;
               sink.accept(
                   new Piece(
                       q,
-                      pBase + p.offsetInBlock(layer, plane, head, t),
+                      p.offset(pBlock, layer, plane, head, t),
                       r,
-                      consumerBlockBase(load, d, token / d.tokensPerBlock())
-                          + d.offsetInBlock(layer, plane, head, token % d.tokensPerBlock()),
+                      landing(load, d, token, layer, plane, head),
                       (long) (last - head) * vector));
               head = last;
             }
@@ -271,58 +277,95 @@ final class TransferPlanner {
   /**
    * Emits what consumer rank {@code r} reads of producer rank {@code q}'s block {@code index}: the
    * used bytes of the heads {@code range} it takes from {@code q} ({@link #readRange}), each with
-   * where it lands in {@code r}'s block.
+   * where it lands in {@code r}'s block. Pieces are as long as both memory shapes allow: a whole
+   * block's extents between identical shapes; a token's heads where both keep them adjacent (and a
+   * run of tokens where both hold the same heads); a head's tokens where both keep those adjacent;
+   * otherwise vector by vector.
    */
   private static void readSegments(
       Request load, int q, int r, int[] range, int index, SegmentSink sink) {
     KvLayout p = load.producer().get(q);
     KvLayout d = load.consumer().get(r);
-    long pBase = (long) load.producerBlocks().get(index) * p.blockBytes();
+    int pBlock = load.producerBlocks().get(index);
     int used = load.usedTokens(index);
     int firstToken = index * p.tokensPerBlock();
     boolean allOfQ = range[0] == p.headStart() && range[1] == p.headStart() + p.headCount();
     if (allOfQ && sameShape(p, d) && used == p.tokensPerBlock()) {
-      sink.accept(
-          new Piece(
-              q,
-              pBase,
-              r,
-              consumerBlockBase(load, d, firstToken / d.tokensPerBlock()),
-              p.blockBytes()));
+      wholeBlock(load, q, r, pBlock, firstToken, sink);
       return;
     }
     int vector = p.vectorBytes();
-    boolean blockMajor = p.order() == KvLayout.MemoryOrder.BLOCK_MAJOR;
+    boolean headsJoin = p.headsAdjacent() && d.headsAdjacent();
+    boolean tokensJoin = p.tokensAdjacent() && d.tokensAdjacent();
+    // Where both hold exactly these heads, adjacent, consecutive tokens' rows are adjacent too.
+    boolean rowsJoin =
+        headsJoin && allOfQ && d.headStart() == p.headStart() && d.headCount() == p.headCount();
+    int width = range[1] - range[0];
     for (int layer = 0; layer < p.layers(); layer++) {
       for (int plane = 0; plane < p.planes(); plane++) {
-        // Block-major: a token's heads [from, to) are contiguous on both sides, and where both hold
-        // the same heads so are consecutive tokens within a consumer block. Head-major: a head's
-        // tokens within a consumer block are contiguous on both sides.
-        boolean rowsJoin =
-            allOfQ && d.headStart() == p.headStart() && d.headCount() == p.headCount();
-        int heads = blockMajor ? 1 : range[1] - range[0];
-        for (int h = 0; h < heads; h++) {
-          int head = range[0] + h;
+        if (headsJoin) {
           int t = 0;
           while (t < used) {
             int token = firstToken + t;
-            int inBlock = token % d.tokensPerBlock();
-            int run =
-                blockMajor && !rowsJoin ? 1 : Math.min(used - t, d.tokensPerBlock() - inBlock);
-            long width = blockMajor ? (long) (range[1] - range[0]) * vector : vector;
+            int run = rowsJoin ? runInConsumerBlock(d, token, used - t) : 1;
             sink.accept(
                 new Piece(
                     q,
-                    pBase + p.offsetInBlock(layer, plane, head, t),
+                    p.offset(pBlock, layer, plane, range[0], t),
                     r,
-                    consumerBlockBase(load, d, token / d.tokensPerBlock())
-                        + d.offsetInBlock(layer, plane, head, inBlock),
-                    run * width));
+                    landing(load, d, token, layer, plane, range[0]),
+                    (long) run * width * vector));
             t += run;
+          }
+        } else {
+          // Heads not adjacent on one side: each head's tokens, in runs where both keep a head's
+          // tokens adjacent, else one vector at a time.
+          for (int head = range[0]; head < range[1]; head++) {
+            int t = 0;
+            while (t < used) {
+              int token = firstToken + t;
+              int run = tokensJoin ? runInConsumerBlock(d, token, used - t) : 1;
+              sink.accept(
+                  new Piece(
+                      q,
+                      p.offset(pBlock, layer, plane, head, t),
+                      r,
+                      landing(load, d, token, layer, plane, head),
+                      (long) run * vector));
+              t += run;
+            }
           }
         }
       }
     }
+  }
+
+  /**
+   * Emits a full producer block whose shape consumer rank {@code r} shares: its extents, in memory
+   * order, each landing at the same extent of the consumer block holding the same tokens.
+   */
+  private static void wholeBlock(
+      Request load, int q, int r, int pBlock, int firstToken, SegmentSink sink) {
+    KvLayout p = load.producer().get(q);
+    KvLayout d = load.consumer().get(r);
+    int dBlock = load.consumerBlocks().get(firstToken / d.tokensPerBlock());
+    for (int e = 0; e < p.extentsPerBlock(); e++) {
+      sink.accept(
+          new Piece(q, p.extentOffset(pBlock, e), r, d.extentOffset(dBlock, e), p.extentBytes()));
+    }
+  }
+
+  /** How many of {@code left} tokens from {@code token} on lie in the same consumer block. */
+  private static int runInConsumerBlock(KvLayout d, int token, int left) {
+    return Math.min(left, d.tokensPerBlock() - token % d.tokensPerBlock());
+  }
+
+  /**
+   * The rank offset where {@code head} of lease token {@code token} lands in consumer {@code d}.
+   */
+  private static long landing(Request load, KvLayout d, int token, int layer, int plane, int head) {
+    int block = load.consumerBlocks().get(token / d.tokensPerBlock());
+    return d.offset(block, layer, plane, head, token % d.tokensPerBlock());
   }
 
   /**
@@ -405,11 +448,8 @@ final class TransferPlanner {
         && consumer.headCount() == producer.headCount()
         && consumer.tokensPerBlock() == producer.tokensPerBlock()
         && consumer.order() == producer.order()
+        && consumer.placement() == producer.placement()
         && consumer.blockBytes() == producer.blockBytes();
-  }
-
-  private static long consumerBlockBase(Request load, KvLayout d, int consumerBlockIndex) {
-    return (long) load.consumerBlocks().get(consumerBlockIndex) * d.blockBytes();
   }
 
   /**

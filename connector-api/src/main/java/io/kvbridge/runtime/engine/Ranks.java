@@ -1,12 +1,11 @@
 package io.kvbridge.runtime.engine;
 
 import io.kvbridge.layout.KvLayout;
-import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.Transport;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * The tensor-parallel ranks of one engine: each rank's transport agent and, once the engine
@@ -19,7 +18,7 @@ import java.util.Objects;
 public final class Ranks {
 
   private final List<Transport> transports;
-  private final KvMemory[] memories;
+  private final KvRegions[] memories;
   private final KvLayout[] layouts;
   private volatile boolean complete;
 
@@ -28,7 +27,7 @@ public final class Ranks {
       throw new IllegalArgumentException("an engine has at least one rank");
     }
     this.transports = List.copyOf(transports);
-    this.memories = new KvMemory[transports.size()];
+    this.memories = new KvRegions[transports.size()];
     this.layouts = new KvLayout[transports.size()];
   }
 
@@ -50,16 +49,18 @@ public final class Ranks {
   }
 
   /**
-   * Records rank {@code rank}'s KV cache; returns whether every rank now has one.
+   * Records rank {@code rank}'s KV cache (its regions and layout); returns whether every rank now
+   * has one.
    *
    * @throws IllegalStateException if the rank already has one, or its layout disagrees with another
    *     rank's on anything but the heads it holds
    */
-  public boolean register(int rank, KvMemory memory, KvLayout layout) {
+  public boolean register(int rank, KvRegions memory) {
+    KvLayout layout = memory.layout();
     check(rank, layout);
-    memories[rank] = Objects.requireNonNull(memory, "memory");
-    layouts[rank] = Objects.requireNonNull(layout, "layout");
-    for (KvMemory m : memories) {
+    memories[rank] = memory;
+    layouts[rank] = layout;
+    for (KvRegions m : memories) {
       if (m == null) {
         return false;
       }
@@ -106,7 +107,7 @@ public final class Ranks {
     return complete;
   }
 
-  public KvMemory memory(int rank) {
+  public KvRegions memory(int rank) {
     return memories[rank];
   }
 
@@ -120,7 +121,7 @@ public final class Ranks {
   }
 
   /** Every rank's memory, by rank; complete only. */
-  public List<KvMemory> memories() {
+  public List<KvRegions> memories() {
     return List.of(memories);
   }
 
@@ -133,6 +134,7 @@ public final class Ranks {
         && a.headDim() == b.headDim()
         && a.tokensPerBlock() == b.tokensPerBlock()
         && a.blockCount() == b.blockCount()
-        && a.order() == b.order();
+        && a.order() == b.order()
+        && a.placement() == b.placement();
   }
 }

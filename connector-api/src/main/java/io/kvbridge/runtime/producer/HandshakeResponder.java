@@ -6,6 +6,7 @@ import io.kvbridge.runtime.engine.ConnectorCounters;
 import io.kvbridge.runtime.engine.Ranks;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import io.kvbridge.wire.Handshake;
@@ -107,11 +108,11 @@ public final class HandshakeResponder implements HandshakeChannel.Responder {
     }
     List<Handshake.Rank> mine = new ArrayList<>(ranks.count());
     for (int r = 0; r < ranks.count(); r++) {
-      KvMemory memory = ranks.memory(r);
+      KvRegions memory = ranks.memory(r);
       mine.add(
           new Handshake.Rank(
               ranks.layout(r),
-              memory.address(),
+              memory.regions().stream().map(KvMemory::address).toList(),
               memory.deviceId(),
               memory.kind(),
               ranks.transport(r).localMetadata()));

@@ -105,8 +105,7 @@ public final class Producer {
     ChecksumScheme scheme = ChecksumScheme.forMemory(ranks.memory(0).kind());
     List<List<Integer>> checksums = new ArrayList<>(ranks.count());
     for (int rank = 0; rank < ranks.count(); rank++) {
-      checksums.add(
-          BlockChecksums.of(scheme, ranks.layout(rank), ranks.memory(rank), blocks, tokens));
+      checksums.add(BlockChecksums.of(scheme, ranks.memory(rank), blocks, tokens));
     }
     Lease lease;
     try {

@@ -17,6 +17,7 @@ import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
@@ -41,7 +42,7 @@ class ConsumerLocalHitTest {
 
   ConsumerLocalHitTest() throws Exception {
     Ranks ranks = new Ranks(List.of(transport));
-    ranks.register(0, new StubMemory(0x1000, 256), LAYOUT);
+    ranks.register(0, new KvRegions(LAYOUT, List.of(new StubMemory(0x1000, 256))));
     ConnectorCounters counters = new ConnectorCounters(ConnectorObserver.NONE);
     consumer = new Consumer(settings, ranks, counters);
     consumer.start();

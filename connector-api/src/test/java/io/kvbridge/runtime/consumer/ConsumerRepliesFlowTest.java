@@ -20,6 +20,7 @@ import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.wire.HandshakeChannel;
 import io.kvbridge.wire.LeaseRef;
@@ -78,7 +79,7 @@ class ConsumerRepliesFlowTest {
 
   ConsumerRepliesFlowTest() throws Exception {
     Ranks ranks = new Ranks(List.of(transport));
-    ranks.register(0, memory, LAYOUT);
+    ranks.register(0, new KvRegions(LAYOUT, List.of(memory)));
     consumer = new Consumer(settings, ranks, counters);
     consumer.start();
     replies = new ConsumerReplies(consumer, settings, counters);

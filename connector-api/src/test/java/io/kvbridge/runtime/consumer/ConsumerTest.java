@@ -18,6 +18,7 @@ import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferStatus;
@@ -82,7 +83,7 @@ class ConsumerTest {
 
   private Consumer consumer() {
     Ranks ranks = new Ranks(List.of(transport));
-    ranks.register(0, memory, LAYOUT);
+    ranks.register(0, new KvRegions(LAYOUT, List.of(memory)));
     Consumer c = new Consumer(settings, ranks, counters);
     c.start();
     return c;
@@ -141,7 +142,9 @@ class ConsumerTest {
         engineId,
         "local://" + engineId,
         1L,
-        List.of(new ProducerPeer.Rank(engineId + "-agent", LAYOUT, 0x9000, 0, MemoryKind.DRAM)),
+        List.of(
+            new ProducerPeer.Rank(
+                engineId + "-agent", LAYOUT, List.of(0x9000L), 0, MemoryKind.DRAM)),
         new ClockSync(new ClockOffset(0, 0), 0));
   }
 

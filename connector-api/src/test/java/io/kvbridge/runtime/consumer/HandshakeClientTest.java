@@ -312,7 +312,11 @@ class HandshakeClientTest {
                         0,
                         List.of(
                             new Handshake.Rank(
-                                other, 4096, 0, MemoryKind.DRAM, "p-agent".getBytes(UTF_8)))),
+                                other,
+                                List.of(4096L),
+                                0,
+                                MemoryKind.DRAM,
+                                "p-agent".getBytes(UTF_8)))),
                 ProducerHandshake.Listener.NONE));
 
     assertThat(client.resolve("p", address, INCARNATION))
@@ -402,8 +406,8 @@ class HandshakeClientTest {
     assertThat(again).isEqualTo(new Resolution.Ready(real));
     assertThat(consumerTransport.events).containsExactly("load p-agent");
     assertThat(client.current("p").orElseThrow().address()).isEqualTo(address);
-    assertThat(client.current("p").orElseThrow().ranks().get(0).regionAddress())
-        .isEqualTo(real.ranks().get(0).regionAddress());
+    assertThat(client.current("p").orElseThrow().ranks().get(0).regionAddresses())
+        .isEqualTo(real.ranks().get(0).regionAddresses());
   }
 
   /**
@@ -421,7 +425,7 @@ class HandshakeClientTest {
                 0,
                 List.of(
                     new Handshake.Rank(
-                        LAYOUT, 1 << 20, 0, MemoryKind.DRAM, agent.getBytes(UTF_8)))),
+                        LAYOUT, List.of(1L << 20), 0, MemoryKind.DRAM, agent.getBytes(UTF_8)))),
         ProducerHandshake.Listener.NONE);
   }
 

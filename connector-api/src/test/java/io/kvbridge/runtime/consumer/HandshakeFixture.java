@@ -12,6 +12,7 @@ import io.kvbridge.runtime.engine.StubTransport;
 import io.kvbridge.runtime.producer.HandshakeResponder;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.time.MonotonicClock;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.wire.HandshakeChannel;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -57,7 +58,7 @@ public final class HandshakeFixture {
    */
   public static Ranks ranks(StubTransport transport, KvLayout layout) {
     Ranks ranks = new Ranks(List.of(transport));
-    ranks.register(0, new StubMemory(4096, layout.totalBytes()), layout);
+    ranks.register(0, new KvRegions(layout, List.of(new StubMemory(4096, layout.totalBytes()))));
     return ranks;
   }
 

@@ -48,10 +48,10 @@ class HandshakeRefusalTest {
         new KvLayout("producer-model@7", 2, 3, 2, 4, 0, 4, 24, 16, 64, MemoryOrder.HEAD_MAJOR),
         "head_dim 24 differs from the producer's",
         "8"),
-    MEMORY_ORDER(
-        new KvLayout("producer-model@7", 2, 3, 2, 4, 0, 4, 8, 16, 64, MemoryOrder.BLOCK_MAJOR),
-        "memory order block_major differs from the producer's",
-        "head_major"),
+    DTYPE(
+        new KvLayout("producer-model@7", 1, 3, 2, 4, 0, 4, 8, 16, 64, MemoryOrder.HEAD_MAJOR),
+        "dtype_bytes 1 differs from the producer's",
+        "2"),
     BLOCK_SIZE(
         new KvLayout("producer-model@7", 2, 3, 2, 4, 0, 4, 8, 24, 64, MemoryOrder.HEAD_MAJOR),
         "tokens_per_block 24 differs from the producer's",

@@ -30,7 +30,7 @@ class HeartbeatsTest {
           "p",
           "local://p",
           1,
-          List.of(new ProducerPeer.Rank("p-agent", LAYOUT, 4096, 0, MemoryKind.DRAM)),
+          List.of(new ProducerPeer.Rank("p-agent", LAYOUT, List.of(4096L), 0, MemoryKind.DRAM)),
           new ClockSync(new ClockOffset(0, 1), START));
   private final Heartbeats heartbeats =
       new Heartbeats(

@@ -39,7 +39,7 @@ class LoadChecksTest {
         "prefill-0",
         "local://prefill-0",
         1L,
-        List.of(new ProducerPeer.Rank("agent-0", layout, 0L, 0, MemoryKind.DRAM)),
+        List.of(new ProducerPeer.Rank("agent-0", layout, List.of(0L), 0, MemoryKind.DRAM)),
         null);
   }
 

@@ -8,6 +8,7 @@ import io.kvbridge.runtime.engine.Ranks;
 import io.kvbridge.runtime.engine.StubMemory;
 import io.kvbridge.runtime.engine.StubTransport;
 import io.kvbridge.transfer.Descriptor;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransportException;
 import java.util.List;
@@ -32,7 +33,7 @@ class PreparedReadsTest {
 
   private Ranks ranks() {
     Ranks ranks = new Ranks(List.of(transport));
-    ranks.register(0, new StubMemory(LOCAL_BASE, BLOCK * 16), LAYOUT);
+    ranks.register(0, new KvRegions(LAYOUT, List.of(new StubMemory(LOCAL_BASE, BLOCK * 16))));
     return ranks;
   }
 

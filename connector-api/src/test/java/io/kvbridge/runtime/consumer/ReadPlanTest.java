@@ -99,14 +99,25 @@ class ReadPlanTest {
 
   @Test
   void shapesThatCannotBeTranslatedAreRefused() {
-    KvLayout blockMajor = new KvLayout("m", 2, 3, 2, 4, 0, 4, 8, 16, 64, MemoryOrder.BLOCK_MAJOR);
+    KvLayout otherDim = new KvLayout("m", 2, 3, 2, 4, 0, 4, 16, 16, 64, MemoryOrder.HEAD_MAJOR);
 
     assertThatThrownBy(
             () ->
-                ReadPlan.of(
-                    ranks(MODEL, 1), List.of(blockMajor), blocks(0, 6), blocks(0, 6), 96, 0))
-        .hasMessageStartingWith(
-            "read plan: the shapes cannot be translated: memory order block_major vs head_major");
+                ReadPlan.of(ranks(MODEL, 1), List.of(otherDim), blocks(0, 6), blocks(0, 6), 96, 0))
+        .hasMessageStartingWith("read plan: the shapes cannot be translated: head_dim 16 vs 8");
+  }
+
+  @Test
+  void differentMemoryOrdersArePlannedVectorByVector() {
+    KvLayout blockMajor = MODEL.withMemory(MemoryOrder.BLOCK_MAJOR, KvLayout.Placement.PER_LAYER);
+
+    ReadPlan plan =
+        ReadPlan.of(ranks(MODEL, 1), List.of(blockMajor), blocks(0, 6), blocks(0, 6), 96, 0);
+
+    // A head's tokens are adjacent in the producer's slabs, a token's heads in the consumer's: no
+    // two vectors are adjacent on both sides. 96 tokens × 3 layers × 2 planes × 4 heads.
+    assertThat(plan.descriptors()).isEqualTo(96 * 3 * 2 * 4);
+    assertThat(plan.bytes()).isEqualTo(96L * MODEL.blockBytes() / 16);
   }
 
   @Test

@@ -91,7 +91,7 @@ final class TestLoads {
         "prefill-0",
         "local://prefill-0",
         1L,
-        List.of(new ProducerPeer.Rank("p0", layout, base, 0, MemoryKind.DRAM)),
+        List.of(new ProducerPeer.Rank("p0", layout, List.of(base), 0, MemoryKind.DRAM)),
         null);
   }
 }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.layout.KvLayout.MemoryOrder;
-import io.kvbridge.runtime.engine.BlockChecksums;
+import io.kvbridge.layout.KvLayout.Placement;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,17 +30,50 @@ class TransferPlannerTest {
   private static final int HEAD_DIM = 2;
   private static final int DTYPE = 2;
   private static final int BLOCKS = 40;
+  private static final MemoryOrder BM = MemoryOrder.BLOCK_MAJOR;
+  private static final MemoryOrder HM = MemoryOrder.HEAD_MAJOR;
+  private static final Placement CROSS = Placement.CROSS_LAYER;
+
+  /**
+   * The two sides' memory: the same cross-layer order (as most tests), per-layer placements of
+   * either order against other placements, and different orders (translated vector by vector).
+   */
+  static final List<Memory[]> MEMORIES =
+      List.of(
+          new Memory[] {Memory.of(BM, CROSS), Memory.of(BM, CROSS)},
+          new Memory[] {Memory.of(HM, CROSS), Memory.of(HM, CROSS)},
+          new Memory[] {Memory.of(BM, Placement.PER_LAYER), Memory.of(BM, CROSS)},
+          new Memory[] {
+            Memory.of(HM, Placement.PER_LAYER_BLOCK_FIRST), Memory.of(HM, Placement.PER_LAYER_PLANE)
+          },
+          new Memory[] {Memory.of(HM, CROSS), Memory.of(BM, Placement.PER_LAYER)},
+          new Memory[] {
+            Memory.of(BM, Placement.PER_LAYER_PLANE), Memory.of(HM, Placement.PER_LAYER_BLOCK_FIRST)
+          });
+
+  /** How one side keeps its slabs. */
+  record Memory(MemoryOrder order, Placement placement) {
+    static Memory of(MemoryOrder order, Placement placement) {
+      return new Memory(order, placement);
+    }
+
+    @Override
+    public String toString() {
+      return placement + "/" + order;
+    }
+  }
 
   static Stream<Arguments> shapes() {
     List<Arguments> all = new ArrayList<>();
-    for (MemoryOrder order : MemoryOrder.values()) {
+    for (Memory[] memory : MEMORIES) {
       // 8 ranks of 4 heads: each head on two ranks (replicated KV).
       for (int p : new int[] {1, 2, 4, 8}) {
         for (int d : new int[] {1, 2, 4, 8}) {
           for (int[] blocks : new int[][] {{16, 32}, {16, 16}, {32, 16}, {8, 32}}) {
             for (int tokens : new int[] {96, 87}) {
               for (int skip : new int[] {0, 40}) {
-                all.add(Arguments.of(order, p, d, blocks[0], blocks[1], tokens, skip));
+                all.add(
+                    Arguments.of(memory[0], memory[1], p, d, blocks[0], blocks[1], tokens, skip));
               }
             }
           }
@@ -50,22 +83,36 @@ class TransferPlannerTest {
     return all.stream();
   }
 
-  @ParameterizedTest(name = "{0} p={1} d={2} blocks {3}/{4} tokens={5} skip={6}")
+  @ParameterizedTest(name = "{0} -> {1} p={2} d={3} blocks {4}/{5} tokens={6} skip={7}")
   @MethodSource("shapes")
   void everyUsedByteLandsWhereTheConsumerExpectsIt(
-      MemoryOrder order, int p, int d, int pTokens, int dTokens, int tokens, int skip) {
-    Shape shape = new Shape(order, p, d, pTokens, dTokens, tokens, skip);
+      Memory pMemory,
+      Memory dMemory,
+      int p,
+      int d,
+      int pTokens,
+      int dTokens,
+      int tokens,
+      int skip) {
+    Shape shape = new Shape(pMemory, dMemory, p, d, pTokens, dTokens, tokens, skip);
 
     shape.apply(TransferPlanner.plan(shape.load()));
 
     shape.checkConsumer();
   }
 
-  @ParameterizedTest(name = "{0} p={1} d={2} blocks {3}/{4} tokens={5} skip={6}")
+  @ParameterizedTest(name = "{0} -> {1} p={2} d={3} blocks {4}/{5} tokens={6} skip={7}")
   @MethodSource("shapes")
   void segmentsOfABlockCoverExactlyItsUsedBytesInTheProducersOrder(
-      MemoryOrder order, int p, int d, int pTokens, int dTokens, int tokens, int skip) {
-    Shape shape = new Shape(order, p, d, pTokens, dTokens, tokens, skip);
+      Memory pMemory,
+      Memory dMemory,
+      int p,
+      int d,
+      int pTokens,
+      int dTokens,
+      int tokens,
+      int skip) {
+    Shape shape = new Shape(pMemory, dMemory, p, d, pTokens, dTokens, tokens, skip);
     TransferPlanner.Request load = shape.load();
 
     for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
@@ -82,13 +129,15 @@ class TransferPlannerTest {
             index,
             s ->
                 segmentsSeen.write(
-                    shape.producer[rank], (int) s.producerOffset(), (int) s.length()));
+                    shape.producer[rank],
+                    Shape.flat(load.producer().get(rank), s.producerOffset()),
+                    (int) s.length()));
         ByteArrayOutputStream used = new ByteArrayOutputStream();
         KvLayout layout = load.producer().get(q);
-        long base = (long) load.producerBlocks().get(block) * layout.blockBytes();
-        for (long[] range : BlockChecksums.usedRanges(layout, load.usedTokens(block))) {
-          used.write(shape.producer[rank], (int) (base + range[0]), (int) range[1]);
-        }
+        layout.forEachUsedRange(
+            load.producerBlocks().get(block),
+            load.usedTokens(block),
+            (at, length) -> used.write(shape.producer[rank], Shape.flat(layout, at), (int) length));
         assertThat(segmentsSeen.toByteArray()).isEqualTo(used.toByteArray());
       }
     }
@@ -233,12 +282,46 @@ class TransferPlannerTest {
     final int skip;
 
     Shape(MemoryOrder order, int p, int d, int pTokens, int dTokens, int tokens, int skip) {
+      this(Memory.of(order, CROSS), Memory.of(order, CROSS), p, d, pTokens, dTokens, tokens, skip);
+    }
+
+    Shape(
+        Memory pMemory,
+        Memory dMemory,
+        int p,
+        int d,
+        int pTokens,
+        int dTokens,
+        int tokens,
+        int skip) {
       KvLayout pModel =
           new KvLayout(
-              "m", DTYPE, LAYERS, PLANES, HEADS, 0, HEADS, HEAD_DIM, pTokens, BLOCKS, order);
+              "m",
+              DTYPE,
+              LAYERS,
+              PLANES,
+              HEADS,
+              0,
+              HEADS,
+              HEAD_DIM,
+              pTokens,
+              BLOCKS,
+              pMemory.order(),
+              pMemory.placement());
       KvLayout dModel =
           new KvLayout(
-              "m", DTYPE, LAYERS, PLANES, HEADS, 0, HEADS, HEAD_DIM, dTokens, BLOCKS, order);
+              "m",
+              DTYPE,
+              LAYERS,
+              PLANES,
+              HEADS,
+              0,
+              HEADS,
+              HEAD_DIM,
+              dTokens,
+              BLOCKS,
+              dMemory.order(),
+              dMemory.placement());
       this.producerLayouts = IntStream.range(0, p).mapToObj(r -> pModel.forRank(r, p)).toList();
       this.consumerLayouts = IntStream.range(0, d).mapToObj(r -> dModel.forRank(r, d)).toList();
       this.tokens = tokens;
@@ -277,9 +360,9 @@ class TransferPlannerTest {
               assertThat(piece.producerRank()).isEqualTo(pair.producerRank());
               System.arraycopy(
                   producer[piece.producerRank()],
-                  (int) piece.producerOffset(),
+                  flat(producerLayouts.get(piece.producerRank()), piece.producerOffset()),
                   consumer[piece.consumerRank()],
-                  (int) piece.consumerOffset(),
+                  flat(consumerLayouts.get(piece.consumerRank()), piece.consumerOffset()),
                   (int) piece.length());
             }
           });
@@ -290,11 +373,11 @@ class TransferPlannerTest {
       for (int r = 0; r < consumerLayouts.size(); r++) {
         KvLayout l = consumerLayouts.get(r);
         for (int token = 0; token < tokens; token++) {
-          long block = (long) consumerBlocks.get(token / l.tokensPerBlock()) * l.blockBytes();
+          int block = consumerBlocks.get(token / l.tokensPerBlock());
           for (int layer = 0; layer < LAYERS; layer++) {
             for (int plane = 0; plane < PLANES; plane++) {
               for (int head = l.headStart(); head < l.headStart() + l.headCount(); head++) {
-                long at = block + l.offsetInBlock(layer, plane, head, token % l.tokensPerBlock());
+                long at = flat(l, l.offset(block, layer, plane, head, token % l.tokensPerBlock()));
                 for (int b = 0; b < l.vectorBytes(); b++) {
                   byte expected =
                       token < firstToken ? (byte) 0x55 : value(layer, plane, head, token, b);
@@ -311,13 +394,21 @@ class TransferPlannerTest {
       }
     }
 
+    /**
+     * Where rank offset {@code rankOffset} of a rank of {@code l} lies in the test's one array per
+     * rank, which holds the rank's regions back to back.
+     */
+    static int flat(KvLayout l, long rankOffset) {
+      return Math.toIntExact(
+          KvLayout.region(rankOffset) * l.regionBytes() + KvLayout.inRegion(rankOffset));
+    }
+
     private void fill(byte[] memory, KvLayout l, int block, int firstToken) {
-      long base = (long) block * l.blockBytes();
       for (int t = 0; t < l.tokensPerBlock(); t++) {
         for (int layer = 0; layer < LAYERS; layer++) {
           for (int plane = 0; plane < PLANES; plane++) {
             for (int head = l.headStart(); head < l.headStart() + l.headCount(); head++) {
-              long at = base + l.offsetInBlock(layer, plane, head, t);
+              long at = flat(l, l.offset(block, layer, plane, head, t));
               for (int b = 0; b < l.vectorBytes(); b++) {
                 memory[(int) (at + b)] = value(layer, plane, head, firstToken + t, b);
               }
