@@ -431,6 +431,16 @@ public record KvLayout(
     return slabOffset(block, layer, plane) + offsetInSlab(head, token);
   }
 
+  /**
+   * Where the vector of head {@code head} of token {@code token}, in {@code layer} and {@code
+   * plane}, lies in a block's <em>image</em>: its slabs in (layer, plane) order, back to back — as
+   * a cross-layer block lies in memory, and as {@link io.kvbridge.transfer.KvRegions#readBlock}
+   * gathers a block of any placement.
+   */
+  public long offsetInBlock(int layer, int plane, int head, int token) {
+    return ((long) layer * planes + plane) * slabBytes() + offsetInSlab(head, token);
+  }
+
   /** Where, inside a slab, the vector of head {@code head} of the slab's token {@code token} is. */
   public long offsetInSlab(int head, int token) {
     int h = head - headStart;

@@ -111,6 +111,27 @@ public final class KvRegions {
     return new Descriptor(address(rankOffset), length, deviceId());
   }
 
+  /**
+   * Copies block {@code block}'s image ({@link KvLayout#offsetInBlock}: its slabs in (layer, plane)
+   * order, {@link KvLayout#blockBytes()} in all) from {@code image} into its extents.
+   */
+  public void writeBlock(int block, byte[] image) {
+    int extent = layout.extentBytes();
+    for (int e = 0; e < layout.extentsPerBlock(); e++) {
+      write(layout.extentOffset(block, e), ByteBuffer.wrap(image, e * extent, extent));
+    }
+  }
+
+  /** Gathers block {@code block}'s image ({@link #writeBlock}'s form) from its extents. */
+  public byte[] readBlock(int block) {
+    byte[] image = new byte[layout.blockBytes()];
+    int extent = layout.extentBytes();
+    for (int e = 0; e < layout.extentsPerBlock(); e++) {
+      read(layout.extentOffset(block, e), ByteBuffer.wrap(image, e * extent, extent));
+    }
+    return image;
+  }
+
   /** Copies {@code src.remaining()} bytes to rank offset {@code rankOffset}, within one region. */
   public void write(long rankOffset, ByteBuffer src) {
     regionAt(rankOffset).write(KvLayout.inRegion(rankOffset), src);

@@ -16,6 +16,7 @@ import io.kvbridge.tck.Messages;
 import io.kvbridge.tck.Prompts;
 import io.kvbridge.time.MonotonicClock;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.wire.Handshake;
 import io.kvbridge.wire.LeaseRef;
@@ -49,7 +50,7 @@ final class DecoderEngine {
   private final RequestLedger ledger;
   private final List<Transport> agents = new ArrayList<>();
   private final KvConnector connector;
-  private final List<KvMemory> memories;
+  private final List<KvRegions> memories;
   private final Deque<Integer> free = new ArrayDeque<>();
   private final Map<String, Loading> pending = new LinkedHashMap<>();
   private final Map<String, Asking> asking = new LinkedHashMap<>();
@@ -226,7 +227,7 @@ final class DecoderEngine {
         } else {
           random.nextBytes(block);
         }
-        KvBlocks.write(memories.get(r), layout, blocks.get(i), block);
+        memories.get(r).writeBlock(blocks.get(i), block);
       }
     }
   }
@@ -328,7 +329,7 @@ final class DecoderEngine {
         Optional<String> wrong =
             KvContent.firstDifference(
                 layout,
-                KvBlocks.read(memories.get(r), layout, blocks.get(i)),
+                memories.get(r).readBlock(blocks.get(i)),
                 prompt.seed(),
                 i * layout.tokensPerBlock(),
                 used);
@@ -387,7 +388,7 @@ final class DecoderEngine {
     } catch (RuntimeException deadAgent) {
       // A killed engine's agents are already gone.
     }
-    memories.forEach(KvMemory::close);
+    memories.forEach(m -> m.regions().forEach(KvMemory::close));
   }
 
   /** A request D lent blocks to for its load. */

@@ -13,6 +13,7 @@ import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.tck.faults.Faults;
 import io.kvbridge.time.MonotonicClock;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -72,12 +73,12 @@ final class EngineStarter {
   }
 
   /** Allocates and registers every rank's KV cache of {@code connector}; its memories, by rank. */
-  static List<KvMemory> registerKvCaches(KvConnector connector, List<KvLayout> layouts) {
-    List<KvMemory> memories = new ArrayList<>(layouts.size());
+  static List<KvRegions> registerKvCaches(KvConnector connector, List<KvLayout> layouts) {
+    List<KvRegions> memories = new ArrayList<>(layouts.size());
     for (int r = 0; r < layouts.size(); r++) {
-      KvMemory memory = connector.worker(r).allocateKvCache(layouts.get(r));
-      memories.add(memory);
-      connector.worker(r).registerKvCache(memory, layouts.get(r));
+      List<KvMemory> regions = connector.worker(r).allocateKvRegions(layouts.get(r));
+      memories.add(new KvRegions(layouts.get(r), regions));
+      connector.worker(r).registerKvCache(regions, layouts.get(r));
     }
     return List.copyOf(memories);
   }

@@ -17,6 +17,7 @@ import io.kvbridge.tck.Prompts;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.time.MonotonicClock;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.wire.Handshake;
 import java.util.ArrayDeque;
@@ -47,7 +48,7 @@ final class ProducerEngine {
   private final RequestLedger ledger;
   private final List<Transport> agents = new ArrayList<>();
   private final KvConnector connector;
-  private final List<KvMemory> memories;
+  private final List<KvRegions> memories;
   private final Deque<Integer> free = new ArrayDeque<>();
   private final Map<String, Held> held = new LinkedHashMap<>();
 
@@ -95,11 +96,11 @@ final class ProducerEngine {
   Captured capture() {
     List<Handshake.Rank> ranks = new ArrayList<>(agents.size());
     for (int r = 0; r < agents.size(); r++) {
-      KvMemory memory = memories.get(r);
+      KvRegions memory = memories.get(r);
       ranks.add(
           new Handshake.Rank(
               layouts.get(r),
-              memory.address(),
+              memory.regions().stream().map(KvMemory::address).toList(),
               memory.deviceId(),
               memory.kind(),
               agents.get(r).localMetadata()));
@@ -166,7 +167,7 @@ final class ProducerEngine {
         int first = i * layout.tokensPerBlock();
         KvContent.write(
             layout, block, seed, first, KvBlocks.usedTokens(i, layout.tokensPerBlock(), tokens));
-        KvBlocks.write(memories.get(r), layout, ids.get(i), block);
+        memories.get(r).writeBlock(ids.get(i), block);
       }
     }
     ledger.recordComputed(id, new RequestLedger.Prompt(seed, tokens));
@@ -219,7 +220,7 @@ final class ProducerEngine {
           byte[] junk = new byte[layouts.get(r).blockBytes()];
           random.nextBytes(junk);
           // as the next request reusing the block would
-          KvBlocks.write(memories.get(r), layouts.get(r), block, junk);
+          memories.get(r).writeBlock(block, junk);
         }
       }
     }
@@ -232,7 +233,7 @@ final class ProducerEngine {
 
   /** Writes {@code bytes} over block {@code block} of rank {@code rank}'s memory. */
   void overwriteBlock(int rank, int block, byte[] bytes) {
-    KvBlocks.write(memories.get(rank), layouts.get(rank), block, bytes);
+    memories.get(rank).writeBlock(block, bytes);
   }
 
   /**
@@ -245,12 +246,13 @@ final class ProducerEngine {
       KvLayout layout = layouts.get(r);
       StringBuilder hex = new StringBuilder();
       for (int i = 0; i < blocks.size(); i++) {
-        long base = (long) blocks.get(i) * layout.blockBytes();
         int used = KvBlocks.usedTokens(i, layout.tokensPerBlock(), tokens);
         List<ChecksumInput.Range> ranges = new ArrayList<>();
-        for (long[] range : KvBlocks.usedRanges(layout, used)) {
-          ranges.add(new ChecksumInput.Range(memories.get(r), base + range[0], range[1]));
-        }
+        KvRegions memory = memories.get(r);
+        layout.forEachUsedRange(
+            blocks.get(i),
+            used,
+            (at, length) -> ranges.add(ChecksumInput.Range.at(memory, at, length)));
         hex.append(HexFormat.of().toHexDigits(scheme.checksum(ChecksumInput.of(ranges))));
       }
       perRank.add(hex.toString());
@@ -292,7 +294,7 @@ final class ProducerEngine {
     } catch (RuntimeException deadAgent) {
       // A killed engine's agents are already gone.
     }
-    memories.forEach(KvMemory::close);
+    memories.forEach(m -> m.regions().forEach(KvMemory::close));
   }
 
   private record Held(List<Integer> blocks, long since) {}

@@ -30,7 +30,7 @@ public abstract class RefusedShapeConformance extends ShapeTranslationFixture {
   enum Mismatch {
     ANOTHER_MODEL,
     ANOTHER_HEAD_DIM,
-    ANOTHER_MEMORY_ORDER,
+    ANOTHER_DTYPE,
     BLOCK_SIZES_WITHOUT_AN_INTEGER_RATIO;
 
     KvLayout consumerModel() {
@@ -62,7 +62,19 @@ public abstract class RefusedShapeConformance extends ShapeTranslationFixture {
                 8,
                 64,
                 KvLayout.MemoryOrder.HEAD_MAJOR);
-        case ANOTHER_MEMORY_ORDER -> model(8, 64, KvLayout.MemoryOrder.BLOCK_MAJOR);
+        case ANOTHER_DTYPE ->
+            new KvLayout(
+                MODEL,
+                DTYPE_BYTES * 2,
+                LAYERS,
+                2,
+                KV_HEADS,
+                0,
+                KV_HEADS,
+                HEAD_DIM,
+                8,
+                64,
+                KvLayout.MemoryOrder.HEAD_MAJOR);
         case BLOCK_SIZES_WITHOUT_AN_INTEGER_RATIO -> base.withTokensPerBlock(12);
       };
     }
@@ -72,7 +84,7 @@ public abstract class RefusedShapeConformance extends ShapeTranslationFixture {
       return switch (this) {
         case ANOTHER_MODEL -> "model another/model@1 differs from the producer's";
         case ANOTHER_HEAD_DIM -> "head_dim 16 differs from the producer's";
-        case ANOTHER_MEMORY_ORDER -> "memory order block_major differs from the producer's";
+        case ANOTHER_DTYPE -> "dtype_bytes " + DTYPE_BYTES * 2 + " differs from the producer's";
         case BLOCK_SIZES_WITHOUT_AN_INTEGER_RATIO ->
             "tokens_per_block 12 differs from the producer's: one must be a multiple of the other";
       };
@@ -83,7 +95,7 @@ public abstract class RefusedShapeConformance extends ShapeTranslationFixture {
       return switch (this) {
         case ANOTHER_MODEL -> MODEL;
         case ANOTHER_HEAD_DIM -> "vs " + HEAD_DIM;
-        case ANOTHER_MEMORY_ORDER -> "head_major";
+        case ANOTHER_DTYPE -> "vs " + DTYPE_BYTES;
         case BLOCK_SIZES_WITHOUT_AN_INTEGER_RATIO -> "vs 8";
       };
     }

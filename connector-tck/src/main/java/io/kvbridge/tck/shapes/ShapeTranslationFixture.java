@@ -21,6 +21,7 @@ import io.kvbridge.tck.KvContent;
 import io.kvbridge.tck.Prompts;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.Transport;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -136,14 +137,14 @@ public abstract class ShapeTranslationFixture {
   protected Engine start(
       String name, Role role, KvLayout model, int tp, UnaryOperator<Transport> decorator) {
     KvConnector connector = connector(name, role, tp, decorator);
-    List<KvMemory> memories = new ArrayList<>();
+    List<KvRegions> memories = new ArrayList<>();
     List<KvLayout> layouts = new ArrayList<>();
     for (int r = 0; r < tp; r++) {
       KvLayout layout = model.forRank(r, tp);
-      KvMemory memory = connector.worker(r).allocateKvCache(layout);
-      fill(memory, layout.totalBytes(), UNTOUCHED);
-      connector.worker(r).registerKvCache(memory, layout);
-      memories.add(memory);
+      List<KvMemory> regions = connector.worker(r).allocateKvRegions(layout);
+      regions.forEach(region -> fill(region, layout.regionBytes(), UNTOUCHED));
+      connector.worker(r).registerKvCache(regions, layout);
+      memories.add(new KvRegions(layout, regions));
       layouts.add(layout);
     }
     Engine engine = new Engine(connector, memories, layouts);
@@ -182,7 +183,7 @@ public abstract class ShapeTranslationFixture {
   /** One engine of the suite: its connector, each rank's memory and what its steps reported. */
   protected final class Engine {
     final KvConnector connector;
-    final List<KvMemory> memories;
+    final List<KvRegions> memories;
     final List<KvLayout> layouts;
     final Set<String> received = new HashSet<>();
     final Set<String> sent = new HashSet<>();
@@ -190,7 +191,7 @@ public abstract class ShapeTranslationFixture {
     final Map<String, Long> seeds = new HashMap<>();
     private int nextBlock;
 
-    Engine(KvConnector connector, List<KvMemory> memories, List<KvLayout> layouts) {
+    Engine(KvConnector connector, List<KvRegions> memories, List<KvLayout> layouts) {
       this.connector = connector;
       this.memories = memories;
       this.layouts = layouts;
@@ -227,14 +228,14 @@ public abstract class ShapeTranslationFixture {
       List<Integer> blocks = blocksFor(tokens);
       for (int r = 0; r < layouts.size(); r++) {
         KvLayout layout = layouts.get(r);
-        KvMemory memory = memories.get(r);
+        KvRegions memory = memories.get(r);
         for (int b = 0; b < blocks.size(); b++) {
           byte[] block = new byte[layout.blockBytes()];
           new Random(seed + b).nextBytes(block);
           int first = b * layout.tokensPerBlock();
           int used = Math.min(layout.tokensPerBlock(), tokens - first);
           KvContent.write(layout, block, seed, first, used);
-          memory.write((long) blocks.get(b) * layout.blockBytes(), ByteBuffer.wrap(block));
+          memory.writeBlock(blocks.get(b), block);
         }
       }
       FinishDecision decision =
@@ -285,17 +286,15 @@ public abstract class ShapeTranslationFixture {
         byte[] all = contents(r);
         boolean[] kv = new boolean[all.length];
         for (int b = 0; b < t.consumerBlocks().size(); b++) {
-          long base = (long) t.consumerBlocks().get(b) * layout.blockBytes();
+          int block = t.consumerBlocks().get(b);
           int used = Math.min(layout.tokensPerBlock(), t.tokens() - b * layout.tokensPerBlock());
           KvContent.forEachVector(
               layout,
               used,
-              (layer, plane, head, token, offset) ->
-                  Arrays.fill(
-                      kv,
-                      (int) (base + offset),
-                      (int) (base + offset) + layout.vectorBytes(),
-                      true));
+              (layer, plane, head, token, offset) -> {
+                int at = flat(layout, layout.offset(block, layer, plane, head, token));
+                Arrays.fill(kv, at, at + layout.vectorBytes(), true);
+              });
         }
         for (int i = 0; i < all.length; i++) {
           if (!kv[i] && all[i] != UNTOUCHED) {
@@ -311,20 +310,20 @@ public abstract class ShapeTranslationFixture {
         KvLayout layout = layouts.get(r);
         byte[] all = contents(r);
         for (int token = from; token < to; token++) {
-          long base =
-              (long) t.consumerBlocks().get(token / layout.tokensPerBlock()) * layout.blockBytes();
+          int block = t.consumerBlocks().get(token / layout.tokensPerBlock());
           for (int layer = 0; layer < LAYERS; layer++) {
             for (int plane = 0; plane < layout.planes(); plane++) {
               for (int head = layout.headStart();
                   head < layout.headStart() + layout.headCount();
                   head++) {
-                long at =
-                    base
-                        + layout.offsetInBlock(layer, plane, head, token % layout.tokensPerBlock());
+                int at =
+                    flat(
+                        layout,
+                        layout.offset(block, layer, plane, head, token % layout.tokensPerBlock()));
                 for (int e = 0; e < layout.vectorBytes(); e++) {
                   byte expected =
                       holds ? KvContent.value(t.seed(), layer, plane, head, token, e) : UNTOUCHED;
-                  if (all[(int) at + e] != expected) {
+                  if (all[at + e] != expected) {
                     throw new AssertionError(
                         String.format(
                             "rank %d, token %d, layer %d, plane %d, head %d, byte %d: %s, expected"
@@ -335,7 +334,7 @@ public abstract class ShapeTranslationFixture {
                             plane,
                             head,
                             e,
-                            all[(int) at + e],
+                            all[at + e],
                             holds ? "the request's KV " + expected : "untouched"));
                   }
                 }
@@ -346,16 +345,31 @@ public abstract class ShapeTranslationFixture {
       }
     }
 
+    /** Every byte of rank {@code rank}'s memory: its regions back to back ({@link #flat}). */
     private byte[] contents(int rank) {
       KvLayout layout = layouts.get(rank);
-      byte[] all = new byte[(int) layout.totalBytes()];
-      memories.get(rank).read(0, ByteBuffer.wrap(all));
+      byte[] all = new byte[Math.toIntExact(layout.regions() * layout.regionBytes())];
+      List<KvMemory> regions = memories.get(rank).regions();
+      for (int i = 0; i < regions.size(); i++) {
+        regions
+            .get(i)
+            .read(
+                0,
+                ByteBuffer.wrap(
+                    all, Math.toIntExact(i * layout.regionBytes()), (int) layout.regionBytes()));
+      }
       return all;
+    }
+
+    /** Where rank offset {@code rankOffset} lies in {@link #contents}. */
+    private static int flat(KvLayout layout, long rankOffset) {
+      return Math.toIntExact(
+          KvLayout.region(rankOffset) * layout.regionBytes() + KvLayout.inRegion(rankOffset));
     }
 
     void close() {
       connector.close();
-      memories.forEach(KvMemory::close);
+      memories.forEach(m -> m.regions().forEach(KvMemory::close));
     }
   }
 }

@@ -71,19 +71,93 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
         .containsEntry(EndReason.READ, 1L);
   }
 
+  static Stream<Arguments> memoryShapes() {
+    KvLayout.MemoryOrder nhd = KvLayout.MemoryOrder.BLOCK_MAJOR;
+    KvLayout.MemoryOrder hnd = KvLayout.MemoryOrder.HEAD_MAJOR;
+    KvLayout.Placement cross = KvLayout.Placement.CROSS_LAYER;
+    KvLayout.Placement perLayer = KvLayout.Placement.PER_LAYER;
+    KvLayout.Placement blockFirst = KvLayout.Placement.PER_LAYER_BLOCK_FIRST;
+    KvLayout.Placement perPlane = KvLayout.Placement.PER_LAYER_PLANE;
+    List<Arguments> all = new ArrayList<>();
+    for (int[] tp : new int[][] {{2, 2}, {2, 1}, {1, 2}}) {
+      for (int[] blocks : new int[][] {{8, 8}, {8, 4}}) {
+        // vLLM FlashAttention per layer, NHD, on both sides: whole blocks by extent.
+        all.add(Arguments.of(perLayer, nhd, tp[0], blocks[0], perLayer, nhd, tp[1], blocks[1]));
+        // vLLM per layer NHD into a cross-layer HND engine: vector by vector.
+        all.add(Arguments.of(perLayer, nhd, tp[0], blocks[0], cross, hnd, tp[1], blocks[1]));
+        // FlashInfer HND into separate K and V tensors per layer, NHD.
+        all.add(Arguments.of(blockFirst, hnd, tp[0], blocks[0], perPlane, nhd, tp[1], blocks[1]));
+        // Separate K and V tensors on both sides, HND.
+        all.add(Arguments.of(perPlane, hnd, tp[0], blocks[0], perPlane, hnd, tp[1], blocks[1]));
+      }
+    }
+    return all.stream();
+  }
+
+  /**
+   * Engines that keep their KV in different memory shapes pair: one tensor per layer (vLLM's
+   * FlashAttention layout), FlashInfer's, separate K and V tensors per layer and cross-layer
+   * blocks, in either order, registered as one region per tensor; every vector lands where the
+   * consumer's layout puts it and only the used bytes move.
+   */
+  @ParameterizedTest(name = "P {0}/{1} TP{2} x {3} -> D {4}/{5} TP{6} x {7}")
+  @MethodSource("memoryShapes")
+  void engineMemoryOfAnyPlacementAndOrderPairsVectorForVector(
+      KvLayout.Placement producerPlacement,
+      KvLayout.MemoryOrder producerOrder,
+      int producerTp,
+      int producerBlock,
+      KvLayout.Placement consumerPlacement,
+      KvLayout.MemoryOrder consumerOrder,
+      int consumerTp,
+      int consumerBlock) {
+    Engine producer =
+        start(
+            "prefill",
+            Role.PRODUCER,
+            model(producerBlock, 32, producerOrder).withMemory(producerOrder, producerPlacement),
+            producerTp);
+    Engine consumer =
+        start(
+            "decode",
+            Role.CONSUMER,
+            model(consumerBlock, 64, consumerOrder).withMemory(consumerOrder, consumerPlacement),
+            consumerTp);
+    int tokens = 3 * Math.max(producerBlock, consumerBlock) + 3;
+
+    Transfer t = transfer(producer, consumer, "r-1", tokens, 0);
+
+    assertThat(t.match()).isEqualTo(new LoadMatch.Ready(0, tokens));
+    assertThat(consumer.received).contains("r-1");
+    consumer.assertHolds(t, 0, tokens);
+    consumer.assertUntouchedOutside(t);
+    long bytesPerToken = (long) LAYERS * 2 * KV_HEADS * HEAD_DIM * DTYPE_BYTES;
+    assertThat(consumer.connector.status().consumer().orElseThrow().bytesRead())
+        .isEqualTo(tokens * bytesPerToken);
+    await().atMost(underTest.patience()).until(() -> producer.step().sent.contains("r-1"));
+    assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.READ, 1L);
+  }
+
   static Stream<Arguments> replicatedShapes() {
     List<Arguments> all = new ArrayList<>();
     // An MLA latent: one "head" every rank holds, P and D TP in {1, 2, 4, 8} both ways.
+    KvLayout.Placement cross = KvLayout.Placement.CROSS_LAYER;
     for (int p : new int[] {1, 2, 4, 8}) {
       for (int d : new int[] {1, 2, 4, 8}) {
-        all.add(Arguments.of("MLA latent", 1, 1, p, d));
+        all.add(Arguments.of("MLA latent", 1, 1, p, d, cross));
       }
     }
+    // An MLA latent per layer, [blocks, block_size, latent] as one tensor per layer.
+    KvLayout.Placement perLayer = KvLayout.Placement.PER_LAYER_BLOCK_FIRST;
+    all.add(Arguments.of("MLA latent per layer", 1, 1, 2, 4, perLayer));
+    all.add(Arguments.of("MLA latent per layer", 1, 1, 8, 1, perLayer));
     // GQA with fewer KV heads than ranks: 2 heads, each on several ranks.
-    all.add(Arguments.of("2 KV heads", 2, 2, 4, 8));
-    all.add(Arguments.of("2 KV heads", 2, 2, 8, 4));
-    all.add(Arguments.of("2 KV heads", 2, 2, 1, 8));
-    all.add(Arguments.of("2 KV heads", 2, 2, 8, 2));
+    all.add(Arguments.of("2 KV heads", 2, 2, 4, 8, cross));
+    all.add(Arguments.of("2 KV heads", 2, 2, 8, 4, cross));
+    all.add(Arguments.of("2 KV heads", 2, 2, 1, 8, cross));
+    all.add(Arguments.of("2 KV heads", 2, 2, 8, 2, cross));
+    all.add(Arguments.of("2 KV heads per layer", 2, 2, 4, 8, KvLayout.Placement.PER_LAYER));
     return all.stream();
   }
 
@@ -95,12 +169,21 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
   @ParameterizedTest(name = "{0}: P TP{3} -> D TP{4}")
   @MethodSource("replicatedShapes")
   void replicatedKvReachesEveryConsumerRankThatHoldsItReadOnce(
-      String what, int planes, int kvHeads, int producerTp, int consumerTp) {
+      String what,
+      int planes,
+      int kvHeads,
+      int producerTp,
+      int consumerTp,
+      KvLayout.Placement placement) {
     KvLayout.MemoryOrder order = KvLayout.MemoryOrder.HEAD_MAJOR;
-    KvLayout producerModel = replicated(planes, kvHeads, 8, 32, order);
+    KvLayout producerModel = replicated(planes, kvHeads, 8, 32, order).withMemory(order, placement);
     Engine producer = start("prefill", Role.PRODUCER, producerModel, producerTp);
     Engine consumer =
-        start("decode", Role.CONSUMER, replicated(planes, kvHeads, 4, 64, order), consumerTp);
+        start(
+            "decode",
+            Role.CONSUMER,
+            replicated(planes, kvHeads, 4, 64, order).withMemory(order, placement),
+            consumerTp);
     int tokens = 27;
 
     Transfer t = transfer(producer, consumer, "r-1", tokens, 0);

@@ -93,13 +93,13 @@ public final class GoldenValues {
           List.of(
               new Handshake.Rank(
                   PRODUCER_RANKS.get(0),
-                  0x7f00_0000_1000L,
+                  List.of(0x7f00_0000_1000L),
                   0,
                   MemoryKind.DRAM,
                   new byte[] {(byte) 0xca, (byte) 0xfe}),
               new Handshake.Rank(
                   PRODUCER_RANKS.get(1),
-                  0x7f00_0100_0000L,
+                  List.of(0x7f00_0100_0000L),
                   1,
                   MemoryKind.VRAM,
                   new byte[] {(byte) 0xbe, (byte) 0xef})));

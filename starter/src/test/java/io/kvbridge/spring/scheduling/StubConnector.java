@@ -53,12 +53,12 @@ final class StubConnector implements KvConnector {
   public WorkerSide worker(int rank) {
     return new WorkerSide() {
       @Override
-      public KvMemory allocateKvCache(KvLayout layout) {
+      public List<KvMemory> allocateKvRegions(KvLayout layout) {
         throw new UnsupportedOperationException("stub");
       }
 
       @Override
-      public void registerKvCache(KvMemory memory, KvLayout layout) {
+      public void registerKvCache(List<KvMemory> regions, KvLayout layout) {
         throw new UnsupportedOperationException("stub");
       }
 
