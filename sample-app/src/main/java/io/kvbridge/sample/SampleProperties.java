@@ -109,8 +109,14 @@ public record SampleProperties(
    * @param prefixCacheBlocks how many blocks an engine's prefix cache keeps at most (least recently
    *     used first out), 0 to {@code block-count}; 0 turns it off. A decode node then loads only
    *     what a prompt does not start with
-   * @param memoryOrder how a block's bytes are ordered, {@code head-major} or {@code block-major};
-   *     one for the whole deployment, as engines of different orders cannot exchange KV
+   * @param memoryOrder how a slab's vectors (the rank's heads of one block's tokens in one layer
+   *     and plane) are ordered, {@code head-major} ("HND") or {@code block-major} ("NHD"); engines
+   *     of different orders exchange KV vector by vector
+   * @param memoryPlacement where a rank's slabs lie: {@code cross-layer} (one region of whole
+   *     blocks), {@code per-layer} (a tensor per layer, {@code [2, blocks, ...]}, as vLLM's
+   *     FlashAttention backend), {@code per-layer-block-first} (a tensor per layer, {@code [blocks,
+   *     2, ...]}, as FlashInfer, or an MLA latent per layer) or {@code per-layer-plane} (a K and a
+   *     V tensor per layer); each tensor is registered as a region of its own
    * @param stepInterval how long an idle engine waits between steps
    * @param maxContextTokens the most prompt tokens plus {@code max_tokens} one request may ask for;
    *     the nodes and the router refuse a request beyond it with 400, so the router's value should
@@ -123,6 +129,7 @@ public record SampleProperties(
       @DefaultValue("1") int tpDegree,
       @DefaultValue("512") int prefixCacheBlocks,
       @DefaultValue("head-major") String memoryOrder,
+      @DefaultValue("cross-layer") String memoryPlacement,
       @DefaultValue("2ms") Duration stepInterval,
       @DefaultValue("" + ContextWindow.DEFAULT_TOKENS) int maxContextTokens) {
 
@@ -133,7 +140,8 @@ public record SampleProperties(
       requirePositive(ENGINE + "tokens-per-block", tokensPerBlock);
       requireTpDegree(ENGINE + "tp-degree", tpDegree);
       requirePrefixCache(ENGINE + "prefix-cache-blocks", prefixCacheBlocks, blockCount);
-      memoryOrder(memoryOrder);
+      parseOrder(ENGINE, memoryOrder);
+      parsePlacement(ENGINE, memoryPlacement);
       requirePositive(ENGINE + "step-interval", stepInterval);
       requirePositive(ContextWindow.PROPERTY, maxContextTokens);
     }
@@ -147,7 +155,8 @@ public record SampleProperties(
     KvLayout layout(int tokensPerBlock, int blockCount) {
       return kvModel(model)
           .map(m -> m.layout(tokensPerBlock, blockCount, order()))
-          .orElseGet(() -> ToyModel.layout(tokensPerBlock, blockCount, order()));
+          .orElseGet(() -> ToyModel.layout(tokensPerBlock, blockCount, order()))
+          .withMemory(order(), placement());
     }
 
     /** The preset {@code value} names; empty for the toy model's own shape. */
@@ -170,19 +179,14 @@ public record SampleProperties(
       return preset;
     }
 
-    /** The memory order every engine's blocks use. */
+    /** The memory order of every engine's slabs, unless a node sets its own. */
     public KvLayout.MemoryOrder order() {
-      return memoryOrder(memoryOrder);
+      return parseOrder(ENGINE, memoryOrder);
     }
 
-    private static KvLayout.MemoryOrder memoryOrder(@Nullable String value) {
-      for (KvLayout.MemoryOrder order : KvLayout.MemoryOrder.values()) {
-        if (order.name().replace('_', '-').equalsIgnoreCase(value)) {
-          return order;
-        }
-      }
-      throw new IllegalArgumentException(
-          ENGINE + "memory-order must be head-major or block-major, got '" + value + "'");
+    /** Where every engine's slabs lie, unless a node sets its own. */
+    public KvLayout.Placement placement() {
+      return parsePlacement(ENGINE, memoryPlacement);
     }
   }
 
@@ -196,12 +200,16 @@ public record SampleProperties(
    * @param tpDegree the engine's tensor-parallel ranks: 1, 2, 4 or 8
    * @param prefixCacheBlocks how many blocks the engine's prefix cache keeps at most; 0 turns it
    *     off
+   * @param memoryOrder the order of the engine's slabs, {@code head-major} or {@code block-major}
+   * @param memoryPlacement where the engine's slabs lie ({@link Engine#memoryPlacement()}'s values)
    */
   public record EngineOverrides(
       @Nullable Integer blockCount,
       @Nullable Integer tokensPerBlock,
       @Nullable Integer tpDegree,
-      @Nullable Integer prefixCacheBlocks) {}
+      @Nullable Integer prefixCacheBlocks,
+      @Nullable String memoryOrder,
+      @Nullable String memoryPlacement) {}
 
   /**
    * A prefill or decode node.
@@ -339,8 +347,8 @@ public record SampleProperties(
 
   private static final String TOY = "toy";
 
-  /** The most bytes one rank's KV memory may hold: the fake connector's memory is one buffer. */
-  private static final long MAX_RANK_BYTES = Integer.MAX_VALUE;
+  /** The most bytes one region of a rank may hold: the fake connector's region is one buffer. */
+  private static final long MAX_REGION_BYTES = Integer.MAX_VALUE;
 
   /** The engine of node {@code node}, each value checked under the property it comes from. */
   private static EngineShape shape(String node, Engine defaults, EngineOverrides own) {
@@ -359,10 +367,17 @@ public record SampleProperties(
             : ENGINE + "prefix-cache-blocks (for " + blockCountProperty + ")",
         prefixCacheBlocks,
         blockCount);
-    KvLayout layout = defaults.layout(tokensPerBlock, blockCount);
-    // A rank holds its share of the heads, or a whole head where several ranks hold it.
-    long rankBytes = layout.forRank(0, tpDegree).totalBytes();
-    if (rankBytes > MAX_RANK_BYTES) {
+    KvLayout.MemoryOrder order =
+        own.memoryOrder() == null ? defaults.order() : parseOrder(prefix, own.memoryOrder());
+    KvLayout.Placement placement =
+        own.memoryPlacement() == null
+            ? defaults.placement()
+            : parsePlacement(prefix, own.memoryPlacement());
+    KvLayout layout = defaults.layout(tokensPerBlock, blockCount).withMemory(order, placement);
+    // A rank holds its share of the heads, or a whole head where several ranks hold it, in one
+    // region or one per layer (and plane).
+    long regionBytes = layout.forRank(0, tpDegree).regionBytes();
+    if (regionBytes > MAX_REGION_BYTES) {
       throw new IllegalArgumentException(
           blockCountProperty
               + " "
@@ -372,12 +387,36 @@ public record SampleProperties(
               + " tokens of "
               + defaults.model()
               + " need "
-              + rankBytes
-              + " bytes per rank, more than one rank's memory holds ("
-              + MAX_RANK_BYTES
-              + "); lower it");
+              + regionBytes
+              + " bytes per region of a rank, more than one region holds ("
+              + MAX_REGION_BYTES
+              + "); lower it, or place the KV per layer");
     }
     return new EngineShape(layout, tpDegree, prefixCacheBlocks);
+  }
+
+  private static KvLayout.MemoryOrder parseOrder(String prefix, @Nullable String value) {
+    for (KvLayout.MemoryOrder order : KvLayout.MemoryOrder.values()) {
+      if (order.name().replace('_', '-').equalsIgnoreCase(value)) {
+        return order;
+      }
+    }
+    throw new IllegalArgumentException(
+        prefix + "memory-order must be head-major or block-major, got '" + value + "'");
+  }
+
+  private static KvLayout.Placement parsePlacement(String prefix, @Nullable String value) {
+    for (KvLayout.Placement placement : KvLayout.Placement.values()) {
+      if (placement.name().replace('_', '-').equalsIgnoreCase(value)) {
+        return placement;
+      }
+    }
+    throw new IllegalArgumentException(
+        prefix
+            + "memory-placement must be cross-layer, per-layer, per-layer-block-first or"
+            + " per-layer-plane, got '"
+            + value
+            + "'");
   }
 
   private static String tokensPerBlockProperty(String node, EngineOverrides own) {

@@ -215,12 +215,63 @@ class SamplePropertiesTest {
   }
 
   @Test
-  void aPoolThatOneRanksMemoryCannotHoldIsRejectedNamingTheBlockCount() {
-    // 4,096 blocks of 16 tokens of 128 KiB: 8 GiB on one rank.
+  void aPoolThatOneRegionCannotHoldIsRejectedNamingTheBlockCount() {
+    // 4,096 blocks of 16 tokens of 128 KiB: 8 GiB in one cross-layer region.
     assertRejected(
         "kvbridge.sample.engine.block-count 4096 blocks of 16 tokens of llama-3.1-8b need"
-            + " 8589934592 bytes per rank",
+            + " 8589934592 bytes per region of a rank",
         "kvbridge.sample.engine.model=llama-3.1-8b");
+  }
+
+  @Test
+  void perLayerRegionsHoldAPoolThatOneCrossLayerRegionCannot() {
+    // The same 8 GiB as 32 regions of 256 MiB, one per layer, as vLLM allocates them.
+    runner
+        .withPropertyValues(
+            "kvbridge.sample.engine.model=llama-3.1-8b",
+            "kvbridge.sample.engine.memory-placement=per-layer",
+            "kvbridge.sample.engine.memory-order=block-major")
+        .run(
+            context -> {
+              KvLayout model = context.getBean(SampleProperties.class).prefillEngine().model();
+              assertThat(model.placement()).isEqualTo(KvLayout.Placement.PER_LAYER);
+              assertThat(model.order()).isEqualTo(KvLayout.MemoryOrder.BLOCK_MAJOR);
+              assertThat(model.regions()).isEqualTo(32);
+              assertThat(model.regionBytes()).isEqualTo(256L << 20);
+            });
+  }
+
+  @Test
+  void aNodeMayKeepItsKvInAnotherMemoryShapeThanTheOther() {
+    runner
+        .withPropertyValues(
+            "kvbridge.sample.engine.memory-placement=per-layer-plane",
+            "kvbridge.sample.decode.engine.memory-placement=cross-layer",
+            "kvbridge.sample.decode.engine.memory-order=block-major")
+        .run(
+            context -> {
+              SampleProperties properties = context.getBean(SampleProperties.class);
+              assertThat(properties.prefillEngine().model().placement())
+                  .isEqualTo(KvLayout.Placement.PER_LAYER_PLANE);
+              assertThat(properties.prefillEngine().model().order())
+                  .isEqualTo(KvLayout.MemoryOrder.HEAD_MAJOR);
+              assertThat(properties.decodeEngine().model().placement())
+                  .isEqualTo(KvLayout.Placement.CROSS_LAYER);
+              assertThat(properties.decodeEngine().model().order())
+                  .isEqualTo(KvLayout.MemoryOrder.BLOCK_MAJOR);
+            });
+  }
+
+  @Test
+  void anUnknownPlacementIsRejectedNamingThePropertyAndThePlacements() {
+    assertRejected(
+        "kvbridge.sample.engine.memory-placement must be cross-layer, per-layer,"
+            + " per-layer-block-first or per-layer-plane, got 'diagonal'",
+        "kvbridge.sample.engine.memory-placement=diagonal");
+    assertRejected(
+        "kvbridge.sample.decode.engine.memory-placement must be cross-layer, per-layer,"
+            + " per-layer-block-first or per-layer-plane, got 'diagonal'",
+        "kvbridge.sample.decode.engine.memory-placement=diagonal");
   }
 
   @Test
@@ -228,7 +279,7 @@ class SamplePropertiesTest {
     // 2,048 blocks of 16 tokens of 70,272 bytes: 2.3 GB on each of the 8 ranks, not an eighth.
     assertRejected(
         "kvbridge.sample.engine.block-count 2048 blocks of 16 tokens of deepseek-v3 need"
-            + " 2302672896 bytes per rank",
+            + " 2302672896 bytes per region of a rank",
         "kvbridge.sample.engine.model=deepseek-v3",
         "kvbridge.sample.engine.block-count=2048",
         "kvbridge.sample.engine.prefix-cache-blocks=0",

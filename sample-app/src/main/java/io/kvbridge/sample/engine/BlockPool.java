@@ -1,26 +1,26 @@
 package io.kvbridge.sample.engine;
 
 import io.kvbridge.layout.KvLayout;
-import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
  * The engine's KV cache: a fixed pool of blocks with engine-wide ids, each rank holding its share
- * of every block in a {@link KvMemory} of its own, laid out as the connector registered it (as in
- * vLLM, every rank has the same block ids). Hands out blocks, takes them back (refusing a block
- * that is not held, so a double free is caught where it happens), and copies KV in and out.
+ * of every block in {@link KvRegions} of its own (one region, or one per layer or per layer and
+ * plane, as its layout places them), laid out as the connector registered them (as in vLLM, every
+ * rank has the same block ids). Hands out blocks, takes them back (refusing a block that is not
+ * held, so a double free is caught where it happens), and copies KV in and out.
  *
  * <p>A token's KV, as the engine hands it in and gets it back, is the model's head vectors in
  * (layer, plane, head) order, {@link #bytesPerToken()} bytes. Token {@code i} of a request lives in
  * block {@code blockIds[i / tokensPerBlock]}, slot {@code i % tokensPerBlock}; the vector of head
- * {@code h} lies on the rank that holds {@code h}, at {@link KvLayout#offsetInBlock} of that rank's
- * copy of the block. This is where a consumer's connector writes what it reads from a producer.
+ * {@code h} lies on the rank that holds {@code h}, at {@link KvLayout#offset} of that rank's copy
+ * of the block. This is where a consumer's connector writes what it reads from a producer.
  *
  * <p>Threads: allocation and freeing are synchronized and may be called from any thread; copies to
  * the blocks of one request must come from one thread at a time (the engine thread).
@@ -28,7 +28,7 @@ import java.util.Optional;
 public final class BlockPool {
 
   private final List<KvLayout> ranks;
-  private final List<KvMemory> memories;
+  private final List<KvRegions> memories;
   private final int tokensPerBlock;
   private final int blockCount;
   private final int bytesPerToken;
@@ -40,40 +40,18 @@ public final class BlockPool {
   private final List<List<List<Piece>>> piecesByRank;
 
   /**
-   * A pool over {@code memories}, one per rank, rank {@code r}'s holding at least {@code
-   * ranks.get(r).totalBytes()}.
+   * A pool over {@code memories}, one per rank, each rank's regions placed as its layout says.
    *
-   * @throws IllegalArgumentException if the ranks do not split the model's heads once, or a memory
-   *     is too small
+   * @throws IllegalArgumentException if the ranks do not split the model's heads once
    */
-  public BlockPool(List<KvLayout> ranks, List<KvMemory> memories) {
-    this.ranks = List.copyOf(ranks);
+  public BlockPool(List<KvRegions> memories) {
     this.memories = List.copyOf(memories);
+    this.ranks = this.memories.stream().map(KvRegions::layout).toList();
     KvLayout.partitionProblem(this.ranks)
         .ifPresent(
             problem -> {
               throw new IllegalArgumentException("KV ranks: " + problem);
             });
-    if (this.memories.size() != this.ranks.size()) {
-      throw new IllegalArgumentException(
-          this.ranks.size() + " rank layouts but " + this.memories.size() + " memories");
-    }
-    for (int r = 0; r < this.ranks.size(); r++) {
-      KvLayout layout = this.ranks.get(r);
-      KvMemory memory = Objects.requireNonNull(this.memories.get(r), "memory");
-      if (memory.sizeBytes() < layout.totalBytes()) {
-        throw new IllegalArgumentException(
-            "KV memory of rank "
-                + r
-                + " ("
-                + memory.sizeBytes()
-                + " bytes) cannot hold "
-                + layout.blockCount()
-                + " blocks of "
-                + layout.blockBytes()
-                + " bytes");
-      }
-    }
     KvLayout first = this.ranks.get(0);
     this.tokensPerBlock = first.tokensPerBlock();
     this.blockCount = first.blockCount();
@@ -183,14 +161,21 @@ public final class BlockPool {
     for (int r = 0; r < ranks.size(); r++) {
       KvLayout layout = ranks.get(r);
       Run run = new Run(memories.get(r), layout.blockBytes());
+      List<List<Piece>> groups = piecesByRank.get(r);
       for (int b = from / tokensPerBlock; b * tokensPerBlock < to; b++) {
-        long base = (long) blockIds.get(b) * layout.blockBytes();
+        int blockId = blockIds.get(b);
         int first = Math.max(from, b * tokensPerBlock);
         int end = Math.min(to, (b + 1) * tokensPerBlock);
         int slot = first - b * tokensPerBlock;
         // In memory order, so that neighbours join one write: a head's slots lie together in a
-        // head-major block, a slot's heads in a block-major one.
-        for (List<Piece> group : piecesByRank.get(r)) {
+        // head-major slab, a slot's heads in a block-major one.
+        for (int g = 0; g < groups.size(); g++) {
+          List<Piece> group = groups.get(g);
+          // Pieces lie at their offset in the block's image; the slab of (layer, plane) g lies
+          // wherever the placement puts it.
+          long base =
+              layout.slabOffset(blockId, g / layout.planes(), g % layout.planes())
+                  - (long) g * layout.slabBytes();
           if (layout.order() == KvLayout.MemoryOrder.HEAD_MAJOR) {
             for (Piece piece : group) {
               for (int token = first; token < end; token++) {
@@ -227,9 +212,8 @@ public final class BlockPool {
     byte[] out = new byte[tokens * bytesPerToken];
     for (int r = 0; r < ranks.size(); r++) {
       KvLayout layout = ranks.get(r);
-      byte[] block = new byte[layout.blockBytes()];
       for (int b = 0; b * tokensPerBlock < tokens; b++) {
-        memories.get(r).read((long) blockIds.get(b) * layout.blockBytes(), ByteBuffer.wrap(block));
+        byte[] block = memories.get(r).readBlock(blockIds.get(b));
         int first = b * tokensPerBlock;
         int end = Math.min(tokens, first + tokensPerBlock);
         for (List<Piece> group : piecesByRank.get(r)) {
@@ -251,15 +235,9 @@ public final class BlockPool {
       throw new IllegalArgumentException(
           "copying " + from.size() + " blocks into " + to.size() + " blocks");
     }
-    for (int r = 0; r < ranks.size(); r++) {
-      int blockBytes = ranks.get(r).blockBytes();
-      KvMemory memory = memories.get(r);
-      ByteBuffer block = ByteBuffer.allocate(blockBytes);
+    for (KvRegions memory : memories) {
       for (int i = 0; i < from.size(); i++) {
-        block.clear();
-        memory.read((long) from.get(i) * blockBytes, block);
-        block.flip();
-        memory.write((long) to.get(i) * blockBytes, block);
+        memory.writeBlock(to.get(i), memory.readBlock(from.get(i)));
       }
     }
   }
@@ -338,12 +316,12 @@ public final class BlockPool {
 
   /** Gathers vectors that lie next to each other in a rank's memory into one write. */
   private final class Run {
-    private final KvMemory memory;
+    private final KvRegions memory;
     private final byte[] buffer;
     private long start;
     private int length;
 
-    Run(KvMemory memory, int capacity) {
+    Run(KvRegions memory, int capacity) {
       this.memory = memory;
       this.buffer = new byte[capacity];
     }

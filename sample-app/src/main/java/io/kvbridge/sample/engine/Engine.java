@@ -6,6 +6,7 @@ import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.WorkerSide;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,7 +85,7 @@ public final class Engine implements AutoCloseable {
 
   private final Object lifecycle = new Object();
   // Each rank's KV memory, as allocated; freed on close.
-  private final List<KvMemory> memories = new ArrayList<>();
+  private final List<KvRegions> memories = new ArrayList<>();
   private BlockPool pool;
   // Set once by start(); used on the engine thread only, but for its size, which stats() reads.
   private volatile PrefixCache cache;
@@ -137,7 +138,7 @@ public final class Engine implements AutoCloseable {
 
   /**
    * Allocates each rank's share of the KV cache through the connector ({@code
-   * worker(rank).allocateKvCache}), registers it ({@code registerKvCache}) and starts the step
+   * worker(rank).allocateKvRegions}), registers it ({@code registerKvCache}) and starts the step
    * loop.
    */
   public void start() {
@@ -149,12 +150,12 @@ public final class Engine implements AutoCloseable {
       for (int rank = 0; rank < shape.tpDegree(); rank++) {
         KvLayout layout = shape.rank(rank);
         WorkerSide worker = connector.worker(rank);
-        KvMemory memory = worker.allocateKvCache(layout);
-        memories.add(memory);
-        worker.registerKvCache(memory, layout);
+        List<KvMemory> regions = worker.allocateKvRegions(layout);
+        memories.add(new KvRegions(layout, regions));
+        worker.registerKvCache(regions, layout);
         ranks.add(layout);
       }
-      pool = new BlockPool(ranks, memories);
+      pool = new BlockPool(memories);
       cache = new PrefixCache(pool, shape.prefixCacheBlocks());
       scheduler =
           new StepScheduler(connector, shape, model, policy, pool, cache, counters, inbox, cancels);
@@ -163,7 +164,8 @@ public final class Engine implements AutoCloseable {
       thread.setDaemon(true);
       thread.start();
       LOG.info(
-          "engine {} started: TP {}, {} blocks of {} tokens ({} bytes per rank, {}) in {} memory,"
+          "engine {} started: TP {}, {} blocks of {} tokens ({} bytes per rank, {}, {} in {}"
+              + " region(s)) in {} memory,"
               + " prefix cache of up to {} blocks, load-failure policy {}",
           engineId,
           shape.tpDegree(),
@@ -171,6 +173,8 @@ public final class Engine implements AutoCloseable {
           shape.tokensPerBlock(),
           ranks.get(0).blockBytes(),
           shape.model().order().name().toLowerCase(Locale.ROOT).replace('_', '-'),
+          shape.model().placement().name().toLowerCase(Locale.ROOT).replace('_', '-'),
+          ranks.get(0).regions(),
           memories.get(0).kind(),
           shape.prefixCacheBlocks(),
           policy);
@@ -342,7 +346,7 @@ public final class Engine implements AutoCloseable {
         connector.close();
       }
       failEverything();
-      memories.forEach(KvMemory::close);
+      memories.forEach(m -> m.regions().forEach(KvMemory::close));
       LOG.info("engine {} stopped", engineId);
     }
   }

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -19,8 +22,16 @@ class BlockPoolTest {
 
   private static final KvLayout LAYOUT = KvLayout.opaque("test", 4, 16, 8);
 
-  private final HeapKvMemory memory = new HeapKvMemory((int) LAYOUT.totalBytes());
-  private final BlockPool pool = new BlockPool(List.of(LAYOUT), List.of(memory));
+  private final BlockPool pool = new BlockPool(List.of(regions(LAYOUT)));
+
+  /** Heap memory for every region of a rank of {@code layout}. */
+  static KvRegions regions(KvLayout layout) {
+    List<KvMemory> regions = new ArrayList<>();
+    for (int i = 0; i < layout.regions(); i++) {
+      regions.add(new HeapKvMemory((int) layout.regionBytes()));
+    }
+    return new KvRegions(layout, regions);
+  }
 
   @Test
   void allocatesDistinctBlocksAndCountsThemHeld() {
@@ -104,17 +115,18 @@ class BlockPoolTest {
     assertThat(pool.readTokens(blocks, 10)).isEqualTo(kv);
   }
 
-  @ParameterizedTest(name = "TP {0}, {1}")
+  @ParameterizedTest(name = "TP {0}, {1}, {2}")
   @MethodSource("ranksAndOrders")
-  void eachRankHoldsItsHeadsVectorsWhereItsLayoutPutsThem(int tp, KvLayout.MemoryOrder order) {
-    KvLayout model = ToyModel.layout(4, 8, order);
+  void eachRankHoldsItsHeadsVectorsWhereItsLayoutPutsThem(
+      int tp, KvLayout.MemoryOrder order, KvLayout.Placement placement) {
+    KvLayout model = ToyModel.layout(4, 8, order).withMemory(order, placement);
     List<KvLayout> ranks = new ArrayList<>();
-    List<HeapKvMemory> memories = new ArrayList<>();
+    List<KvRegions> memories = new ArrayList<>();
     for (int r = 0; r < tp; r++) {
       ranks.add(model.forRank(r, tp));
-      memories.add(new HeapKvMemory((int) ranks.get(r).totalBytes()));
+      memories.add(regions(ranks.get(r)));
     }
-    BlockPool split = new BlockPool(ranks, List.copyOf(memories));
+    BlockPool split = new BlockPool(memories);
     List<Integer> blocks = split.tryAllocate(3).orElseThrow();
     byte[] kv = new byte[10 * split.bytesPerToken()];
     new Random(tp).nextBytes(kv);
@@ -128,11 +140,11 @@ class BlockPoolTest {
           for (int head = 0; head < model.kvHeads(); head++) {
             int r = head / (model.kvHeads() / tp);
             KvLayout rank = ranks.get(r);
-            long at =
-                (long) blocks.get(token / 4) * rank.blockBytes()
-                    + rank.offsetInBlock(layer, plane, head, token % 4);
+            long at = rank.offset(blocks.get(token / 4), layer, plane, head, token % 4);
             int inToken = ((layer * 2 + plane) * model.kvHeads() + head) * vector;
-            assertThat(memories.get(r).bytes(at, vector))
+            byte[] held = new byte[vector];
+            memories.get(r).read(at, ByteBuffer.wrap(held));
+            assertThat(held)
                 .as("token %d, layer %d, plane %d, head %d", token, layer, plane, head)
                 .isEqualTo(
                     Arrays.copyOfRange(
@@ -148,14 +160,19 @@ class BlockPoolTest {
 
   static Stream<Arguments> ranksAndOrders() {
     return Stream.of(1, 2, 4)
-        .flatMap(tp -> Arrays.stream(KvLayout.MemoryOrder.values()).map(o -> Arguments.of(tp, o)));
+        .flatMap(
+            tp ->
+                Arrays.stream(KvLayout.MemoryOrder.values())
+                    .flatMap(
+                        o ->
+                            Arrays.stream(KvLayout.Placement.values())
+                                .map(p -> Arguments.of(tp, o, p))));
   }
 
   @Test
   void writingSomeTokensOfABlockLeavesItsOtherSlotsAlone() {
     KvLayout model = ToyModel.layout(4, 8, KvLayout.MemoryOrder.HEAD_MAJOR);
-    HeapKvMemory whole = new HeapKvMemory((int) model.totalBytes());
-    BlockPool one = new BlockPool(List.of(model), List.of(whole));
+    BlockPool one = new BlockPool(List.of(regions(model)));
     List<Integer> blocks = one.tryAllocate(2).orElseThrow();
     byte[] first = new byte[5 * one.bytesPerToken()];
     byte[] rest = new byte[3 * one.bytesPerToken()];
@@ -172,14 +189,11 @@ class BlockPoolTest {
 
   @Test
   void copiedBlocksHoldTheSameKvOnEveryRank() {
-    KvLayout model = ToyModel.layout(4, 8, KvLayout.MemoryOrder.BLOCK_MAJOR);
-    List<KvLayout> ranks = List.of(model.forRank(0, 2), model.forRank(1, 2));
+    KvLayout model =
+        ToyModel.layout(4, 8, KvLayout.MemoryOrder.BLOCK_MAJOR)
+            .withMemory(KvLayout.MemoryOrder.BLOCK_MAJOR, KvLayout.Placement.PER_LAYER);
     BlockPool split =
-        new BlockPool(
-            ranks,
-            List.of(
-                new HeapKvMemory((int) ranks.get(0).totalBytes()),
-                new HeapKvMemory((int) ranks.get(1).totalBytes())));
+        new BlockPool(List.of(regions(model.forRank(0, 2)), regions(model.forRank(1, 2))));
     List<Integer> from = split.tryAllocate(2).orElseThrow();
     List<Integer> to = split.tryAllocate(2).orElseThrow();
     byte[] kv = new byte[8 * split.bytesPerToken()];
@@ -196,13 +210,7 @@ class BlockPoolTest {
     KvLayout model = ToyModel.layout(4, 8, KvLayout.MemoryOrder.HEAD_MAJOR);
     KvLayout half = model.forRank(0, 2);
 
-    assertThatThrownBy(
-            () ->
-                new BlockPool(
-                    List.of(half, half),
-                    List.of(
-                        new HeapKvMemory((int) half.totalBytes()),
-                        new HeapKvMemory((int) half.totalBytes()))))
+    assertThatThrownBy(() -> new BlockPool(List.of(regions(half), regions(half))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("the ranks hold 2 of the model's 4 KV heads");
   }

@@ -11,8 +11,7 @@ class PrefixCacheTest {
 
   private static final KvLayout LAYOUT = KvLayout.opaque("test", 4, 2, 16);
 
-  private final BlockPool pool =
-      new BlockPool(List.of(LAYOUT), List.of(new HeapKvMemory((int) LAYOUT.totalBytes())));
+  private final BlockPool pool = new BlockPool(List.of(BlockPoolTest.regions(LAYOUT)));
 
   @Test
   void aPromptFindsTheWholeBlocksItStartsWith() {
