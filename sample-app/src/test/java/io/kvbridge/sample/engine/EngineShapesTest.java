@@ -90,15 +90,29 @@ class EngineShapesTest {
     assertThat(decoded.text()).isEqualTo(ToyModel.standard().referenceCompletion(PROMPT, 6));
   }
 
-  @ParameterizedTest(name = "{0}")
+  @ParameterizedTest(name = "{0}: P TP{1} {2}/{3} -> D TP{4} {5}/{6}")
   @MethodSource("presets")
   void aPublishedModelsKvMovesAtItsRealSizeAndDecodesTheReference(
-      KvModel model, int prefillTp, int decodeTp) throws Exception {
-    // 98 tokens of llama-3.1-8b: 12.25 MiB of KV, read across different TP degrees.
+      KvModel model,
+      int prefillTp,
+      KvLayout.Placement prefillPlacement,
+      KvLayout.MemoryOrder prefillOrder,
+      int decodeTp,
+      KvLayout.Placement decodePlacement,
+      KvLayout.MemoryOrder decodeOrder)
+      throws Exception {
+    // 98 tokens of llama-3.1-8b: 12.25 MiB of KV, read across different TP degrees and memory
+    // shapes, each per-layer tensor registered as a region of its own.
     pair =
         new EnginePair(
-            new EngineShape(model.layout(16, 8, KvLayout.MemoryOrder.HEAD_MAJOR), prefillTp, 0),
-            new EngineShape(model.layout(32, 4, KvLayout.MemoryOrder.HEAD_MAJOR), decodeTp, 0),
+            new EngineShape(
+                model.layout(16, 8, prefillOrder).withMemory(prefillOrder, prefillPlacement),
+                prefillTp,
+                0),
+            new EngineShape(
+                model.layout(32, 4, decodeOrder).withMemory(decodeOrder, decodePlacement),
+                decodeTp,
+                0),
             LoadFailurePolicy.FAIL);
 
     Generation decoded = transfer(PROMPT, 5);
@@ -109,11 +123,21 @@ class EngineShapesTest {
   }
 
   static Stream<Arguments> presets() {
+    KvLayout.MemoryOrder nhd = KvLayout.MemoryOrder.BLOCK_MAJOR;
+    KvLayout.MemoryOrder hnd = KvLayout.MemoryOrder.HEAD_MAJOR;
+    KvLayout.Placement cross = KvLayout.Placement.CROSS_LAYER;
+    KvLayout.Placement perLayer = KvLayout.Placement.PER_LAYER;
+    KvLayout.Placement blockFirst = KvLayout.Placement.PER_LAYER_BLOCK_FIRST;
+    KvLayout.Placement perPlane = KvLayout.Placement.PER_LAYER_PLANE;
     return Stream.of(
-        Arguments.of(KvModel.LLAMA_3_1_8B, 2, 4),
-        Arguments.of(KvModel.QWEN_2_5_7B, 4, 8),
-        Arguments.of(KvModel.DEEPSEEK_V3, 2, 4),
-        Arguments.of(KvModel.DEEPSEEK_V3, 8, 1));
+        // vLLM's FlashAttention tensors, one per layer, on both engines.
+        Arguments.of(KvModel.LLAMA_3_1_8B, 2, perLayer, nhd, 4, perLayer, nhd),
+        Arguments.of(KvModel.LLAMA_3_1_8B, 1, cross, hnd, 1, cross, hnd),
+        // Cross-layer blocks into separate K and V tensors per layer, another order.
+        Arguments.of(KvModel.QWEN_2_5_7B, 4, cross, hnd, 8, perPlane, nhd),
+        // An MLA latent per layer, on every rank.
+        Arguments.of(KvModel.DEEPSEEK_V3, 2, blockFirst, hnd, 4, blockFirst, hnd),
+        Arguments.of(KvModel.DEEPSEEK_V3, 8, blockFirst, hnd, 1, cross, hnd));
   }
 
   @ParameterizedTest(name = "{0} tokens")
