@@ -36,9 +36,20 @@ abstract class MultiProcessDeployment {
   /** The connector settings both nodes get, as command-line arguments. */
   abstract List<String> connectorArguments(Path work) throws IOException;
 
+  /** The engines' KV shape, as command-line arguments both nodes get: the toy model's. */
+  List<String> modelArguments() {
+    return List.of();
+  }
+
+  /** What the colocated model computes: the toy model at the KV size of the nodes' model. */
+  ToyModel reference() {
+    return ToyModel.standard();
+  }
+
   @BeforeAll
   void deployAndSendTraffic(@TempDir Path work) throws Exception {
-    List<String> connector = connectorArguments(work);
+    List<String> connector = new ArrayList<>(connectorArguments(work));
+    connector.addAll(modelArguments());
     prefill = new ChildNode("prefill", ChildNode.freePort(), work);
     decode = new ChildNode("decode", ChildNode.freePort(), work);
     prefill.start(connector);
@@ -69,7 +80,7 @@ abstract class MultiProcessDeployment {
 
   @Test
   void everyServedCompletionMatchesTheColocatedReference() {
-    ToyModel reference = ToyModel.standard();
+    ToyModel reference = reference();
     List<Answer> served = answers.stream().filter(a -> a.status() == 200).toList();
 
     assertThat(served).hasSize(REQUESTS - dropped());
