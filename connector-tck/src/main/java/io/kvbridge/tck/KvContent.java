@@ -44,8 +44,7 @@ public final class KvContent {
             head < layout.headStart() + layout.headCount();
             head++) {
           for (int token = 0; token < usedTokens; token++) {
-            visitor.visit(
-                layer, plane, head, token, layout.offsetInBlock(layer, plane, head, token));
+            visitor.visit(layer, plane, head, token, layout.offset(0, layer, plane, head, token));
           }
         }
       }
@@ -84,7 +83,7 @@ public final class KvContent {
             head < layout.headStart() + layout.headCount();
             head++) {
           for (int token = 0; token < usedTokens; token++) {
-            long at = layout.offsetInBlock(layer, plane, head, token);
+            long at = layout.offset(0, layer, plane, head, token);
             for (int e = 0; e < vector; e++) {
               byte expected = value(seed, layer, plane, head, firstToken + token, e);
               if (block[(int) at + e] != expected) {

@@ -208,7 +208,7 @@ public abstract class ForgedPeerConformance extends PullProtocolFixture {
                     List.of(
                         new Handshake.Rank(
                             PRODUCER_LAYOUT,
-                            memory.address(),
+                            List.of(memory.address()),
                             memory.deviceId(),
                             memory.kind(),
                             metadata))),

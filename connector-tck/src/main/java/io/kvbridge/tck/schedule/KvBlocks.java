@@ -44,13 +44,13 @@ final class KvBlocks {
           for (int h = layout.headStart(); h < layout.headStart() + layout.headCount(); h++) {
             ranges.add(
                 new long[] {
-                  layout.offsetInBlock(layer, plane, h, 0), (long) usedTokens * layout.vectorBytes()
+                  layout.offset(0, layer, plane, h, 0), (long) usedTokens * layout.vectorBytes()
                 });
           }
         } else {
           ranges.add(
               new long[] {
-                layout.offsetInBlock(layer, plane, layout.headStart(), 0),
+                layout.offset(0, layer, plane, layout.headStart(), 0),
                 (long) usedTokens * layout.headCount() * layout.vectorBytes()
               });
         }

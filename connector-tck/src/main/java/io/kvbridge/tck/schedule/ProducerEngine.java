@@ -99,7 +99,7 @@ final class ProducerEngine {
       ranks.add(
           new Handshake.Rank(
               layouts.get(r),
-              memory.address(),
+              List.of(memory.address()),
               memory.deviceId(),
               memory.kind(),
               agents.get(r).localMetadata()));

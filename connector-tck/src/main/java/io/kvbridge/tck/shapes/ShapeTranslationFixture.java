@@ -319,8 +319,7 @@ public abstract class ShapeTranslationFixture {
                   head < layout.headStart() + layout.headCount();
                   head++) {
                 long at =
-                    base
-                        + layout.offsetInBlock(layer, plane, head, token % layout.tokensPerBlock());
+                    base + layout.offset(0, layer, plane, head, token % layout.tokensPerBlock());
                 for (int e = 0; e < layout.vectorBytes(); e++) {
                   byte expected =
                       holds ? KvContent.value(t.seed(), layer, plane, head, token, e) : UNTOUCHED;
