@@ -93,16 +93,37 @@ public final class GoldenValues {
           List.of(
               new Handshake.Rank(
                   PRODUCER_RANKS.get(0),
-                  0x7f00_0000_1000L,
+                  List.of(0x7f00_0000_1000L),
                   0,
                   MemoryKind.DRAM,
                   new byte[] {(byte) 0xca, (byte) 0xfe}),
               new Handshake.Rank(
                   PRODUCER_RANKS.get(1),
-                  0x7f00_0100_0000L,
+                  List.of(0x7f00_0100_0000L),
                   1,
                   MemoryKind.VRAM,
                   new byte[] {(byte) 0xbe, (byte) 0xef})));
+
+  /**
+   * A producer of one rank holding {@link #PRODUCER_MODEL} whole, its KV one tensor per layer as
+   * vLLM allocates it ({@link KvLayout.Placement#PER_LAYER}, block-major): two region addresses.
+   */
+  public static final KvLayout PER_LAYER_RANK =
+      PRODUCER_MODEL.withMemory(KvLayout.MemoryOrder.BLOCK_MAJOR, KvLayout.Placement.PER_LAYER);
+
+  /** A producer's acceptance naming one rank of {@link #PER_LAYER_RANK}: two region addresses. */
+  public static final Handshake.Accepted ACCEPTED_PER_LAYER =
+      new Handshake.Accepted(
+          "prefill-1",
+          0x0fedcba987654322L,
+          2_000_000_000L,
+          List.of(
+              new Handshake.Rank(
+                  PER_LAYER_RANK,
+                  List.of(0x7f10_0000_0000L, 0x7f20_0000_0000L),
+                  0,
+                  MemoryKind.VRAM,
+                  new byte[] {(byte) 0xf0, (byte) 0x0d})));
 
   private GoldenValues() {}
 
@@ -146,6 +167,7 @@ public final class GoldenValues {
     m.put("handshake.greeting", Handshake.encode(GREETING));
     m.put("handshake.request", Handshake.encode(REQUEST));
     m.put("handshake.accepted", Handshake.encode(ACCEPTED));
+    m.put("handshake.accepted.per-layer", Handshake.encode(ACCEPTED_PER_LAYER));
     m.put("handshake.refused", Handshake.encode(new Handshake.Refused("incompatible KV layout")));
     byte[] greeting = Handshake.encode(GREETING_AUTHENTICATED);
     byte[] challenge = Handshake.encode(CHALLENGE);
