@@ -190,7 +190,11 @@ public final class GoldenValues {
     return m;
   }
 
-  /** The digests of the vectors, by vector name. */
+  /**
+   * The digests of the vectors, by vector name: the prompt digest, the read digest's three steps
+   * (and the read skipping 8 tokens), and the layout fingerprint of {@link #PRODUCER_MODEL} (the
+   * same for each of its ranks, in any memory order and placement).
+   */
   public static Map<String, byte[]> digests() {
     Map<String, byte[]> m = new LinkedHashMap<>();
     m.put("digest.prompt", HexFormat.of().parseHex(PROMPT_DIGEST));
@@ -198,6 +202,7 @@ public final class GoldenValues {
     m.put("digest.shape", SHAPE.clone());
     m.put("digest.read", READ_DIGEST.toBytes());
     m.put("digest.read.skip8", ReadDigest.of(BINDING, SHAPE, 8).toBytes());
+    m.put("digest.layout-fingerprint", HexFormat.of().parseHex(PRODUCER_MODEL.fingerprint()));
     return m;
   }
 

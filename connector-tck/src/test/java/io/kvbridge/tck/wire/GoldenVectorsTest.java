@@ -75,6 +75,8 @@ class GoldenVectorsTest {
         .isEqualTo(GoldenValues.REQUEST);
     assertThat(Handshake.decodeResponse(vector("handshake.accepted")))
         .isEqualTo(GoldenValues.ACCEPTED);
+    assertThat(Handshake.decodeResponse(vector("handshake.accepted.per-layer")))
+        .isEqualTo(GoldenValues.ACCEPTED_PER_LAYER);
     assertThat(Handshake.decodeResponse(vector("handshake.refused")))
         .isEqualTo(new Handshake.Refused("incompatible KV layout"));
     assertThat(Handshake.decodeChallenge(challenge)).isEqualTo(GoldenValues.CHALLENGE);
