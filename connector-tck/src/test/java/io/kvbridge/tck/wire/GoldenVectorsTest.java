@@ -153,6 +153,49 @@ class GoldenVectorsTest {
             hex(vector("handshake.accepted.sealed")));
   }
 
+  /**
+   * Section "Golden vectors" of {@code docs/protocol.md} prints every vector of the kit, each once,
+   * with exactly its bytes, and nothing else: in its fenced blocks, a vector's name on a line of
+   * its own, then its hex on indented lines of at most 64 digits.
+   */
+  @Test
+  void everyVectorIsPrintedInTheSpecificationWithItsHex() throws Exception {
+    List<String> lines = Files.readAllLines(Path.of("..", "docs", "protocol.md"));
+    int start = lines.indexOf("## Golden vectors");
+    assertThat(start).as("section Golden vectors in docs/protocol.md").isPositive();
+    Map<String, StringBuilder> printed = new java.util.LinkedHashMap<>();
+    String current = null;
+    boolean fenced = false;
+    for (String line : lines.subList(start + 1, lines.size())) {
+      if (line.startsWith("## ")) {
+        break;
+      }
+      if (line.startsWith("```")) {
+        fenced = !fenced;
+        current = null;
+        continue;
+      }
+      if (!fenced) {
+        continue;
+      }
+      if (line.startsWith("    ")) {
+        String hex = line.strip();
+        assertThat(current).as("a name before the hex line '%s'", line).isNotNull();
+        assertThat(hex).as("a line of %s", current).matches("[0-9a-f]{2,64}");
+        printed.get(current).append(hex);
+      } else {
+        current = line.strip();
+        assertThat(printed.put(current, new StringBuilder()))
+            .as("vector %s printed once", current)
+            .isNull();
+      }
+    }
+
+    assertThat(printed.keySet()).containsExactlyInAnyOrderElementsOf(vectors.keySet());
+    printed.forEach(
+        (name, hex) -> assertThat(hex.toString()).as(name).isEqualTo(hex(vector(name))));
+  }
+
   private byte[] vector(String name) {
     byte[] bytes = vectors.get(name);
     assertThat(bytes).as("vector %s", name).isNotNull();
