@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""An independent reading of kvbridge's wire format, version 4, written from docs/protocol.md alone.
+"""An independent reading of kvbridge's wire format, version 5, written from docs/protocol.md alone.
 
-Decodes every golden vector field by field (KV layouts and ranks included) and compares each field
-with the value GoldenValues.java encodes, encodes what it decoded and compares the bytes,
-recomputes the prompt digest and the read digest's three steps (binding, shape, read), the
-CRC-32C checksums, the authenticated handshake's keys (HKDF-SHA256) and P's proof with Python's
-standard library, opens the sealed request and acceptance with an AES-256-GCM written here from
-FIPS 197 and SP 800-38D, and exits 0 printing "ok" only if every vector agrees; any disagreement
-exits non-zero naming it. Usage:
+Decodes every golden vector field by field (KV layouts, their placements and the ranks' region
+addresses included) and compares each field with the value GoldenValues.java encodes, encodes what
+it decoded and compares the bytes, recomputes the prompt digest, the read digest's three steps
+(binding, shape, read), the layout fingerprint, the CRC-32C checksums, the authenticated
+handshake's keys (HKDF-SHA256) and P's proof with Python's standard library, opens the sealed
+request and acceptance with an AES-256-GCM written here from FIPS 197 and SP 800-38D, and exits 0
+printing "ok" only if every vector agrees; any disagreement exits non-zero naming it. Usage:
     check_golden_vectors.py golden-vectors.txt
 """
 import hashlib
@@ -16,9 +16,10 @@ import struct
 import sys
 from collections import namedtuple
 
-VERSION = 4
+VERSION = 5
 SECRET = b"kvbridge golden vector secret"
 BLOCK_MAJOR, HEAD_MAJOR = 0, 1
+CROSS_LAYER, PER_LAYER, PER_LAYER_BLOCK_FIRST, PER_LAYER_PLANE = 0, 1, 2, 3
 DRAM, VRAM = 0, 1
 
 
@@ -139,7 +140,7 @@ def put_lease(w, ref):
 # --- KV layouts --------------------------------------------------------------------------------
 
 Layout = namedtuple("Layout", "model dtype_bytes layers planes kv_heads head_start head_count"
-                              " head_dim tokens_per_block block_count order")
+                              " head_dim tokens_per_block block_count order placement")
 
 
 def vector_bytes(layout):
@@ -151,20 +152,42 @@ def block_bytes(layout):
             * vector_bytes(layout))
 
 
+def slab_bytes(layout):
+    """The rank's heads of one block's tokens in one layer and plane."""
+    return layout.head_count * layout.tokens_per_block * vector_bytes(layout)
+
+
+def regions(layout):
+    """How many regions a rank of this layout registers (one address each in an acceptance)."""
+    return {CROSS_LAYER: 1, PER_LAYER: layout.layers, PER_LAYER_BLOCK_FIRST: layout.layers,
+            PER_LAYER_PLANE: layout.layers * layout.planes}[layout.placement]
+
+
+def region_bytes(layout):
+    if layout.placement == CROSS_LAYER:
+        return layout.block_count * block_bytes(layout)
+    if layout.placement == PER_LAYER_PLANE:
+        return layout.block_count * slab_bytes(layout)
+    return layout.block_count * layout.planes * slab_bytes(layout)
+
+
 def read_layout(r):
     model_length = r.u16()
     expect(1 <= model_length <= 256, "a model of 1 to 256 bytes")
     model = r.take(model_length).decode("utf-8")
     expect(model.strip(), "a model that is not blank")
     layout = Layout(model, r.u8(), r.u16(), r.u8(), r.u16(), r.u16(), r.u16(), r.u16(), r.i32(),
-                    r.i32(), r.u8())
+                    r.i32(), r.u8(), r.u8())
     expect(layout.dtype_bytes > 0 and layout.layers > 0 and layout.kv_heads > 0
            and layout.head_count > 0 and layout.head_dim > 0, "positive layout sizes")
     expect(layout.planes in (1, 2), "planes 1 or 2")
     expect(layout.head_start + layout.head_count <= layout.kv_heads, "heads within kv_heads")
     expect(layout.tokens_per_block > 0 and layout.block_count > 0, "positive block sizes")
     expect(layout.order in (BLOCK_MAJOR, HEAD_MAJOR), "a known memory order")
+    expect(layout.placement in (CROSS_LAYER, PER_LAYER, PER_LAYER_BLOCK_FIRST, PER_LAYER_PLANE),
+           "a known placement")
     expect(block_bytes(layout) <= 2 ** 31 - 1, "a block of at most 2^31 - 1 bytes")
+    expect(region_bytes(layout) < 2 ** 44, "a region smaller than 2^44 bytes")
     return layout
 
 
@@ -172,7 +195,7 @@ def put_layout(w, layout):
     model = layout.model.encode("utf-8")
     (w.u16(len(model)).raw(model).u8(layout.dtype_bytes).u16(layout.layers).u8(layout.planes)
      .u16(layout.kv_heads).u16(layout.head_start).u16(layout.head_count).u16(layout.head_dim)
-     .i32(layout.tokens_per_block).i32(layout.block_count).u8(layout.order))
+     .i32(layout.tokens_per_block).i32(layout.block_count).u8(layout.order).u8(layout.placement))
 
 
 def encode_layout(layout):
@@ -200,11 +223,18 @@ def partitions_heads(ranks):
 
 
 def compatible(consumer, producer):
-    """Whether KV of producer's layout can be read into consumer's."""
-    fields = ("model", "dtype_bytes", "layers", "planes", "kv_heads", "head_dim", "order")
+    """Whether KV of producer's layout can be read into consumer's: any orders and placements."""
+    fields = ("model", "dtype_bytes", "layers", "planes", "kv_heads", "head_dim")
     big = max(consumer.tokens_per_block, producer.tokens_per_block)
     small = min(consumer.tokens_per_block, producer.tokens_per_block)
     return all(getattr(consumer, f) == getattr(producer, f) for f in fields) and big % small == 0
+
+
+def fingerprint(layout):
+    """The model's identity, whatever the rank's heads, block size, pool, order and placement."""
+    canonical = "|".join(["kvbridge/layout/4", layout.model] + [str(v) for v in (
+        layout.dtype_bytes, layout.layers, layout.planes, layout.kv_heads, layout.head_dim)])
+    return hashlib.sha256(canonical.encode("utf-8")).digest()[:16]
 
 
 def for_rank(layout, rank, tp):
@@ -284,7 +314,7 @@ def encode_message(kind, fields):
 # --- Handshake frames --------------------------------------------------------------------------
 
 REQUEST, ACCEPTED, REFUSED, GREETING, CHALLENGE, PROOF, SEALED = 1, 2, 3, 4, 5, 6, 7
-Rank = namedtuple("Rank", "layout region_address device_id memory_kind metadata")
+Rank = namedtuple("Rank", "layout region_addresses device_id memory_kind metadata")
 
 
 def decode_handshake(data):
@@ -313,7 +343,9 @@ def decode_handshake(data):
         producer, incarnation, clock = r.text(), r.i64(), r.i64()
         ranks = []
         for _ in range(read_ranks(r)):
-            rank = Rank(read_layout(r), r.i64(), r.i32(), r.u8(), r.blob())
+            layout = read_layout(r)
+            addresses = [r.i64() for _ in range(regions(layout))]
+            rank = Rank(layout, addresses, r.i32(), r.u8(), r.blob())
             expect(rank.device_id >= 0, "device_id >= 0")
             expect(rank.memory_kind in (DRAM, VRAM), "memory_kind 0 or 1")
             ranks.append(rank)
@@ -342,14 +374,17 @@ def encode_handshake(kind, fields):
     w.text(producer).i64(incarnation).i64(clock).u8(len(ranks))
     for rank in ranks:
         put_layout(w, rank.layout)
-        w.i64(rank.region_address).i32(rank.device_id).u8(rank.memory_kind).blob(rank.metadata)
+        for address in rank.region_addresses:
+            w.i64(address)
+        w.i32(rank.device_id).u8(rank.memory_kind).blob(rank.metadata)
     return w.bytes()
 
 
 def handshake_keys(producer_nonce, consumer_nonce):
     """HKDF-SHA256 (RFC 5869) of the secret, salted with both nonces: proof, request, answer keys."""
     prk = hmac.new(producer_nonce + consumer_nonce, SECRET, hashlib.sha256).digest()
-    return [hmac.new(prk, b"kvbridge/handshake/4/" + label + b"\x01", hashlib.sha256).digest()
+    prefix = b"kvbridge/handshake/%d/" % VERSION
+    return [hmac.new(prk, prefix + label + b"\x01", hashlib.sha256).digest()
             for label in (b"proof", b"request", b"answer")]
 
 
@@ -509,9 +544,9 @@ def crc32c_sampled(sequence):
 
 LEASE = ("req-1", "00112233445566778899aabbccddeeff")
 PROMPT = list(range(1, 9))
-PRODUCER_MODEL = Layout("llama-test@1", 2, 2, 2, 4, 0, 4, 8, 4, 64, HEAD_MAJOR)
+PRODUCER_MODEL = Layout("llama-test@1", 2, 2, 2, 4, 0, 4, 8, 4, 64, HEAD_MAJOR, CROSS_LAYER)
 PRODUCER_RANKS = [for_rank(PRODUCER_MODEL, 0, 2), for_rank(PRODUCER_MODEL, 1, 2)]
-CONSUMER_RANKS = [Layout("llama-test@1", 2, 2, 2, 4, 0, 4, 8, 8, 128, HEAD_MAJOR)]
+CONSUMER_RANKS = [Layout("llama-test@1", 2, 2, 2, 4, 0, 4, 8, 8, 128, HEAD_MAJOR, CROSS_LAYER)]
 BLOCKS = [3, 17]
 TOKENS = 8
 GREETING_NONCE = bytes(range(0x10, 0x20))
@@ -519,8 +554,11 @@ CHALLENGE_NONCE = bytes(range(0x20, 0x30))
 REQUEST_FIELDS = ["decode-0", 0x0123456789ABCDEF, CONSUMER_RANKS,
                   bytes.fromhex("deadbeef")]
 ACCEPTED_FIELDS = ["prefill-0", 0x0FEDCBA987654321, 1_000_000_000, [
-    Rank(PRODUCER_RANKS[0], 0x7F00_0000_1000, 0, DRAM, bytes.fromhex("cafe")),
-    Rank(PRODUCER_RANKS[1], 0x7F00_0100_0000, 1, VRAM, bytes.fromhex("beef"))]]
+    Rank(PRODUCER_RANKS[0], [0x7F00_0000_1000], 0, DRAM, bytes.fromhex("cafe")),
+    Rank(PRODUCER_RANKS[1], [0x7F00_0100_0000], 1, VRAM, bytes.fromhex("beef"))]]
+PER_LAYER_RANK = PRODUCER_MODEL._replace(order=BLOCK_MAJOR, placement=PER_LAYER)
+ACCEPTED_PER_LAYER_FIELDS = ["prefill-1", 0x0FEDCBA987654322, 2_000_000_000, [
+    Rank(PER_LAYER_RANK, [0x7F10_0000_0000, 0x7F20_0000_0000], 0, VRAM, bytes.fromhex("f00d"))]]
 
 
 def check(vectors):
@@ -538,6 +576,12 @@ def check(vectors):
     expect(partitions_heads(PRODUCER_RANKS) and partitions_heads(CONSUMER_RANKS),
            "the golden ranks partition the heads")
     expect(compatible(CONSUMER_RANKS[0], PRODUCER_RANKS[0]), "the golden shapes are compatible")
+    expect(compatible(CONSUMER_RANKS[0], PER_LAYER_RANK),
+           "another memory order and placement are compatible")
+    same(vector("digest.layout-fingerprint"), fingerprint(PRODUCER_MODEL),
+         "digest.layout-fingerprint")
+    for layout in PRODUCER_RANKS + CONSUMER_RANKS + [PER_LAYER_RANK]:
+        same(fingerprint(layout), fingerprint(PRODUCER_MODEL), "the fingerprint of %s" % (layout,))
     expect((len(BLOCKS) - 1) * PRODUCER_MODEL.tokens_per_block < TOKENS
            <= len(BLOCKS) * PRODUCER_MODEL.tokens_per_block, "the lease's blocks hold its tokens")
     lease_binding = binding(LEASE[0], prompt, TOKENS, BLOCKS)
@@ -577,6 +621,7 @@ def check(vectors):
     for name, kind, value in (("handshake.refused", REFUSED, ["incompatible KV layout"]),
                               ("handshake.request", REQUEST, REQUEST_FIELDS),
                               ("handshake.accepted", ACCEPTED, ACCEPTED_FIELDS),
+                              ("handshake.accepted.per-layer", ACCEPTED, ACCEPTED_PER_LAYER_FIELDS),
                               ("handshake.challenge", CHALLENGE, [CHALLENGE_NONCE])):
         data = vector(name)
         same(decode_handshake(data), (kind, value), name)

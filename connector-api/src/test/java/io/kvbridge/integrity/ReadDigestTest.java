@@ -48,11 +48,11 @@ class ReadDigestTest {
     assertThat(hex(binding))
         .isEqualTo("5625a8bb0ee43dfcaa2427ddd20019ff9c66ab41bd6aebe34a3b0697a3540307");
     assertThat(hex(shape))
-        .isEqualTo("8c3f500fbbbf8fd452f08065bff6273061c5d9b7441081a7429223a5a1d940f0");
+        .isEqualTo("f0a18d5402c3d50f70bd7b409a58ba314ec19ee4caab68738fdc71fe7597361f");
     assertThat(hex(ReadDigest.of(binding, shape, 0).toBytes()))
-        .isEqualTo("d522618178db92f1e04343c4d21a788544d10ea90f10a96d6c9a8497f4da908c");
+        .isEqualTo("57041a5738368d6174191133c092bc1bf1243b7b9cfa2a4099d2c167f4f82e1e");
     assertThat(hex(ReadDigest.of(binding, shape, 8).toBytes()))
-        .isEqualTo("34e96a212eb848a9b8508bdd17440058fffcf08d87503461c267f046bb9446bf");
+        .isEqualTo("8cdb83721d30116ef1482adf09e54c0943f657566107affdc6a87f27675387c4");
   }
 
   @Test

@@ -104,6 +104,27 @@ public final class GoldenValues {
                   MemoryKind.VRAM,
                   new byte[] {(byte) 0xbe, (byte) 0xef})));
 
+  /**
+   * A producer of one rank holding {@link #PRODUCER_MODEL} whole, its KV one tensor per layer as
+   * vLLM allocates it ({@link KvLayout.Placement#PER_LAYER}, block-major): two region addresses.
+   */
+  public static final KvLayout PER_LAYER_RANK =
+      PRODUCER_MODEL.withMemory(KvLayout.MemoryOrder.BLOCK_MAJOR, KvLayout.Placement.PER_LAYER);
+
+  /** A producer's acceptance naming one rank of {@link #PER_LAYER_RANK}: two region addresses. */
+  public static final Handshake.Accepted ACCEPTED_PER_LAYER =
+      new Handshake.Accepted(
+          "prefill-1",
+          0x0fedcba987654322L,
+          2_000_000_000L,
+          List.of(
+              new Handshake.Rank(
+                  PER_LAYER_RANK,
+                  List.of(0x7f10_0000_0000L, 0x7f20_0000_0000L),
+                  0,
+                  MemoryKind.VRAM,
+                  new byte[] {(byte) 0xf0, (byte) 0x0d})));
+
   private GoldenValues() {}
 
   /** Every protocol message of the vectors, by vector name. */
@@ -146,6 +167,7 @@ public final class GoldenValues {
     m.put("handshake.greeting", Handshake.encode(GREETING));
     m.put("handshake.request", Handshake.encode(REQUEST));
     m.put("handshake.accepted", Handshake.encode(ACCEPTED));
+    m.put("handshake.accepted.per-layer", Handshake.encode(ACCEPTED_PER_LAYER));
     m.put("handshake.refused", Handshake.encode(new Handshake.Refused("incompatible KV layout")));
     byte[] greeting = Handshake.encode(GREETING_AUTHENTICATED);
     byte[] challenge = Handshake.encode(CHALLENGE);
@@ -168,7 +190,11 @@ public final class GoldenValues {
     return m;
   }
 
-  /** The digests of the vectors, by vector name. */
+  /**
+   * The digests of the vectors, by vector name: the prompt digest, the read digest's three steps
+   * (and the read skipping 8 tokens), and the layout fingerprint of {@link #PRODUCER_MODEL} (the
+   * same for each of its ranks, in any memory order and placement).
+   */
   public static Map<String, byte[]> digests() {
     Map<String, byte[]> m = new LinkedHashMap<>();
     m.put("digest.prompt", HexFormat.of().parseHex(PROMPT_DIGEST));
@@ -176,6 +202,7 @@ public final class GoldenValues {
     m.put("digest.shape", SHAPE.clone());
     m.put("digest.read", READ_DIGEST.toBytes());
     m.put("digest.read.skip8", ReadDigest.of(BINDING, SHAPE, 8).toBytes());
+    m.put("digest.layout-fingerprint", HexFormat.of().parseHex(PRODUCER_MODEL.fingerprint()));
     return m;
   }
 

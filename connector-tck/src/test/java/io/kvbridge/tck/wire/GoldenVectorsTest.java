@@ -75,6 +75,8 @@ class GoldenVectorsTest {
         .isEqualTo(GoldenValues.REQUEST);
     assertThat(Handshake.decodeResponse(vector("handshake.accepted")))
         .isEqualTo(GoldenValues.ACCEPTED);
+    assertThat(Handshake.decodeResponse(vector("handshake.accepted.per-layer")))
+        .isEqualTo(GoldenValues.ACCEPTED_PER_LAYER);
     assertThat(Handshake.decodeResponse(vector("handshake.refused")))
         .isEqualTo(new Handshake.Refused("incompatible KV layout"));
     assertThat(Handshake.decodeChallenge(challenge)).isEqualTo(GoldenValues.CHALLENGE);
@@ -149,6 +151,49 @@ class GoldenVectorsTest {
             hex(vector("handshake.request.sealed")),
             hex(vector("handshake.accepted")),
             hex(vector("handshake.accepted.sealed")));
+  }
+
+  /**
+   * Section "Golden vectors" of {@code docs/protocol.md} prints every vector of the kit, each once,
+   * with exactly its bytes, and nothing else: in its fenced blocks, a vector's name on a line of
+   * its own, then its hex on indented lines of at most 64 digits.
+   */
+  @Test
+  void everyVectorIsPrintedInTheSpecificationWithItsHex() throws Exception {
+    List<String> lines = Files.readAllLines(Path.of("..", "docs", "protocol.md"));
+    int start = lines.indexOf("## Golden vectors");
+    assertThat(start).as("section Golden vectors in docs/protocol.md").isPositive();
+    Map<String, StringBuilder> printed = new java.util.LinkedHashMap<>();
+    String current = null;
+    boolean fenced = false;
+    for (String line : lines.subList(start + 1, lines.size())) {
+      if (line.startsWith("## ")) {
+        break;
+      }
+      if (line.startsWith("```")) {
+        fenced = !fenced;
+        current = null;
+        continue;
+      }
+      if (!fenced) {
+        continue;
+      }
+      if (line.startsWith("    ")) {
+        String hex = line.strip();
+        assertThat(current).as("a name before the hex line '%s'", line).isNotNull();
+        assertThat(hex).as("a line of %s", current).matches("[0-9a-f]{2,64}");
+        printed.get(current).append(hex);
+      } else {
+        current = line.strip();
+        assertThat(printed.put(current, new StringBuilder()))
+            .as("vector %s printed once", current)
+            .isNull();
+      }
+    }
+
+    assertThat(printed.keySet()).containsExactlyInAnyOrderElementsOf(vectors.keySet());
+    printed.forEach(
+        (name, hex) -> assertThat(hex.toString()).as(name).isEqualTo(hex(vector(name))));
   }
 
   private byte[] vector(String name) {
