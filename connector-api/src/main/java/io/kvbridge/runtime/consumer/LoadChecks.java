@@ -121,12 +121,9 @@ final class LoadChecks {
             plan,
             q,
             index,
-            piece ->
+            (producerRank, producerOffset, consumerRank, consumerOffset, length) ->
                 landed.add(
-                    ChecksumInput.Range.at(
-                        ranks.memory(piece.consumerRank()),
-                        piece.consumerOffset(),
-                        piece.length())));
+                    ChecksumInput.Range.at(ranks.memory(consumerRank), consumerOffset, length)));
         if (landed.isEmpty()) {
           continue; // every head of rank q was read from another producer rank that holds it
         }

@@ -97,9 +97,9 @@ public final class ReadPlan {
   public static final class Read {
 
     private final TransferPlanner.RankPair pair;
-    private final List<TransferPlanner.Piece> pieces;
+    private final TransferPlanner.Pieces pieces;
 
-    private Read(TransferPlanner.RankPair pair, List<TransferPlanner.Piece> pieces) {
+    private Read(TransferPlanner.RankPair pair, TransferPlanner.Pieces pieces) {
       this.pair = pair;
       this.pieces = pieces;
     }
@@ -122,16 +122,16 @@ public final class ReadPlan {
     /** The bytes the READ moves. Walks every descriptor. */
     public long bytes() {
       long sum = 0;
-      for (TransferPlanner.Piece piece : pieces) {
-        sum += piece.length();
+      for (int i = 0; i < pieces.size(); i++) {
+        sum += pieces.length(i);
       }
       return sum;
     }
 
     /** Hands every descriptor to {@code sink}, in the order the consumer posts them. */
     public void forEachDescriptor(DescriptorSink sink) {
-      for (TransferPlanner.Piece piece : pieces) {
-        sink.accept(piece.producerOffset(), piece.consumerOffset(), piece.length());
+      for (int i = 0; i < pieces.size(); i++) {
+        sink.accept(pieces.producerOffset(i), pieces.consumerOffset(i), pieces.length(i));
       }
     }
 

@@ -1,11 +1,12 @@
 package io.kvbridge.runtime.consumer;
 
 import io.kvbridge.layout.KvLayout;
-import java.util.ArrayList;
-import java.util.Collections;
+import java.util.AbstractList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Maps a lease's blocks on the producer's ranks onto the consumer's ranks and blocks, whatever
@@ -104,7 +105,75 @@ final class TransferPlanner {
   /** Receives the segments of one producer block, in the producer's memory order. */
   @FunctionalInterface
   interface SegmentSink {
-    void accept(Piece segment);
+    void accept(
+        int producerRank, long producerOffset, int consumerRank, long consumerOffset, long length);
+  }
+
+  /** A sink that adds every segment to {@code out} as a piece. */
+  static SegmentSink collecting(List<Piece> out) {
+    return (q, producerOffset, r, consumerOffset, length) ->
+        out.add(new Piece(q, producerOffset, r, consumerOffset, length));
+  }
+
+  /**
+   * The pieces of one (consumer rank, producer rank) pair, as primitives in chunks of {@value
+   * #CHUNK}: appending never copies what is held, and a piece costs 24 bytes, no object. Read as a
+   * list of {@link Piece}s (each made on access) or through {@link #producerOffset}, {@link
+   * #consumerOffset} and {@link #length}.
+   */
+  static final class Pieces extends AbstractList<Piece> {
+    private static final int CHUNK = 4096;
+    private final int producerRank;
+    private final int consumerRank;
+    private long[][] chunks = new long[1][];
+    private int size;
+
+    Pieces(int producerRank, int consumerRank) {
+      this.producerRank = producerRank;
+      this.consumerRank = consumerRank;
+    }
+
+    void add(long producerOffset, long consumerOffset, long length) {
+      int chunk = size / CHUNK;
+      if (chunk == chunks.length) {
+        chunks = Arrays.copyOf(chunks, chunks.length * 2);
+      }
+      long[] c = chunks[chunk];
+      if (c == null) {
+        // The first chunk grows with the pieces, so that a plan of a few pieces stays small.
+        c = chunks[chunk] = new long[3 * Math.min(CHUNK, chunk == 0 ? 16 : CHUNK)];
+      } else if (chunk == 0 && 3 * (size + 1) > c.length) {
+        c = chunks[0] = Arrays.copyOf(c, Math.min(3 * CHUNK, c.length * 4));
+      }
+      int at = 3 * (size % CHUNK);
+      c[at] = producerOffset;
+      c[at + 1] = consumerOffset;
+      c[at + 2] = length;
+      size++;
+    }
+
+    long producerOffset(int i) {
+      return chunks[i / CHUNK][3 * (i % CHUNK)];
+    }
+
+    long consumerOffset(int i) {
+      return chunks[i / CHUNK][3 * (i % CHUNK) + 1];
+    }
+
+    long length(int i) {
+      return chunks[i / CHUNK][3 * (i % CHUNK) + 2];
+    }
+
+    @Override
+    public Piece get(int i) {
+      Objects.checkIndex(i, size);
+      return new Piece(producerRank, producerOffset(i), consumerRank, consumerOffset(i), length(i));
+    }
+
+    @Override
+    public int size() {
+      return size;
+    }
   }
 
   /**
@@ -122,32 +191,34 @@ final class TransferPlanner {
    * The pieces of {@code load}, merged, grouped by (consumer rank, producer rank): each group is
    * one READ.
    */
-  static Map<RankPair, List<Piece>> plan(Request load) {
+  static Map<RankPair, Pieces> plan(Request load) {
     int producers = load.producer().size();
     int pairs = load.consumer().size() * producers;
-    // Indexed by consumerRank * producers + producerRank, so that a segment costs no key object
-    // and no hash lookup. open[i] is the pair's piece being grown, by grown[i] bytes merged into
-    // it since it was emitted: a piece that merges nothing is kept as the segment it was.
-    Piece[] open = new Piece[pairs];
-    long[] grown = new long[pairs];
-    List<List<Piece>> closed = new ArrayList<>(Collections.nCopies(pairs, null));
+    // Indexed by consumerRank * producers + producerRank, so that a segment costs no key object,
+    // no hash lookup and no allocation: the pair's piece being grown is (openProducer[i],
+    // openConsumer[i], openLength[i]); openLength[i] is 0 while the pair has none.
+    long[] openProducer = new long[pairs];
+    long[] openConsumer = new long[pairs];
+    long[] openLength = new long[pairs];
+    Pieces[] closed = new Pieces[pairs];
     int[] firstSeen = new int[pairs];
     int[] seen = {0};
     SegmentSink sink =
-        segment -> {
-          int i = segment.consumerRank() * producers + segment.producerRank();
-          Piece current = open[i];
-          if (current == null) {
+        (q, producerOffset, r, consumerOffset, length) -> {
+          int i = r * producers + q;
+          if (closed[i] == null) {
             firstSeen[seen[0]++] = i;
-            closed.set(i, new ArrayList<>());
-          } else if (current.isFollowedBy(segment, grown[i])) {
-            grown[i] += segment.length();
+            closed[i] = new Pieces(q, r);
+          } else if (producerOffset == openProducer[i] + openLength[i]
+              && consumerOffset == openConsumer[i] + openLength[i]) {
+            openLength[i] += length;
             return;
           } else {
-            closed.get(i).add(grown[i] == 0 ? current : current.extendedBy(grown[i]));
+            closed[i].add(openProducer[i], openConsumer[i], openLength[i]);
           }
-          open[i] = segment;
-          grown[i] = 0;
+          openProducer[i] = producerOffset;
+          openConsumer[i] = consumerOffset;
+          openLength[i] = length;
         };
     int[][][] ranges = new int[load.consumer().size()][producers][];
     for (int r = 0; r < ranges.length; r++) {
@@ -164,12 +235,11 @@ final class TransferPlanner {
         }
       }
     }
-    Map<RankPair, List<Piece>> reads = new LinkedHashMap<>();
+    Map<RankPair, Pieces> reads = new LinkedHashMap<>();
     for (int k = 0; k < seen[0]; k++) {
       int i = firstSeen[k];
-      List<Piece> pieces = closed.get(i);
-      pieces.add(grown[i] == 0 ? open[i] : open[i].extendedBy(grown[i]));
-      reads.put(new RankPair(i / producers, i % producers), pieces);
+      closed[i].add(openProducer[i], openConsumer[i], openLength[i]);
+      reads.put(new RankPair(i / producers, i % producers), closed[i]);
     }
     return reads;
   }
@@ -215,12 +285,11 @@ final class TransferPlanner {
               int token = firstToken + t;
               int run = d.tokensAdjacent() ? runInConsumerBlock(d, token, used - t) : 1;
               sink.accept(
-                  new Piece(
-                      q,
-                      p.offset(pBlock, layer, plane, head, t),
-                      r,
-                      landing(load, d, token, layer, plane, head),
-                      (long) run * vector));
+                  q,
+                  p.offset(pBlock, layer, plane, head, t),
+                  r,
+                  landing(load, d, token, layer, plane, head),
+                  (long) run * vector);
               t += run;
             }
           }
@@ -234,12 +303,11 @@ final class TransferPlanner {
             int token = firstToken + t;
             int run = runInConsumerBlock(d, token, used - t);
             sink.accept(
-                new Piece(
-                    q,
-                    p.offset(pBlock, layer, plane, p.headStart(), t),
-                    sameHeads,
-                    landing(load, d, token, layer, plane, p.headStart()),
-                    (long) run * row));
+                q,
+                p.offset(pBlock, layer, plane, p.headStart(), t),
+                sameHeads,
+                landing(load, d, token, layer, plane, p.headStart()),
+                (long) run * row);
             t += run;
           }
         } else {
@@ -260,12 +328,11 @@ final class TransferPlanner {
                       ? Math.min(p.headStart() + p.headCount(), d.headStart() + d.headCount())
                       : head + 1;
               sink.accept(
-                  new Piece(
-                      q,
-                      p.offset(pBlock, layer, plane, head, t),
-                      r,
-                      landing(load, d, token, layer, plane, head),
-                      (long) (last - head) * vector));
+                  q,
+                  p.offset(pBlock, layer, plane, head, t),
+                  r,
+                  landing(load, d, token, layer, plane, head),
+                  (long) (last - head) * vector);
               head = last;
             }
           }
@@ -309,12 +376,11 @@ final class TransferPlanner {
             int token = firstToken + t;
             int run = rowsJoin ? runInConsumerBlock(d, token, used - t) : 1;
             sink.accept(
-                new Piece(
-                    q,
-                    p.offset(pBlock, layer, plane, range[0], t),
-                    r,
-                    landing(load, d, token, layer, plane, range[0]),
-                    (long) run * width * vector));
+                q,
+                p.offset(pBlock, layer, plane, range[0], t),
+                r,
+                landing(load, d, token, layer, plane, range[0]),
+                (long) run * width * vector);
             t += run;
           }
         } else {
@@ -326,12 +392,11 @@ final class TransferPlanner {
               int token = firstToken + t;
               int run = tokensJoin ? runInConsumerBlock(d, token, used - t) : 1;
               sink.accept(
-                  new Piece(
-                      q,
-                      p.offset(pBlock, layer, plane, head, t),
-                      r,
-                      landing(load, d, token, layer, plane, head),
-                      (long) run * vector));
+                  q,
+                  p.offset(pBlock, layer, plane, head, t),
+                  r,
+                  landing(load, d, token, layer, plane, head),
+                  (long) run * vector);
               t += run;
             }
           }
@@ -350,8 +415,7 @@ final class TransferPlanner {
     KvLayout d = load.consumer().get(r);
     int dBlock = load.consumerBlocks().get(firstToken / d.tokensPerBlock());
     for (int e = 0; e < p.extentsPerBlock(); e++) {
-      sink.accept(
-          new Piece(q, p.extentOffset(pBlock, e), r, d.extentOffset(dBlock, e), p.extentBytes()));
+      sink.accept(q, p.extentOffset(pBlock, e), r, d.extentOffset(dBlock, e), p.extentBytes());
     }
   }
 

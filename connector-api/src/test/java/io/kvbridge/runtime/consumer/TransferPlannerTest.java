@@ -127,11 +127,11 @@ class TransferPlannerTest {
             load,
             q,
             index,
-            s ->
+            (producerRank, producerOffset, consumerRank, consumerOffset, length) ->
                 segmentsSeen.write(
                     shape.producer[rank],
-                    Shape.flat(load.producer().get(rank), s.producerOffset()),
-                    (int) s.length()));
+                    Shape.flat(load.producer().get(rank), producerOffset),
+                    (int) length));
         ByteArrayOutputStream used = new ByteArrayOutputStream();
         KvLayout layout = load.producer().get(q);
         layout.forEachUsedRange(
@@ -156,8 +156,7 @@ class TransferPlannerTest {
   @MethodSource("replicatedPairs")
   void aReplicatedHeadIsReadOncePerConsumerRankAndTheReadsSpreadOverItsHolders(int p, int d) {
     Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, p, d, 16, 16, 64, 0);
-    Map<TransferPlanner.RankPair, List<TransferPlanner.Piece>> plan =
-        TransferPlanner.plan(shape.load());
+    Map<TransferPlanner.RankPair, TransferPlanner.Pieces> plan = TransferPlanner.plan(shape.load());
 
     long bytes = 0;
     java.util.Set<Integer> producersRead = new java.util.TreeSet<>();
@@ -187,8 +186,7 @@ class TransferPlannerTest {
   void identicalShapesReadEachRunOfConsecutiveBlocksAsOnePiece() {
     Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 2, 2, 16, 16, 96, 0);
 
-    Map<TransferPlanner.RankPair, List<TransferPlanner.Piece>> plan =
-        TransferPlanner.plan(shape.load());
+    Map<TransferPlanner.RankPair, TransferPlanner.Pieces> plan = TransferPlanner.plan(shape.load());
 
     assertThat(plan)
         .containsOnlyKeys(new TransferPlanner.RankPair(0, 0), new TransferPlanner.RankPair(1, 1));
@@ -201,7 +199,7 @@ class TransferPlannerTest {
     Shape shape = new Shape(MemoryOrder.BLOCK_MAJOR, 2, 2, 16, 8, 96, 0);
     List<TransferPlanner.Piece> segments = new ArrayList<>();
 
-    TransferPlanner.segments(shape.load(), 1, 0, segments::add);
+    TransferPlanner.segments(shape.load(), 1, 0, TransferPlanner.collecting(segments));
 
     // A 16-token block lands in two 8-token consumer blocks, for each layer and plane.
     assertThat(segments).hasSize(LAYERS * PLANES * 2);
@@ -212,7 +210,7 @@ class TransferPlannerTest {
     Shape shape = new Shape(MemoryOrder.HEAD_MAJOR, 1, 1, 16, 16, 96, 0);
     List<TransferPlanner.Piece> segments = new ArrayList<>();
 
-    TransferPlanner.segments(shape.load(), 0, 0, segments::add);
+    TransferPlanner.segments(shape.load(), 0, 0, TransferPlanner.collecting(segments));
 
     KvLayout layout = shape.producerLayouts.get(0);
     assertThat(segments)
@@ -226,7 +224,7 @@ class TransferPlannerTest {
     Shape shape = new Shape(MemoryOrder.BLOCK_MAJOR, 1, 1, 16, 8, 96, 0);
     List<TransferPlanner.Piece> segments = new ArrayList<>();
 
-    TransferPlanner.segments(shape.load(), 0, 0, segments::add);
+    TransferPlanner.segments(shape.load(), 0, 0, TransferPlanner.collecting(segments));
 
     assertThat(segments).hasSize(LAYERS * PLANES * 2);
   }
@@ -352,7 +350,7 @@ class TransferPlannerTest {
           producerLayouts, consumerLayouts, producerBlocks, consumerBlocks, tokens, skip);
     }
 
-    void apply(Map<TransferPlanner.RankPair, List<TransferPlanner.Piece>> plan) {
+    void apply(Map<TransferPlanner.RankPair, TransferPlanner.Pieces> plan) {
       plan.forEach(
           (pair, pieces) -> {
             for (TransferPlanner.Piece piece : pieces) {
