@@ -9,6 +9,7 @@ import io.kvbridge.runtime.engine.StubMemory;
 import io.kvbridge.runtime.engine.StubTransport;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.KvRegions;
+import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransportException;
 import java.util.List;
@@ -59,6 +60,48 @@ class PreparedReadsTest {
     assertThat(posting.reads()).hasSize(2);
     assertThat(posting.bytes()).isEqualTo(6 * BLOCK + 5);
     assertThat(posting.descriptors()).isEqualTo(7);
+  }
+
+  @Test
+  void perLayerTensorsOfOneShapeAreReadByExtentIndexFromListsOfEveryRegion() {
+    // Two layers of vLLM-style tensors [2, blocks, ...]: each block is four slabs, one extent each.
+    KvLayout perLayer =
+        new KvLayout("m", 1, 2, 2, 1, 0, 1, 4, 4, 8, KvLayout.MemoryOrder.BLOCK_MAJOR)
+            .withMemory(KvLayout.MemoryOrder.BLOCK_MAJOR, KvLayout.Placement.PER_LAYER);
+    long slab = perLayer.slabBytes();
+    StubTransport local = new StubTransport();
+    Ranks ranks = new Ranks(List.of(local));
+    ranks.register(
+        0,
+        new KvRegions(
+            perLayer,
+            List.of(
+                new StubMemory(0x10_000, perLayer.regionBytes()),
+                new StubMemory(0x20_000, perLayer.regionBytes()))));
+    ProducerPeer peer =
+        new ProducerPeer(
+            "prefill-0",
+            "local://prefill-0",
+            1L,
+            List.of(
+                new ProducerPeer.Rank(
+                    "p0", perLayer, List.of(0x90_000L, 0xa0_000L), 0, MemoryKind.DRAM)),
+            null);
+    TransferPlanner.Request load =
+        new TransferPlanner.Request(
+            List.of(perLayer), List.of(perLayer), List.of(5, 2), List.of(1, 6), 8, 0);
+    PreparedReads perLayerReads = new PreparedReads(ranks);
+    Load.Posting posting = new Load.Posting();
+
+    perLayerReads.post(peer, pair, TransferPlanner.plan(load).get(pair), posting);
+
+    // Extent index = region × 16 (2 planes × 8 blocks) + plane × 8 + block.
+    assertThat(local.indexedPosts).hasSize(1);
+    assertThat(local.indexedPosts.get(0).local()).containsExactly(1, 9, 17, 25, 6, 14, 22, 30);
+    assertThat(local.indexedPosts.get(0).remote()).containsExactly(5, 13, 21, 29, 2, 10, 18, 26);
+    assertThat(local.describedPosts).isEmpty();
+    assertThat(posting.bytes()).isEqualTo(8 * slab);
+    assertThat(posting.descriptors()).isEqualTo(8);
   }
 
   @Test
