@@ -3,7 +3,9 @@ package io.kvbridge.tck.protocol;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.ConnectorStatus;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
@@ -16,7 +18,9 @@ import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.tck.ConnectorUnderTest;
 import io.kvbridge.tck.Prompts;
+import io.kvbridge.transfer.KvMemory;
 import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -131,6 +135,69 @@ public abstract class EngineCallConformance extends PullProtocolFixture {
             () -> producer.connector.worker().registerKvCache(producer.memory, PRODUCER_LAYOUT))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("rank 0 already has a KV cache registered");
+  }
+
+  /**
+   * A layout of per-layer tensors is registered as one region per tensor: the one-region calls
+   * refuse it, and so does a list of the wrong number of regions, naming both counts; the rank is
+   * left unregistered, and registering the right regions then succeeds.
+   */
+  @Test
+  void perLayerTensorsAreRegisteredAsOneRegionEachAndAWrongCountIsRefused() {
+    // 4 layers, K and V, 2 heads of 8 two-byte elements, 4-token blocks, 16 of them.
+    KvLayout perLayer =
+        new KvLayout(
+                "conformance/per-layer",
+                2,
+                4,
+                2,
+                2,
+                0,
+                2,
+                8,
+                4,
+                16,
+                KvLayout.MemoryOrder.BLOCK_MAJOR)
+            .withMemory(KvLayout.MemoryOrder.BLOCK_MAJOR, KvLayout.Placement.PER_LAYER);
+    KvConnector engine =
+        newConnector(
+            ConnectorSettings.builder(
+                    underTest.provider().type(), "per-layer-" + UUID.randomUUID().toString())
+                .role(Role.PRODUCER)
+                .handshakeAddress(underTest.handshakeAddress())
+                .properties(underTest.connectorProperties())
+                .clock(clock)
+                .build());
+    List<KvMemory> regions = engine.worker().allocateKvRegions(perLayer);
+    try {
+      assertThat(regions)
+          .hasSize(perLayer.layers())
+          .allSatisfy(
+              r -> assertThat(r.sizeBytes()).isGreaterThanOrEqualTo(perLayer.regionBytes()));
+      assertThatThrownBy(() -> engine.worker().allocateKvCache(perLayer))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("regions: allocate and register them as a list");
+      assertThatThrownBy(() -> engine.worker().registerKvCache(regions.get(0), perLayer))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("regions: allocate and register them as a list");
+      assertThatThrownBy(() -> engine.worker().registerKvCache(regions.subList(0, 1), perLayer))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage(
+              "a per_layer layout of "
+                  + perLayer.layers()
+                  + " layers is "
+                  + perLayer.layers()
+                  + " region(s), got 1");
+
+      engine.worker().registerKvCache(regions, perLayer);
+
+      assertThatThrownBy(() -> engine.worker().registerKvCache(regions, perLayer))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("rank 0 already has a KV cache registered");
+    } finally {
+      engine.close();
+      regions.forEach(KvMemory::close);
+    }
   }
 
   @Test
