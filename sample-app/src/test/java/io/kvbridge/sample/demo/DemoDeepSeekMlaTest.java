@@ -30,8 +30,9 @@ import org.springframework.boot.test.context.SpringBootTest;
     })
 class DemoDeepSeekMlaTest extends DemoRunChecks {
 
+  /** Each of the decode engine's four ranks reads a token's whole latent, once. */
   @Override
   long bytesPerToken() {
-    return KvModel.DEEPSEEK_V3.bytesPerToken();
+    return 4 * KvModel.DEEPSEEK_V3.bytesPerToken();
   }
 }

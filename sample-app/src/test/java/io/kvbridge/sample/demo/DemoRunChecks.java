@@ -156,7 +156,10 @@ abstract class DemoRunChecks {
         .containsEntry("mismatches", 0);
   }
 
-  /** The bytes of KV one token holds in the engines this demo runs: the toy model's. */
+  /**
+   * The bytes of KV the decode engine reads per token moved: the toy model's, read once (a head
+   * that several decode ranks hold is read by each).
+   */
   long bytesPerToken() {
     return ToyModel.BYTES_PER_TOKEN;
   }
