@@ -50,13 +50,19 @@ public final class Consumer {
   private volatile boolean started;
 
   public Consumer(ConnectorSettings settings, Ranks ranks, ConnectorCounters counters) {
+    this(settings, ranks, counters, LoadReads.MIN_STAGE_BYTES);
+  }
+
+  /** A consumer whose reads are staged by {@code minStageBytes} ({@link LoadReads#post}). */
+  Consumer(
+      ConnectorSettings settings, Ranks ranks, ConnectorCounters counters, long minStageBytes) {
     this.settings = settings;
     this.ranks = ranks;
     this.counters = counters;
     this.handshakes = new HandshakeClient(settings, ranks, counters);
     this.heartbeats = new Heartbeats(settings, ranks.lead(), loads, counters);
     this.confirmation = new Confirmation(settings, ranks, counters, loads, handshakes);
-    this.reads = new LoadReads(ranks, counters);
+    this.reads = new LoadReads(ranks, counters, minStageBytes);
   }
 
   /** Starts loading, once every rank registered its KV cache. */
@@ -355,24 +361,35 @@ public final class Consumer {
 
   private void pollRead(Load load, long now) {
     TransferStatus status = reads.status(load);
-    if (status instanceof TransferStatus.Done) {
-      reads.reportTelemetry(load); // before the release, which drops what the transport measured
-      reads.release(load);
-      Optional<String> corrupt = LoadChecks.contentProblem(load.params(), load.plan(), ranks);
+    if (status instanceof TransferStatus.Failed failed) {
+      handshakes.suspect(load.peer().engineId());
+      fail(load, "read failed: " + failed.reason());
+      return;
+    }
+    // Each stage's blocks are checked once its reads are done, while later stages still move.
+    for (Optional<Load.Stage> stage = load.uncheckedStage();
+        stage.isPresent() && reads.status(stage.get().reads()) instanceof TransferStatus.Done;
+        stage = load.uncheckedStage()) {
+      Optional<String> corrupt =
+          LoadChecks.contentProblem(
+              load.params(), load.plan(), ranks, stage.get().fromIndex(), stage.get().toIndex());
       if (corrupt.isPresent()) {
         counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId() + ": " + corrupt.get());
         fail(load, corrupt.get() + "; not using the read");
-      } else if (ConsumerReplies.sendCompletion(
-          ranks.lead(), settings.engineId(), counters, load)) {
+        return;
+      }
+      load.stageChecked();
+    }
+    if (status instanceof TransferStatus.Done && load.uncheckedStage().isEmpty()) {
+      reads.reportTelemetry(load); // before the release, which drops what the transport measured
+      reads.release(load);
+      if (ConsumerReplies.sendCompletion(ranks.lead(), settings.engineId(), counters, load)) {
         load.startPhase(TransferSpans.LOAD_VALIDATE);
         load.completionSent(now + settings.replyTimeout().toNanos());
       } else {
         handshakes.suspect(load.peer().engineId());
         fail(load, "could not send the completion to " + load.peer().engineId());
       }
-    } else if (status instanceof TransferStatus.Failed failed) {
-      handshakes.suspect(load.peer().engineId());
-      fail(load, "read failed: " + failed.reason());
     } else if (now >= load.stateDeadline()) {
       fail(load, "read did not finish before the lease deadline; its bytes are not trusted");
     }

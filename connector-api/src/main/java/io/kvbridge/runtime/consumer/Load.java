@@ -8,6 +8,7 @@ import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.wire.LeaseRef;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * One request's load on the consumer, from the parameters it arrived with to the moment it is
@@ -125,6 +126,9 @@ final class Load {
 
   /** The transfers of the read, while reading: one or two per (consumer rank, producer rank). */
   private List<Read> reads = List.of();
+
+  private List<Stage> stages = List.of();
+  private int stagesChecked;
 
   /** What the planner maps, once the read is posted. */
   private TransferPlanner.Request plan;
@@ -327,6 +331,8 @@ final class Load {
     expect("post its read", State.READY);
     this.plan = plan;
     this.reads = List.copyOf(posting.reads);
+    this.stages = List.copyOf(posting.stages);
+    this.stagesChecked = 0;
     this.bytes = posting.bytes;
     this.descriptors = posting.descriptors;
     this.readStartedAt = now;
@@ -361,6 +367,19 @@ final class Load {
   /** The reads posted (until {@link #takeReads}). */
   List<Read> reads() {
     return reads;
+  }
+
+  /** The first stage of the read whose blocks are not checked yet, if any is left. */
+  Optional<Stage> uncheckedStage() {
+    return stagesChecked < stages.size()
+        ? Optional.of(stages.get(stagesChecked))
+        : Optional.empty();
+  }
+
+  /** The stage {@link #uncheckedStage} gave checked out. */
+  void stageChecked() {
+    expect("check a stage of its read", State.READING);
+    stagesChecked++;
   }
 
   /** CONFIRMING or RELEASING → REFUSED: the lease could not be confirmed or released. */
@@ -455,15 +474,33 @@ final class Load {
    */
   record Read(int consumerRank, TransferHandle handle) {}
 
+  /**
+   * A part of a load's read: the producer blocks {@code [fromIndex, toIndex)} of the lease and the
+   * READs that move them, checked as soon as those READs are done while later stages still move.
+   */
+  record Stage(int fromIndex, int toIndex, List<Read> reads) {}
+
   /** The reads of a load posted so far, while they are being posted, and what they move. */
   static final class Posting {
     private final List<Read> reads = new ArrayList<>();
+    private final List<Stage> stages = new ArrayList<>();
+    private List<Read> stageReads = new ArrayList<>();
     private long bytes;
     private int descriptors;
+
+    /**
+     * Starts the stage of producer blocks {@code [fromIndex, toIndex)}: the reads added next move
+     * them.
+     */
+    void beginStage(int fromIndex, int toIndex) {
+      stageReads = new ArrayList<>();
+      stages.add(new Stage(fromIndex, toIndex, stageReads));
+    }
 
     /** Adds one posted read that moves {@code bytes} in {@code descriptors} descriptors. */
     void add(Read read, long bytes, int descriptors) {
       reads.add(read);
+      stageReads.add(read);
       this.bytes += bytes;
       this.descriptors += descriptors;
     }

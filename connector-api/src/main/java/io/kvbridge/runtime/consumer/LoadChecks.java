@@ -114,8 +114,18 @@ final class LoadChecks {
    */
   static Optional<String> contentProblem(
       TransferParams params, TransferPlanner.Request plan, Ranks ranks) {
+    return contentProblem(params, plan, ranks, plan.firstBlock(), plan.producerBlocks().size());
+  }
+
+  /** {@link #contentProblem} of the producer blocks {@code [fromIndex, toIndex)} alone. */
+  static Optional<String> contentProblem(
+      TransferParams params,
+      TransferPlanner.Request plan,
+      Ranks ranks,
+      int fromIndex,
+      int toIndex) {
     for (int q = 0; q < plan.producer().size(); q++) {
-      for (int index = plan.firstBlock(); index < plan.producerBlocks().size(); index++) {
+      for (int index = Math.max(fromIndex, plan.firstBlock()); index < toIndex; index++) {
         List<ChecksumInput.Range> landed = new ArrayList<>();
         TransferPlanner.segments(
             plan,

@@ -21,13 +21,27 @@ final class LoadReads {
   // Under the consumer's name, where a load's reads have always been logged.
   private static final System.Logger LOG = System.getLogger(Consumer.class.getName());
 
+  /**
+   * The most stages a load's read is posted in: enough that the check of the last stage, all that
+   * is left to check once the last byte landed, is a small part of the whole check.
+   */
+  static final int STAGES = 8;
+
+  /**
+   * The fewest bytes (over every producer rank) a stage holds: a smaller read is one stage, so a
+   * short prompt costs no more READs than before.
+   */
+  static final long MIN_STAGE_BYTES = 8L << 20;
+
   private final Ranks ranks;
   private final ConnectorCounters counters;
+  private final long minStageBytes;
   private final PreparedReads prepared;
 
-  LoadReads(Ranks ranks, ConnectorCounters counters) {
+  LoadReads(Ranks ranks, ConnectorCounters counters, long minStageBytes) {
     this.ranks = ranks;
     this.counters = counters;
+    this.minStageBytes = minStageBytes;
     this.prepared = new PreparedReads(ranks);
   }
 
@@ -43,16 +57,28 @@ final class LoadReads {
   }
 
   /**
-   * Posts the READs of {@code plan} for {@code load}: what was posted.
+   * Posts the READs of {@code plan} for {@code load} in up to {@value #STAGES} stages of
+   * consecutive producer blocks (each of at least the stage bytes it was made with, {@value
+   * #MIN_STAGE_BYTES} by default), each its own READs, so that the blocks of a stage are checked
+   * while later stages still move: what was posted.
    *
    * @throws TransportException if a transport refuses a READ; those posted before it are released
    * @throws IllegalArgumentException if the plan does not fit the ranks; likewise
    */
   Load.Posting post(Load load, TransferPlanner.Request plan) {
     Load.Posting posting = new Load.Posting();
+    int first = plan.firstBlock();
+    int blocks = plan.producerBlocks().size() - first;
+    long bytes = (long) blocks * plan.producer().get(0).blockBytes() * plan.producer().size();
+    int stages = (int) Math.max(1, Math.min(Math.min(STAGES, blocks), bytes / minStageBytes));
     try {
-      TransferPlanner.plan(plan)
-          .forEach((pair, pieces) -> prepared.post(load.peer(), pair, pieces, posting));
+      for (int s = 0; s < stages; s++) {
+        int from = first + (int) ((long) blocks * s / stages);
+        int to = first + (int) ((long) blocks * (s + 1) / stages);
+        posting.beginStage(from, to);
+        TransferPlanner.plan(plan, from, to)
+            .forEach((pair, pieces) -> prepared.post(load.peer(), pair, pieces, posting));
+      }
     } catch (TransportException | IllegalArgumentException e) {
       release(load.requestId(), posting.reads());
       throw e;
@@ -65,8 +91,16 @@ final class LoadReads {
    * be read), done once every READ is, in progress otherwise.
    */
   TransferStatus status(Load load) {
+    return status(load.reads());
+  }
+
+  /**
+   * How {@code reads} are going: failed as soon as one failed, done once every one is, in progress
+   * otherwise.
+   */
+  TransferStatus status(List<Load.Read> reads) {
     TransferStatus status = TransferStatus.DONE;
-    for (Load.Read read : load.reads()) {
+    for (Load.Read read : reads) {
       TransferStatus one;
       try {
         one = ranks.transport(read.consumerRank()).status(read.handle());

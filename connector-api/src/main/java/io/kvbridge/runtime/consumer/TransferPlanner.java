@@ -192,6 +192,14 @@ final class TransferPlanner {
    * one READ.
    */
   static Map<RankPair, Pieces> plan(Request load) {
+    return plan(load, load.firstBlock(), load.producerBlocks().size());
+  }
+
+  /**
+   * The pieces of the producer blocks {@code [fromIndex, toIndex)} of {@code load} (those of them
+   * read: from {@link Request#firstBlock()} on), merged, grouped by (consumer rank, producer rank).
+   */
+  static Map<RankPair, Pieces> plan(Request load, int fromIndex, int toIndex) {
     int producers = load.producer().size();
     int pairs = load.consumer().size() * producers;
     // Indexed by consumerRank * producers + producerRank, so that a segment costs no key object,
@@ -226,7 +234,7 @@ final class TransferPlanner {
         ranges[r][q] = readRange(load, r, q);
       }
     }
-    for (int index = load.firstBlock(); index < load.producerBlocks().size(); index++) {
+    for (int index = Math.max(fromIndex, load.firstBlock()); index < toIndex; index++) {
       for (int q = 0; q < producers; q++) {
         for (int r = 0; r < ranges.length; r++) {
           if (ranges[r][q] != null) {

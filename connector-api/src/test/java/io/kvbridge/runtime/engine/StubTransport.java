@@ -14,7 +14,9 @@ import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -44,6 +46,12 @@ public final class StubTransport implements Transport {
   public boolean refuseReleases;
   public boolean refuseTelemetry;
   public TransferStatus status = TransferStatus.IN_PROGRESS;
+
+  /**
+   * What {@link #status} answers for a handle, where the test set it; {@link #status} otherwise.
+   */
+  public final Map<TransferHandle, TransferStatus> statusOf = new HashMap<>();
+
   public final List<TransferHandle> releasedHandles = new ArrayList<>();
   public final List<Sent> sent = new CopyOnWriteArrayList<>();
 
@@ -173,7 +181,7 @@ public final class StubTransport implements Transport {
 
   @Override
   public TransferStatus status(TransferHandle handle) {
-    return status;
+    return statusOf.getOrDefault(handle, status);
   }
 
   @Override
