@@ -9,7 +9,6 @@ import io.kvbridge.runtime.engine.StubMemory;
 import io.kvbridge.runtime.engine.StubTransport;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.KvRegions;
-import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.PreparedList;
 import io.kvbridge.transfer.TransportException;
 import java.util.List;
@@ -78,15 +77,7 @@ class PreparedReadsTest {
             List.of(
                 new StubMemory(0x10_000, perLayer.regionBytes()),
                 new StubMemory(0x20_000, perLayer.regionBytes()))));
-    ProducerPeer peer =
-        new ProducerPeer(
-            "prefill-0",
-            "local://prefill-0",
-            1L,
-            List.of(
-                new ProducerPeer.Rank(
-                    "p0", perLayer, List.of(0x90_000L, 0xa0_000L), 0, MemoryKind.DRAM)),
-            null);
+    ProducerPeer peer = TestLoads.oneRankProducer(perLayer, List.of(0x90_000L, 0xa0_000L));
     TransferPlanner.Request load =
         new TransferPlanner.Request(
             List.of(perLayer), List.of(perLayer), List.of(5, 2), List.of(1, 6), 8, 0);

@@ -17,7 +17,6 @@ import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.KvRegions;
-import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.wire.ProtocolMessage;
@@ -154,16 +153,13 @@ class StagedReadTest {
             List.of(checksums));
     Load load = new Load("d-1", params, 0, consumer.handshakes().epoch(), Long.MAX_VALUE);
     consumer.loads().add(load);
-    ProducerPeer peer =
-        new ProducerPeer(
-            "prefill-0",
-            "local://prefill-0",
-            1L,
-            List.of(
-                new ProducerPeer.Rank(
-                    "prefill-0-agent", LAYOUT, List.of(0x9000L), 0, MemoryKind.DRAM)),
-            new ClockSync(new ClockOffset(0, 0), 0));
-    TestLoads.advance(load, peer, List.of(8, 9, 10, 11), Load.State.READY, Long.MAX_VALUE, now);
+    TestLoads.advance(
+        load,
+        TestLoads.oneRankProducer(LAYOUT, 0x9000L),
+        List.of(8, 9, 10, 11),
+        Load.State.READY,
+        Long.MAX_VALUE,
+        now);
     consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
     assertThat(load.state()).isEqualTo(Load.State.READING);
     return load;

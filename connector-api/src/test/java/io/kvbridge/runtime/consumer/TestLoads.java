@@ -87,11 +87,16 @@ final class TestLoads {
 
   /** {@code prefill-0} handshaken in process, one DRAM rank {@code p0} at {@code base}. */
   static ProducerPeer oneRankProducer(KvLayout layout, long base) {
+    return oneRankProducer(layout, List.of(base));
+  }
+
+  /** {@code prefill-0} of one rank of {@code layout}, its regions at {@code regions}. */
+  static ProducerPeer oneRankProducer(KvLayout layout, List<Long> regions) {
     return new ProducerPeer(
         "prefill-0",
         "local://prefill-0",
         1L,
-        List.of(new ProducerPeer.Rank("p0", layout, List.of(base), 0, MemoryKind.DRAM)),
-        null);
+        List.of(new ProducerPeer.Rank("p0", layout, regions, 0, MemoryKind.DRAM)),
+        new ClockSync(new ClockOffset(0, 0), 0));
   }
 }

@@ -56,9 +56,21 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
       int producerBlock,
       int consumerTp,
       int consumerBlock) {
-    Engine producer = start("prefill", Role.PRODUCER, model(producerBlock, 32, order), producerTp);
-    Engine consumer = start("decode", Role.CONSUMER, model(consumerBlock, 64, order), consumerTp);
-    int tokens = 3 * Math.max(producerBlock, consumerBlock) + 3;
+    movesEveryUsedByteOnceToWhereTheConsumerPutsIt(
+        model(producerBlock, 32, order), producerTp, model(consumerBlock, 64, order), consumerTp);
+  }
+
+  /**
+   * A prompt of three blocks of the larger size and a partly filled fourth, prefilled by an engine
+   * of {@code producerModel} and {@code producerTp} ranks and loaded by one of {@code
+   * consumerModel} and {@code consumerTp} ranks: it lands byte-exact, nothing else is written,
+   * exactly its KV is read, and the lease ends READ.
+   */
+  private void movesEveryUsedByteOnceToWhereTheConsumerPutsIt(
+      KvLayout producerModel, int producerTp, KvLayout consumerModel, int consumerTp) {
+    Engine producer = start("prefill", Role.PRODUCER, producerModel, producerTp);
+    Engine consumer = start("decode", Role.CONSUMER, consumerModel, consumerTp);
+    int tokens = 3 * Math.max(producerModel.tokensPerBlock(), consumerModel.tokensPerBlock()) + 3;
 
     Transfer t = transfer(producer, consumer, "r-1", tokens, 0);
 
@@ -66,6 +78,9 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
     assertThat(consumer.received).contains("r-1");
     consumer.assertHolds(t, 0, tokens);
     consumer.assertUntouchedOutside(t);
+    long bytesPerToken = (long) LAYERS * 2 * KV_HEADS * HEAD_DIM * DTYPE_BYTES;
+    assertThat(consumer.connector.status().consumer().orElseThrow().bytesRead())
+        .isEqualTo(tokens * bytesPerToken);
     await().atMost(underTest.patience()).until(() -> producer.step().sent.contains("r-1"));
     assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
         .containsEntry(EndReason.READ, 1L);
@@ -111,32 +126,11 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
       KvLayout.MemoryOrder consumerOrder,
       int consumerTp,
       int consumerBlock) {
-    Engine producer =
-        start(
-            "prefill",
-            Role.PRODUCER,
-            model(producerBlock, 32, producerOrder).withMemory(producerOrder, producerPlacement),
-            producerTp);
-    Engine consumer =
-        start(
-            "decode",
-            Role.CONSUMER,
-            model(consumerBlock, 64, consumerOrder).withMemory(consumerOrder, consumerPlacement),
-            consumerTp);
-    int tokens = 3 * Math.max(producerBlock, consumerBlock) + 3;
-
-    Transfer t = transfer(producer, consumer, "r-1", tokens, 0);
-
-    assertThat(t.match()).isEqualTo(new LoadMatch.Ready(0, tokens));
-    assertThat(consumer.received).contains("r-1");
-    consumer.assertHolds(t, 0, tokens);
-    consumer.assertUntouchedOutside(t);
-    long bytesPerToken = (long) LAYERS * 2 * KV_HEADS * HEAD_DIM * DTYPE_BYTES;
-    assertThat(consumer.connector.status().consumer().orElseThrow().bytesRead())
-        .isEqualTo(tokens * bytesPerToken);
-    await().atMost(underTest.patience()).until(() -> producer.step().sent.contains("r-1"));
-    assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
-        .containsEntry(EndReason.READ, 1L);
+    movesEveryUsedByteOnceToWhereTheConsumerPutsIt(
+        model(producerBlock, 32, producerOrder).withMemory(producerOrder, producerPlacement),
+        producerTp,
+        model(consumerBlock, 64, consumerOrder).withMemory(consumerOrder, consumerPlacement),
+        consumerTp);
   }
 
   static Stream<Arguments> replicatedShapes() {
