@@ -17,9 +17,9 @@ import javax.crypto.spec.SecretKeySpec;
  *
  * <pre>
  * prk            = HMAC-SHA256(salt = producer nonce ‖ consumer nonce, the secret's UTF-8 bytes)
- * proof key      = HMAC-SHA256(prk, "kvbridge/handshake/4/proof"   ‖ 0x01)
- * request key    = HMAC-SHA256(prk, "kvbridge/handshake/4/request" ‖ 0x01)
- * answer key     = HMAC-SHA256(prk, "kvbridge/handshake/4/answer"  ‖ 0x01)
+ * proof key      = HMAC-SHA256(prk, "kvbridge/handshake/5/proof"   ‖ 0x01)
+ * request key    = HMAC-SHA256(prk, "kvbridge/handshake/5/request" ‖ 0x01)
+ * answer key     = HMAC-SHA256(prk, "kvbridge/handshake/5/answer"  ‖ 0x01)
  * proof          = HMAC-SHA256(proof key, greeting frame ‖ challenge frame)
  * sealed frame   = header ‖ AES-256-GCM(key, IV = 12 zero bytes, AAD = header, inner frame)
  * </pre>

@@ -129,7 +129,8 @@ public abstract class FaultScheduleConformance {
 
   /**
    * P's and D's ranks in {1, 2, 4}, D's blocks half, equal to and twice P's four tokens, either
-   * memory order; shrinks towards one rank each and equal blocks.
+   * memory order, each engine's slabs in any placement (one region, or one per layer or per layer
+   * and plane); shrinks towards one rank each, equal blocks and cross-layer regions.
    */
   @Provide
   protected Arbitrary<Shape> shapes() {
@@ -137,8 +138,12 @@ public abstract class FaultScheduleConformance {
             Arbitraries.of(1, 2, 4),
             Arbitraries.of(1, 2, 4),
             Arbitraries.of(4, 2, 8),
-            Arbitraries.of(KvLayout.MemoryOrder.class))
-        .as((p, d, dBlock, order) -> new Shape(p, 4, d, dBlock, order));
+            Arbitraries.of(KvLayout.MemoryOrder.class),
+            Arbitraries.of(KvLayout.Placement.class),
+            Arbitraries.of(KvLayout.Placement.class))
+        .as(
+            (p, d, dBlock, order, pPlacement, dPlacement) ->
+                new Shape(p, 4, d, dBlock, order, pPlacement, dPlacement, Shape.SMALL_MODEL));
   }
 
   /**

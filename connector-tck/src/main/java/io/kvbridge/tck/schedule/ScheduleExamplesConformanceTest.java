@@ -2,7 +2,9 @@ package io.kvbridge.tck.schedule;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.layout.KvLayout.MemoryOrder;
+import io.kvbridge.layout.KvModel;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.tck.ConnectorUnderTest;
 import io.kvbridge.tck.schedule.Op.AbortOnDecoder;
@@ -374,6 +376,65 @@ public abstract class ScheduleExamplesConformanceTest {
     assertThat(simulation.restartsProven()).isEqualTo(1);
     assertThat(simulation.served()).isEqualTo(2);
     assertThat(simulation.failed()).isZero();
+  }
+
+  // ------------------------------------------------- published models' KV at real size, per layer
+
+  @Test
+  void llamaKvInPerLayerTensorsSurvivesAFailedReadAndAProducerRestart() {
+    // Llama-3.1-8B: P keeps vLLM's tensor per layer over two ranks, D separate K and V tensors per
+    // layer on one rank; D's read from P's rank 1 fails once, then P restarts.
+    Shape shape =
+        new Shape(
+            2,
+            4,
+            1,
+            8,
+            MemoryOrder.BLOCK_MAJOR,
+            KvLayout.Placement.PER_LAYER,
+            KvLayout.Placement.PER_LAYER_PLANE,
+            KvModel.LLAMA_3_1_8B);
+    Simulation simulation =
+        run(
+            shape,
+            List.of(
+                new FailNextRead(0, 1),
+                new NewRequest(13, 0, false, false),
+                new NewRequest(11, 0, false, false),
+                new RestartProducer(false),
+                new NewRequest(9, 0, false, false),
+                new Advance(35_000)));
+
+    assertThat(simulation.failed()).isEqualTo(1);
+    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.restartsProven()).isEqualTo(1);
+  }
+
+  @Test
+  void deepSeekMlaLatentPerLayerReachesEveryDecoderRankAcrossARestart() {
+    // DeepSeek-V3's latent, one tensor per layer, on both of P's ranks and all four of D's.
+    Shape shape =
+        new Shape(
+            2,
+            4,
+            4,
+            2,
+            MemoryOrder.HEAD_MAJOR,
+            KvLayout.Placement.PER_LAYER_BLOCK_FIRST,
+            KvLayout.Placement.PER_LAYER_BLOCK_FIRST,
+            KvModel.DEEPSEEK_V3);
+    Simulation simulation =
+        run(
+            shape,
+            List.of(
+                new NewRequest(10, 0, false, false),
+                new RestartProducer(true),
+                new NewRequest(7, 4, false, false),
+                new Advance(1_000)));
+
+    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.failed()).isZero();
+    assertThat(simulation.restartsProven()).isEqualTo(1);
   }
 
   /** Runs the schedule, lets every lease end, and checks nothing leaked; returns the outcome. */

@@ -1,31 +1,43 @@
 package io.kvbridge.tck.schedule;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.layout.KvModel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
 /**
- * The engines a schedule runs between: how many tensor-parallel ranks split the model's KV heads on
- * P and on D, how many tokens a block holds on each, and the memory order both lay blocks out in.
- * Every engine serves one small model of {@value #KV_HEADS} KV heads; its {@code toString} is part
- * of a schedule's reproduction.
+ * The engines a schedule runs between: the model whose KV they hold, how many tensor-parallel ranks
+ * hold its KV heads on P and on D, how many tokens a block holds on each, the memory order both lay
+ * slabs out in and where each engine places them (one region, or one per layer or per layer and
+ * plane). Most schedules serve one small model of {@value #KV_HEADS} KV heads; a published model's
+ * preset runs at its real size. Its {@code toString} is part of a schedule's reproduction.
  *
- * @param producerTp P's ranks: 1, 2 or 4
+ * @param producerTp P's ranks: a divisor of the model's KV heads, or a multiple (replicated KV)
  * @param producerBlockTokens tokens per block on P
- * @param decoderTp D's ranks: 1, 2 or 4
+ * @param decoderTp D's ranks, likewise
  * @param decoderBlockTokens tokens per block on D: a multiple or a divisor of P's
- * @param order the memory order of both engines' blocks
+ * @param order the memory order of both engines' slabs
+ * @param producerPlacement where P's slabs lie
+ * @param decoderPlacement where D's slabs lie
+ * @param model the model whose KV the engines hold
  */
 public record Shape(
     int producerTp,
     int producerBlockTokens,
     int decoderTp,
     int decoderBlockTokens,
-    KvLayout.MemoryOrder order) {
+    KvLayout.MemoryOrder order,
+    KvLayout.Placement producerPlacement,
+    KvLayout.Placement decoderPlacement,
+    KvModel model) {
 
-  /** The model's KV heads, split evenly over each engine's ranks. */
+  /** The small model's KV heads. */
   static final int KV_HEADS = 4;
+
+  /** The small model most schedules serve: 2 layers, K and V, 4 KV heads of 4 two-byte elements. */
+  public static final KvModel SMALL_MODEL =
+      new KvModel("schedule/kv@1", "the kit's own", 2, 2, KV_HEADS, 4, 2);
 
   /** P's pool, in blocks of its size. */
   static final int PRODUCER_BLOCKS = 48;
@@ -33,13 +45,37 @@ public record Shape(
   /** One rank each, blocks of four tokens: engines without tensor parallelism. */
   public static final Shape SINGLE_RANK = new Shape(1, 4, 1, 4, KvLayout.MemoryOrder.HEAD_MAJOR);
 
+  /** Engines of the small model, in one cross-layer region per rank. */
+  public Shape(
+      int producerTp,
+      int producerBlockTokens,
+      int decoderTp,
+      int decoderBlockTokens,
+      KvLayout.MemoryOrder order) {
+    this(
+        producerTp,
+        producerBlockTokens,
+        decoderTp,
+        decoderBlockTokens,
+        order,
+        KvLayout.Placement.CROSS_LAYER,
+        KvLayout.Placement.CROSS_LAYER,
+        SMALL_MODEL);
+  }
+
   /** Checks that the engines can pair; messages name the component. */
   public Shape {
     Objects.requireNonNull(order, "order");
+    Objects.requireNonNull(producerPlacement, "producerPlacement");
+    Objects.requireNonNull(decoderPlacement, "decoderPlacement");
+    Objects.requireNonNull(model, "model");
+    int heads = model.kvHeads();
     for (int tp : new int[] {producerTp, decoderTp}) {
-      if (tp < 1 || KV_HEADS % tp != 0) {
+      if (tp < 1 || (heads % tp != 0 && tp % heads != 0)) {
         throw new IllegalArgumentException(
-            "shape: producerTp and decoderTp must divide the model's " + KV_HEADS + " KV heads");
+            "shape: producerTp and decoderTp must divide the model's "
+                + heads
+                + " KV heads or be a multiple of them");
       }
     }
     int big = Math.max(producerBlockTokens, decoderBlockTokens);
@@ -64,18 +100,17 @@ public record Shape(
 
   /** The bytes of one token's KV over all heads, layers and planes. */
   int tokenBytes() {
-    KvLayout whole = layouts(1, producerBlockTokens, PRODUCER_BLOCKS).get(0);
-    return whole.blockBytes() / producerBlockTokens;
+    return Math.toIntExact(model.bytesPerToken());
   }
 
   /** P's layouts, by rank. */
   List<KvLayout> producerLayouts() {
-    return layouts(producerTp, producerBlockTokens, PRODUCER_BLOCKS);
+    return layouts(producerTp, producerBlockTokens, PRODUCER_BLOCKS, producerPlacement);
   }
 
   /** D's layouts, by rank. */
   List<KvLayout> decoderLayouts() {
-    return layouts(decoderTp, decoderBlockTokens, decoderBlocks());
+    return layouts(decoderTp, decoderBlockTokens, decoderBlocks(), decoderPlacement);
   }
 
   /**
@@ -91,13 +126,12 @@ public record Shape(
     return localTokens / unit * unit;
   }
 
-  private List<KvLayout> layouts(int tp, int tokensPerBlock, int blocks) {
-    KvLayout model =
-        new KvLayout(
-            "schedule/kv@1", 2, 2, 2, KV_HEADS, 0, KV_HEADS, 4, tokensPerBlock, blocks, order);
+  private List<KvLayout> layouts(
+      int tp, int tokensPerBlock, int blocks, KvLayout.Placement placement) {
+    KvLayout whole = model.layout(tokensPerBlock, blocks, order).withMemory(order, placement);
     List<KvLayout> ranks = new ArrayList<>(tp);
     for (int r = 0; r < tp; r++) {
-      ranks.add(model.forRank(r, tp));
+      ranks.add(whole.forRank(r, tp));
     }
     return List.copyOf(ranks);
   }
