@@ -30,8 +30,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * </ul>
  *
  * <p>The fake transport and the copy hold both sides in the Java heap (eight GiB at the largest),
- * NIXL in the C heap: the fork's heap is sized for the former. {@link #DESCRIPTORS} ({@code
- * RealSizeCounts}) records what each plan holds.
+ * NIXL in the C heap: the fork's heap is sized for the former. {@link RealSizeCounts} records what
+ * each plan holds.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -42,9 +42,6 @@ public class RealSizeReadBenchmark {
 
   /** The fork's heap: both sides of the largest request, and room for the rest. */
   public static final String HEAP = "11g";
-
-  /** Where the report finds each request's READs, descriptors and bytes. */
-  public static final String DESCRIPTORS = "real-size-counts.json";
 
   /** The request: model, TP pair and prompt length, whatever handles it. */
   @State(Scope.Thread)
