@@ -1138,7 +1138,7 @@ def section_real_size(res):
                 dict((t, n) for t, _, n in REAL_TRANSPORTS)[r.transport],
                 f"{fmt_size(r.counts['descriptors'])} ({r.counts['reads']})" if r.counts else "—",
                 f"{fmt_ns(r.read.median)}{r.read.spread()}, {real_gbps(r, r.read)}",
-                f"{fmt_ns(r.copy.median)}, {real_gbps(r, r.copy)}" if r.copy else "—",
+                f"{fmt_ns(r.copy.median)}{r.copy.spread()}, {real_gbps(r, r.copy)}" if r.copy else "—",
                 fmt_ratio(r.bandwidth()) + (f" (≥ {fmt_factor(REAL_SIZE_BANDWIDTH_GOAL)})" if applies_bw else ""),
                 f"{fmt_ns(r.plan.median)}, {fmt_pct(r.plan_share())}" if r.plan else "—",
                 f"{fmt_ns(r.check.median)}, {fmt_pct(r.check_share())}" if r.check else "—",

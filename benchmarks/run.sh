@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every kvbridge benchmark and regenerates BENCHMARKS.md at the repository root.
 #
-#   benchmarks/run.sh            the full run (about 35 minutes on 2 shared cores)
+#   benchmarks/run.sh            the full run (about 35 minutes on 2 shared cores, and roughly 20
+#                                more for the real-size step, whose 32k-token requests move 4 GiB)
 #   benchmarks/run.sh --quick    one short iteration each: checks the pipeline, numbers mean nothing
 #
 # Steps: build the shaded benchmarks.jar with the Maven wrapper; record the benchmarks' fixed
