@@ -10,7 +10,9 @@ Sub-commands:
 
 The results directory holds jmh.json, jmh-nixl.json, jmh-e2e.json and the read planner's
 jmh-plan-*.json and jmh-read-*.json (JMH -rf json), plan-counts-*.json (the planned requests'
-READs, descriptors and bytes, io.kvbridge.benchmarks.transfer.PlanCounts),
+READs, descriptors and bytes, io.kvbridge.benchmarks.transfer.PlanCounts), jmh-real-size.json
+and real-size-counts.json (a real model's KV at real size, io.kvbridge.benchmarks.transfer.
+RealSizeReadBenchmark with JMH's GC profiler, and RealSizeCounts),
 machine-start.json, machine-end.json, run.json (the command and settings), settings.json (the
 benchmarks' fixed settings, io.kvbridge.benchmarks.RunSettings), optionally nixl-python.json
 (python/nixl_read_bench.py) and jfr/<family>.json (summarize-jfr).
@@ -77,6 +79,12 @@ PREPARED_BANDWIDTH_GOAL = 1.0  # kvbridge bandwidth ÷ Python binding's, prepare
 MANY_PEERS_GOAL = 0.9  # aggregate bandwidth per byte at 8 peers ÷ single peer
 MANY_PEERS = "8"
 REQUEST_PATH_GOAL = 1.0  # this build's answers per second ÷ the older build's, same run, interleaved
+REAL_SIZE_BANDWIDTH_GOAL = 0.8  # real-size READ bandwidth ÷ one thread's copy of the same bytes
+REAL_SIZE_MIN_TOKENS = "8192"  # the real-size bandwidth goal covers prompts at least this long
+REAL_SIZE_PLAN_GOAL = 0.05  # real-size planning time ÷ the READ time of the same request
+REAL_SIZE_HEAP_GROWTH = 2.0  # heap bytes per block, longest prompt ÷ shortest, at most
+REAL_SIZE_CHECK_GOAL = 0.05  # real-size content check time ÷ the READ time of the same request
+REAL_SIZE_CHECK_TOKENS = "8192"  # the prompt length of the real-size content check goal
 GPU_SMALLEST = "64KiB"  # smallest request of the GPU check
 GPU_LARGEST = "256MiB"  # largest request of the GPU check
 GOAL_CONSTANTS = (
@@ -101,6 +109,12 @@ GOAL_CONSTANTS = (
     "REQUEST_PATH_GOAL",
     "GPU_SMALLEST",
     "GPU_LARGEST",
+    "REAL_SIZE_BANDWIDTH_GOAL",
+    "REAL_SIZE_MIN_TOKENS",
+    "REAL_SIZE_PLAN_GOAL",
+    "REAL_SIZE_HEAP_GROWTH",
+    "REAL_SIZE_CHECK_GOAL",
+    "REAL_SIZE_CHECK_TOKENS",
 )
 
 
@@ -159,6 +173,9 @@ class Results:
             for row in read_json(os.path.join(directory, file)):
                 key = tuple(row[k] for k in PLAN_PARAMS)
                 self.plan_counts[key] = row
+        self.real_size_counts = {}
+        for row in read_json(os.path.join(directory, "real-size-counts.json")) or []:
+            self.real_size_counts[tuple(row[k] for k in REAL_PARAMS)] = row
         self.python_rounds = read_json_lines(os.path.join(directory, "python-rounds.jsonl"))
         self.gpu = read_json(os.path.join(directory, "gpu-compare.json"))
         self.request_path = read_json(os.path.join(directory, "request-path.json"))
@@ -844,6 +861,335 @@ def plan_goals(res):
     ]
 
 
+# ---- a real model's KV at real size -------------------------------------------------------------
+
+REAL = "transfer.RealSizeReadBenchmark"
+REAL_PARAMS = ("model", "tp", "tokens")
+# The transports of the real-size READ: (transport parameter, family part, name in the report).
+REAL_TRANSPORTS = [("FAKE", "fake", "fake"), ("NIXL", "nixl", "NIXL host memory")]
+GC_NORM = "gc.alloc.rate.norm"
+
+
+def real_bandwidth_goal_text(transport):
+    return (
+        f"real size: READ ≥ {fmt_factor(REAL_SIZE_BANDWIDTH_GOAL)} the bandwidth of one thread"
+        f" copying the same bytes, prompts ≥ {fmt_size(REAL_SIZE_MIN_TOKENS)} tokens, {transport}"
+    )
+
+
+def real_plan_goal_text(transport):
+    return f"real size: planning ≤ {fmt_limit_pct(REAL_SIZE_PLAN_GOAL)} of the READ, {transport}"
+
+
+def real_heap_goal_text(transport):
+    return (
+        "real size: heap bytes per request (planning and READ) O(blocks): bytes per block at the"
+        f" longest prompt ≤ {fmt_factor(REAL_SIZE_HEAP_GROWTH)} those at the shortest, {transport}"
+    )
+
+
+def real_check_goal_text(transport):
+    return (
+        f"real size: content check (CRC-32C) ≤ {fmt_limit_pct(REAL_SIZE_CHECK_GOAL)} of the READ at"
+        f" {fmt_size(REAL_SIZE_CHECK_TOKENS)} tokens, {transport}"
+    )
+
+
+REAL_GOAL_TEXTS = [
+    ("bandwidth", real_bandwidth_goal_text),
+    ("plan", real_plan_goal_text),
+    ("heap", real_heap_goal_text),
+    ("check", real_check_goal_text),
+]
+
+
+def real_models(res):
+    """The models of the real-size results, in the order the counts list them."""
+    found = res.values(REAL + ".", "model")
+    listed = list(dict.fromkeys(row["model"] for row in res.real_size_counts.values()))
+    return [m for m in listed if m in found] + [m for m in found if m not in listed]
+
+
+def real_model_label(res, model):
+    row = next((r for r in res.real_size_counts.values() if r["model"] == model), None)
+    if not row:
+        return f"`{model}`"
+    return f"{row['name']}, {row['placement'].lower().replace('_', '-')}"
+
+
+def real_label(res, params):
+    return (
+        f"{real_model_label(res, params['model'])}, `{params['tp']}`, {fmt_size(params['tokens'])}"
+        " tokens"
+    )
+
+
+class RealRow:
+    """One real-size request on one transport, with what the report weighs its READ against."""
+
+    def __init__(self, res, model, tp, tokens, transport):
+        self.params = {"model": model, "tp": tp, "tokens": tokens}
+        self.transport = transport
+        self.read = res.get(f"{REAL}.transportRead", transport=transport, **self.params)
+        self.check = res.get(f"{REAL}.contentCheck", transport=transport, **self.params)
+        self.copy = res.get(f"{REAL}.copy", **self.params)
+        self.plan = res.get(f"{REAL}.plan", **self.params)
+        self.counts = res.real_size_counts.get((model, tp, tokens))
+
+    def bandwidth(self):
+        """READ bandwidth ÷ the one-thread copy's bandwidth."""
+        return ratio(self.copy, self.read)
+
+    def plan_share(self):
+        return share_of(self.plan, self.read)
+
+    def check_share(self):
+        return share_of(self.check, self.read)
+
+    def heap(self):
+        """Heap bytes a request allocates: planning it and reading it."""
+        plan, read = secondary_median(self.plan, GC_NORM), secondary_median(self.read, GC_NORM)
+        if plan is None or read is None:
+            return None
+        return plan + read
+
+    def heap_per_block(self):
+        heap = self.heap()
+        if heap is None or not self.counts:
+            return None
+        return heap / self.counts["blocks"]
+
+
+def real_rows(res, transport=None):
+    """Every real-size request READ, by model, prompt length, TP pair and transport."""
+    rows = []
+    for model in real_models(res):
+        for tokens in res.values(REAL + ".", "tokens"):
+            for tp in res.values(REAL + ".", "tp"):
+                for t, _, _ in REAL_TRANSPORTS:
+                    if transport not in (None, t):
+                        continue
+                    row = RealRow(res, model, tp, tokens, t)
+                    if row.read:
+                        rows.append(row)
+    return rows
+
+
+def real_size_goals(res):
+    goals = []
+    for t, part, name in REAL_TRANSPORTS:
+        rows = real_rows(res, t)
+        if not rows:
+            continue
+        long_rows = [
+            r for r in rows if r.copy and param_order(r.params["tokens"]) >= param_order(REAL_SIZE_MIN_TOKENS)
+        ]
+        if long_rows:
+            worst = min(long_rows, key=lambda r: r.bandwidth())
+            b = worst.bandwidth()
+            goals.append(
+                Goal(
+                    f"real-size-{part}-bandwidth",
+                    real_bandwidth_goal_text(name),
+                    f"worst {fmt_ratio(b)} ({real_label(res, worst.params)}:"
+                    f" {real_gbps(worst, worst.read)} vs {real_gbps(worst, worst.copy)})",
+                    all(r.bandwidth() >= REAL_SIZE_BANDWIDTH_GOAL for r in long_rows),
+                    f"{REAL}.transportRead",
+                    dict(worst.params, transport=t),
+                    REAL_SIZE_BANDWIDTH_GOAL / b,
+                )
+            )
+        planned = [r for r in rows if r.plan]
+        if planned:
+            worst = max(planned, key=lambda r: r.plan_share())
+            share = worst.plan_share()
+            goals.append(
+                Goal(
+                    f"real-size-{part}-plan",
+                    real_plan_goal_text(name),
+                    f"worst {fmt_pct(share)} ({real_label(res, worst.params)}:"
+                    f" {fmt_ns(worst.plan.median)} vs {fmt_ns(worst.read.median)})",
+                    all(r.plan_share() <= REAL_SIZE_PLAN_GOAL for r in planned),
+                    f"{REAL}.plan",
+                    dict(worst.params),
+                    share / REAL_SIZE_PLAN_GOAL,
+                )
+            )
+        heap_goal = real_heap_goal(res, rows, part, name)
+        if heap_goal:
+            goals.append(heap_goal)
+        checked = [r for r in rows if r.check and r.params["tokens"] == REAL_SIZE_CHECK_TOKENS]
+        if checked:
+            worst = max(checked, key=lambda r: r.check_share())
+            share = worst.check_share()
+            goals.append(
+                Goal(
+                    f"real-size-{part}-check",
+                    real_check_goal_text(name),
+                    f"worst {fmt_pct(share)} ({real_label(res, worst.params)}:"
+                    f" {fmt_ns(worst.check.median)} vs {fmt_ns(worst.read.median)})",
+                    all(r.check_share() <= REAL_SIZE_CHECK_GOAL for r in checked),
+                    f"{REAL}.contentCheck",
+                    dict(worst.params, transport=t),
+                    share / REAL_SIZE_CHECK_GOAL,
+                )
+            )
+    return goals
+
+
+def real_heap_goal(res, rows, part, name):
+    """Per (model, TP pair): heap bytes per block at the longest prompt ÷ at the shortest."""
+    by_pair = collections.defaultdict(list)
+    for r in rows:
+        if r.heap_per_block() is not None:
+            by_pair[(r.params["model"], r.params["tp"])].append(r)
+    growths = []
+    for measured in by_pair.values():
+        measured.sort(key=lambda r: param_order(r.params["tokens"]))
+        if len(measured) >= 2:
+            short, long_ = measured[0], measured[-1]
+            growths.append((long_.heap_per_block() / short.heap_per_block(), short, long_))
+    if not by_pair:
+        return None
+    family, text = f"real-size-{part}-heap", real_heap_goal_text(name)
+    if not growths:
+        most = max((r for rs in by_pair.values() for r in rs), key=lambda r: r.heap_per_block())
+        return Goal(
+            family,
+            text,
+            f"at most {fmt_heap(most.heap_per_block())} per block ({real_label(res, most.params)});"
+            " one prompt length per request in this run, so no growth measured",
+            None,
+        )
+    growth, short, long_ = max(growths, key=lambda g: g[0])
+    return Goal(
+        family,
+        text,
+        f"largest growth {fmt_ratio(growth)} ({real_model_label(res, short.params['model'])},"
+        f" `{short.params['tp']}`: {fmt_heap(short.heap_per_block())} per block at"
+        f" {fmt_size(short.params['tokens'])} tokens, {fmt_heap(long_.heap_per_block())} at"
+        f" {fmt_size(long_.params['tokens'])})",
+        all(g <= REAL_SIZE_HEAP_GROWTH for g, _, _ in growths),
+        None,
+        None,
+        growth / REAL_SIZE_HEAP_GROWTH,
+    )
+
+
+def fmt_heap(n):
+    """Heap bytes, to three figures."""
+    for unit in ("GiB", "MiB", "KiB"):
+        if n >= UNITS[unit]:
+            return f"{n / UNITS[unit]:.3g} {unit}"
+    return f"{n:,.0f} B"
+
+
+def real_gbps(row, result):
+    if not row.counts or not result:
+        return fmt_ns(result.median) if result else "—"
+    return fmt_gbps(row.counts["bytes"], result.median)
+
+
+def section_real_size(res):
+    s = res.settings.get("realSize") or {}
+    lines = [
+        "## A real model's KV at real size",
+        "",
+        "One request of a real model's KV in the memory an engine serving it keeps it in,"
+        " `io.kvbridge.benchmarks.transfer.RealSizeReadBenchmark` (JMH options"
+        f" `{res.run.get('real_size_options') or '?'}`, with JMH's GC profiler): each model in its"
+        " placement (the model column), block-major,"
+        f" {fmt_setting(s.get('tokensPerBlock'))}-token blocks on both sides. `tp` is `PxD`: P"
+        " producer ranks, D consumer ranks. Each side's pool holds exactly the prompt's blocks, handed"
+        " out scattered; each rank's pool lies in its layout's regions (one per layer), every region"
+        " registered with the rank's agent, and the planner's descriptors (`ReadPlan.of`) are"
+        " resolved through each rank's `KvRegions`. All from the same run, each in its own trial:",
+        "",
+        "- **READ** — every READ of the plan posted with its descriptors (lists built once, outside"
+        " the timing), each polled, spinning, until DONE, then released; bandwidth is the bytes the"
+        " plan moves (`io.kvbridge.benchmarks.transfer.RealSizeCounts`) over the time per request.",
+        "- **copy** — the same bytes copied by one thread, region to region, one bulk"
+        " `ByteBuffer.put` per region of the consumer's shape, heap to heap (`RegionCopy`).",
+        "- **plan** — `ReadPlan.of` for the request.",
+        "- **check** — the consumer's CRC-32C of every block it read, over the bytes its tokens"
+        " occupy, in place, after the last READ (`BlockChecksums`, as the consumer's load check"
+        " does).",
+        "- **heap** — bytes allocated per request by planning it and reading it"
+        f" (`{GC_NORM}` of the two), and that per block of the prompt.",
+        "",
+    ]
+    rows = []
+    for r in real_rows(res):
+        applies_bw = param_order(r.params["tokens"]) >= param_order(REAL_SIZE_MIN_TOKENS)
+        applies_check = r.params["tokens"] == REAL_SIZE_CHECK_TOKENS
+        verdicts = []
+        if r.copy and applies_bw:
+            verdicts.append(r.bandwidth() >= REAL_SIZE_BANDWIDTH_GOAL)
+        if r.plan:
+            verdicts.append(r.plan_share() <= REAL_SIZE_PLAN_GOAL)
+        if r.check and applies_check:
+            verdicts.append(r.check_share() <= REAL_SIZE_CHECK_GOAL)
+        heap, per_block = r.heap(), r.heap_per_block()
+        rows.append(
+            [
+                real_model_label(res, r.params["model"]),
+                fmt_size(r.params["tokens"]),
+                f"`{r.params['tp']}`",
+                dict((t, n) for t, _, n in REAL_TRANSPORTS)[r.transport],
+                f"{fmt_size(r.counts['descriptors'])} ({r.counts['reads']})" if r.counts else "—",
+                f"{fmt_ns(r.read.median)}{r.read.spread()}, {real_gbps(r, r.read)}",
+                f"{fmt_ns(r.copy.median)}{r.copy.spread()}, {real_gbps(r, r.copy)}" if r.copy else "—",
+                fmt_ratio(r.bandwidth()) + (f" (≥ {fmt_factor(REAL_SIZE_BANDWIDTH_GOAL)})" if applies_bw else ""),
+                f"{fmt_ns(r.plan.median)}, {fmt_pct(r.plan_share())}" if r.plan else "—",
+                f"{fmt_ns(r.check.median)}, {fmt_pct(r.check_share())}" if r.check else "—",
+                f"{fmt_heap(heap)}, {fmt_heap(per_block)}/block" if per_block is not None else "—",
+                verdict(all(verdicts)) if verdicts else "—",
+            ]
+        )
+    if not rows:
+        lines.append(NO_RESULTS)
+    else:
+        lines += [
+            "Goals: READ ≥"
+            f" {fmt_factor(REAL_SIZE_BANDWIDTH_GOAL)} the copy's bandwidth at ≥"
+            f" {fmt_size(REAL_SIZE_MIN_TOKENS)} tokens; plan ≤ {fmt_limit_pct(REAL_SIZE_PLAN_GOAL)} of"
+            f" the READ; check ≤ {fmt_limit_pct(REAL_SIZE_CHECK_GOAL)} of the READ at"
+            f" {fmt_size(REAL_SIZE_CHECK_TOKENS)} tokens; heap per block not growing with the prompt"
+            f" (≤ {fmt_factor(REAL_SIZE_HEAP_GROWTH)} from the shortest prompt to the longest, in"
+            " the Goals table). The result column is the verdict of the goals that apply to the row.",
+            "",
+            table(
+                [
+                    "model",
+                    "tokens",
+                    "tp",
+                    "transport",
+                    "descriptors (READs)",
+                    "READ (time, bandwidth)",
+                    "copy (time, bandwidth)",
+                    "READ ÷ copy",
+                    "plan (time, ÷ READ)",
+                    "check (time, ÷ READ)",
+                    "heap per request, per block",
+                    "result",
+                ],
+                rows,
+            ),
+            "",
+            "Reproduce a row: `java -jar benchmarks/target/benchmarks.jar"
+            f" 'RealSizeReadBenchmark' {res.run.get('real_size_options') or ''} -prof gc -p model=M"
+            " -p tp=PxD -p tokens=N -p transport=T` (the NIXL rows need what the NIXL section's Java"
+            " side needs, and `-jvmArgsAppend` repeats the fork's heap, as `benchmarks/run.sh` does).",
+            "",
+            "Missed goals are profiled with JFR like the others, except the heap goal: JFR's execution"
+            " samples do not say where a request allocates; `-prof gc` on the row shows the bytes.",
+        ]
+    if not res.has(f"{REAL}.transportRead") or not any(r.transport == "NIXL" for r in real_rows(res)):
+        if res.run.get("nixl_status"):
+            lines += ["", "No NIXL rows in this run: " + res.run["nixl_status"]]
+    return "\n".join(lines)
+
+
 # ---- tracing off -------------------------------------------------------------------------------
 
 TRACING_OFF = "observe.TracingOffBenchmark.spansOfOneRequest"
@@ -1010,6 +1356,7 @@ def all_goals(res):
         + gpu_goals(res)
         + content_check_goals(res)
         + plan_goals(res)
+        + real_size_goals(res)
         + tracing_off_goals(res)
         + request_path_goals(res)
     )
@@ -1028,6 +1375,11 @@ def all_goals(res):
         ("many-peers", many_peers_goal_text(), NO_MANY_PEERS_BENCHMARK),
         ("gpu-path", gpu_goal_text(), NO_GPU_CHECK),
         ("read-plan", plan_goal_text(), NOT_MEASURED),
+    ] + [
+        (f"real-size-{part}-{kind}", text(name), NOT_MEASURED)
+        for _, part, name in REAL_TRANSPORTS
+        for kind, text in REAL_GOAL_TEXTS
+    ] + [
         ("tracing-off", tracing_off_goal_text(), NOT_MEASURED),
         ("request-path", request_path_goal_text(), NOT_MEASURED),
     ]
@@ -1892,6 +2244,8 @@ def render(results, findings_path):
         section_content_check(res),
         "",
         section_plan(res),
+        "",
+        section_real_size(res),
         "",
         section_e2e(res),
         "",

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs every kvbridge benchmark and regenerates BENCHMARKS.md at the repository root.
 #
-#   benchmarks/run.sh            the full run (about 35 minutes on 2 shared cores)
+#   benchmarks/run.sh            the full run (about 35 minutes on 2 shared cores, and roughly 20
+#                                more for the real-size step, whose 32k-token requests move 4 GiB)
 #   benchmarks/run.sh --quick    one short iteration each: checks the pipeline, numbers mean nothing
 #
 # Steps: build the shaded benchmarks.jar with the Maven wrapper; record the benchmarks' fixed
 # settings (settings.json); run the JMH benchmarks (raw JSON to benchmarks/target/results/jmh.json;
-# the lease table under churn, with JMH's GC profiler, to jmh-churn.json; many peers to jmh-peers.json);
+# the lease table under churn, with JMH's GC profiler, to jmh-churn.json; many peers to jmh-peers.json;
+# a real model's KV at real size, with the GC profiler, to jmh-real-size.json);
 # run NIXL's Python binding for the NIXL comparison when the NIXL benchmark exists; profile with JFR
 # the worst case of every missed goal; run the request path under load against an older build
 # (benchmarks/request-path.sh); write BENCHMARKS.md with benchmarks/report.py (python3
@@ -105,8 +107,10 @@ fi
 
 log "running JMH: $include ($opts)"
 # shellcheck disable=SC2086
-java -jar "$jar" "$include" -e 'LeaseChurnBenchmark' $opts -rf json -rff "$out/jmh.json" 2>&1 \
+java -jar "$jar" "$include" -e 'LeaseChurnBenchmark|RealSizeReadBenchmark' $opts -rf json -rff "$out/jmh.json" 2>&1 \
   | tee "$out/jmh.log" | grep -E '^(# Benchmark:|# Parameters:|Benchmark|[A-Za-z]+Benchmark\.)' >&2 || true
+# A JMH_INCLUDE that names only benchmarks run in steps of their own leaves JMH nothing to run here.
+[ -s "$out/jmh.json" ] || rm -f "$out/jmh.json"
 
 if [ -z "${JMH_INCLUDE:-}" ]; then
   log "running the lease table under churn with JMH's GC profiler ($opts)"
@@ -158,6 +162,33 @@ if [ -z "${JMH_INCLUDE:-}" ]; then
     java -Xmx3g -cp "$jar" $bench.PlanCounts "$out/plan-counts-grid-$order.json" -p tp=$all_tp \
       -p consumerBlock=4,8,16,32,64 -p tokens=8192 -p order=$order
   done
+fi
+
+# A real model's KV at real size: one request per model (Llama-3.1-8B per layer, DeepSeek-V3's MLA
+# latent per layer), TP pair and prompt length, READ through the fake transport (and NIXL host
+# memory where NIXL runs) beside one thread's copy of the same bytes, its planning and the
+# consumer's content check, with JMH's GC profiler for the heap bytes per request. Both sides of a
+# 32k-token Llama request take eight GiB of the fork's heap (RealSizeReadBenchmark.HEAP).
+# REAL_TOKENS replaces the prompt lengths; --quick reads 1,024 tokens only. Runs when JMH_INCLUDE is
+# unset or matches the benchmark.
+real_bench=io.kvbridge.benchmarks.transfer.RealSizeReadBenchmark
+real_jvm="-Xmx11g --enable-native-access=ALL-UNNAMED -Dkvbridge.nixl.home=$nixl_lib"
+if [ -z "${JMH_INCLUDE:-}" ] || [[ "$real_bench.transportRead" =~ ${JMH_INCLUDE} ]]; then
+  real_tokens=${REAL_TOKENS:-1024,8192,32768}
+  real_opts="-f 1 -wi 1 -w 500ms -i 3 -r 500ms"
+  if [ "${1:-}" = "--quick" ]; then
+    real_tokens=1024
+    real_opts=$opts
+  fi
+  real_transports="FAKE,NIXL"
+  [ -n "$nixl_status" ] && real_transports="FAKE"
+  log "running a real model's KV at real size on $real_transports, $real_tokens tokens ($real_opts)"
+  # shellcheck disable=SC2086
+  java -jar "$jar" "^$real_bench." $real_opts -p tokens=$real_tokens -p transport=$real_transports \
+    -jvmArgsAppend "$real_jvm" -prof gc -rf json -rff "$out/jmh-real-size.json" 2>&1 \
+    | tee "$out/jmh-real-size.log" | grep -E '^RealSizeReadBenchmark\.[a-zA-Z]+ ' >&2 || true
+  java -Xmx3g -cp "$jar" io.kvbridge.benchmarks.transfer.RealSizeCounts \
+    "$out/real-size-counts.json" -p tokens=$real_tokens
 fi
 
 if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
@@ -213,6 +244,10 @@ if [ "${PROFILE:-1}" != "0" ]; then
         extra=(-jvmArgsAppend "$nixl_jvm")
         extra_text=" -jvmArgsAppend '$nixl_jvm' (UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES)"
         ;;
+      real-size-*)
+        extra=(-jvmArgsAppend "$real_jvm")
+        extra_text=" -jvmArgsAppend '$real_jvm' (UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES)"
+        ;;
     esac
     # shellcheck disable=SC2086
     java -jar "$jar" "$regex" $params $profile_opts "${extra[@]}" -prof "jfr:dir=$dir" \
@@ -235,6 +270,7 @@ json.dump({
     "command": "$command",
     "jmh_options": "$opts",
     "plan_options": "$plan_opts",
+    "real_size_options": "${real_opts:-}",
     "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime($start)),
     "minutes": round((time.time() - $start) / 60, 1),
     "nixl_status": """$nixl_status""",

@@ -165,6 +165,54 @@ def plan_grid():
     ]
 
 
+# A real model's KV at real size: Llama-3.1-8B per layer, two TP pairs, three prompt lengths, both
+# transports. (tp, transport, READ µs per 1,024 tokens, check µs per 1,024 tokens, plan µs per 1,024
+# tokens, heap bytes of the READ per block; planning and the copy are the same for both transports,
+# timed with the fake rows): the fake READ is far slower than the copy and checks too slowly, NIXL's
+# is faster and checks in time; planning misses at 2x1 on both. The copy takes 25,000 µs per 1,024
+# tokens; heap per block does not grow.
+REAL_SIZE = [
+    ("1x1", "FAKE", 100000.0, 40000.0, 600.0, 4500.0),
+    ("2x1", "FAKE", 230000.0, 40000.0, 60000.0, 300000.0),
+    ("1x1", "NIXL", 20000.0, 150.0, 600.0, 900.0),
+    ("2x1", "NIXL", 21000.0, 150.0, 60000.0, 1000.0),
+]
+REAL_TOKENS = [("1024", 1), ("8192", 8), ("32768", 32)]
+
+
+def gc_norm(entry, bytes_per_op):
+    entry["secondaryMetrics"] = {
+        "gc.alloc.rate.norm": {"score": bytes_per_op, "scoreUnit": "B/op", "rawData": [[bytes_per_op]]}
+    }
+    return entry
+
+
+def real_size_results():
+    out = []
+    bench = "transfer.RealSizeReadBenchmark."
+    for tp, transport, read, check, plan, heap in REAL_SIZE:
+        for tokens, scale in REAL_TOKENS:
+            p = {"model": "LLAMA_3_1_8B", "tp": tp, "tokens": tokens}
+            blocks = 64 * scale
+            t = dict(p, transport=transport)
+            out.append(gc_norm(avgt(bench + "transportRead", t, [read * scale, read * scale * 1.1], "us/op"), heap * blocks * 0.9))
+            out.append(gc_norm(avgt(bench + "contentCheck", t, [check * scale], "us/op"), 96.0))
+            if transport == "FAKE":
+                out.append(gc_norm(avgt(bench + "copy", p, [25000.0 * scale], "us/op"), 700.0))
+                out.append(gc_norm(avgt(bench + "plan", p, [plan * scale], "us/op"), 3900.0 * blocks))
+    return out
+
+
+def real_size_counts():
+    return [
+        {"model": "LLAMA_3_1_8B", "tp": tp, "tokens": tokens, "name": "meta-llama/Llama-3.1-8B",
+         "placement": "PER_LAYER", "bytesPerToken": 131072, "blocks": 64 * scale,
+         "reads": int(tp[0]), "descriptors": 4096 * scale * int(tp[0]), "bytes": 134217728 * scale}
+        for tp in ["1x1", "2x1"]
+        for tokens, scale in REAL_TOKENS
+    ]
+
+
 def churn_results():
     # Allocation far from the goal of none, so the verdict does not depend on the details.
     out = []
@@ -299,6 +347,8 @@ def write_results(directory):
     put("plan-counts-plan-head.json", plan_counts())
     put("plan-counts-grid.json", plan_grid())
     put("jmh-churn.json", churn_results())
+    put("jmh-real-size.json", real_size_results())
+    put("real-size-counts.json", real_size_counts())
     put("jmh-peers.json", many_peers_results())
     put("request-path.json", request_path_results())
     put(
@@ -322,6 +372,7 @@ def write_results(directory):
             "command": "benchmarks/run.sh",
             "jmh_options": "-f 1 -wi 2 -w 500ms -i 5 -r 500ms",
             "plan_options": "-f 1 -wi 1 -w 500ms -i 3 -r 500ms",
+            "real_size_options": "-f 1 -wi 1 -w 500ms -i 3 -r 500ms",
             "started": "2026-11-30 02:14 UTC",
             "minutes": 9.1,
             "nixl_status": "",
@@ -515,6 +566,7 @@ class ReportTest(unittest.TestCase):
             "## Transfer bandwidth and latency on NIXL",
             "## Content check beside the READ",
             "## Read planning",
+            "## A real model's KV at real size",
             "## End to end: the sample app's P/D path",
             "## The request path under load: this build against an older one",
             "## Missed goals: profiles and fixes",
@@ -586,6 +638,80 @@ class ReportTest(unittest.TestCase):
                 " (`1x8`, 4-token consumer blocks, 1,024 tokens, head-major: 3.25 ms vs 11.2 ms) | **missed** |"
             ],
         )
+
+    def test_the_real_size_goals_are_this_runs_worst_requests_on_each_transport(self):
+        rows = [line for line in self.render().splitlines() if line.startswith("| real size")]
+
+        self.assertEqual(
+            rows,
+            [
+                "| real size: READ ≥ 0.8× the bandwidth of one thread copying the same bytes, prompts ≥"
+                " 8,192 tokens, fake | worst 0.10× (meta-llama/Llama-3.1-8B, per-layer, `2x1`, 8,192"
+                " tokens: 0.56 GB/s vs 5.37 GB/s) | **missed** |",
+                "| real size: planning ≤ 5% of the READ, fake | worst 24.8% (meta-llama/Llama-3.1-8B,"
+                " per-layer, `2x1`, 1,024 tokens: 60.0 ms vs 241.5 ms) | **missed** |",
+                "| real size: heap bytes per request (planning and READ) O(blocks): bytes per block at"
+                " the longest prompt ≤ 2× those at the shortest, fake | largest growth 1.00×"
+                " (meta-llama/Llama-3.1-8B, per-layer, `1x1`: 7.76 KiB per block at 1,024 tokens,"
+                " 7.76 KiB at 32,768) | **met** |",
+                "| real size: content check (CRC-32C) ≤ 5% of the READ at 8,192 tokens, fake | worst"
+                " 38.1% (meta-llama/Llama-3.1-8B, per-layer, `1x1`, 8,192 tokens: 320.0 ms vs 840.0"
+                " ms) | **missed** |",
+                "| real size: READ ≥ 0.8× the bandwidth of one thread copying the same bytes, prompts ≥"
+                " 8,192 tokens, NIXL host memory | worst 1.13× (meta-llama/Llama-3.1-8B, per-layer,"
+                " `2x1`, 8,192 tokens: 6.09 GB/s vs 5.37 GB/s) | **met** |",
+                "| real size: planning ≤ 5% of the READ, NIXL host memory | worst 272%"
+                " (meta-llama/Llama-3.1-8B, per-layer, `2x1`, 1,024 tokens: 60.0 ms vs 22.1 ms) |"
+                " **missed** |",
+                "| real size: heap bytes per request (planning and READ) O(blocks): bytes per block at"
+                " the longest prompt ≤ 2× those at the shortest, NIXL host memory | largest growth"
+                " 1.00× (meta-llama/Llama-3.1-8B, per-layer, `1x1`: 4.6 KiB per block at 1,024 tokens,"
+                " 4.6 KiB at 32,768) | **met** |",
+                "| real size: content check (CRC-32C) ≤ 5% of the READ at 8,192 tokens, NIXL host"
+                " memory | worst 0.714% (meta-llama/Llama-3.1-8B, per-layer, `1x1`, 8,192 tokens: 1.20"
+                " ms vs 168.0 ms) | **met** |",
+            ],
+        )
+
+    def test_each_real_size_request_shows_its_read_copy_plan_check_and_heap(self):
+        text = self.render()
+
+        self.assertIn(
+            "| meta-llama/Llama-3.1-8B, per-layer | 32,768 | `2x1` | fake | 262,144 (2) | 7.73 s"
+            " (7.36 s–8.10 s), 0.56 GB/s | 800.0 ms, 5.37 GB/s | 0.10× (≥ 0.8×) | 1.92 s, 24.8% |"
+            " 1.28 s, 16.6% | 535 MiB, 267 KiB/block | **missed** |",
+            text,
+        )
+
+    def test_heap_bytes_per_block_growing_with_the_prompt_miss_the_real_size_heap_goal(self):
+        path = os.path.join(self.results, "jmh-real-size.json")
+        with open(path) as f:
+            entries = json.load(f)
+        for e in entries:
+            if e["benchmark"].endswith("RealSizeReadBenchmark.transportRead") and e["params"]["tokens"] == "32768":
+                e["secondaryMetrics"]["gc.alloc.rate.norm"]["rawData"] = [[1.0e9]]
+        with open(path, "w") as f:
+            json.dump(entries, f)
+
+        rows = [line for line in self.render().splitlines() if line.startswith("| real size: heap")]
+
+        self.assertTrue(all(row.endswith("| **missed** |") for row in rows), rows)
+        self.assertEqual(len(rows), 2)
+
+    def test_one_prompt_length_states_the_heap_per_block_without_a_verdict(self):
+        path = os.path.join(self.results, "jmh-real-size.json")
+        with open(path) as f:
+            entries = json.load(f)
+        with open(path, "w") as f:
+            json.dump([e for e in entries if e["params"]["tokens"] == "1024"], f)
+
+        text = self.render()
+
+        row = next(line for line in text.splitlines() if line.startswith("| real size: heap") and "fake" in line)
+        self.assertIn("at most 267 KiB per block", row)
+        self.assertTrue(row.endswith("no growth measured | — |"), row)
+        self.assertIn("| real size: READ ≥ 0.8× the bandwidth of one thread copying the same bytes,", text)
+        self.assertIn("not measured in this run |", text)
 
     def test_the_tracing_off_goal_is_one_requests_span_calls_over_the_smallest_fake_read(self):
         rows = [line for line in self.render().splitlines() if line.startswith("| tracing off")]

@@ -8,6 +8,7 @@ import io.kvbridge.benchmarks.transfer.PlannedRead;
 import io.kvbridge.benchmarks.transfer.PlannerBenchmark;
 import io.kvbridge.benchmarks.transfer.ReadPair;
 import io.kvbridge.benchmarks.transfer.ReadShape;
+import io.kvbridge.benchmarks.transfer.RealSizeShape;
 import io.kvbridge.integrity.ChecksumScheme;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
@@ -71,6 +72,7 @@ public final class RunSettings {
             "producerTokensPerBlock", PlanShape.PRODUCER_TOKENS_PER_BLOCK,
             "blockMajorMaxTokens", PlannerBenchmark.BLOCK_MAJOR_MAX_TOKENS,
             "readMaxTokens", PlannedRead.MAX_TOKENS));
+    sections.put("realSize", Map.of("tokensPerBlock", RealSizeShape.TOKENS_PER_BLOCK));
     e2e().ifPresent(settings -> sections.put("e2e", settings));
     return sections;
   }

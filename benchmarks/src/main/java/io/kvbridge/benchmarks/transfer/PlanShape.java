@@ -3,7 +3,6 @@ package io.kvbridge.benchmarks.transfer;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.layout.KvLayout.MemoryOrder;
 import io.kvbridge.layout.KvModel;
-import io.kvbridge.runtime.consumer.ReadPlan;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -26,11 +25,8 @@ import java.util.stream.IntStream;
  * @param order both sides' memory order
  */
 public record PlanShape(
-    int producerRanks,
-    int consumerRanks,
-    int consumerTokensPerBlock,
-    int tokens,
-    MemoryOrder order) {
+    int producerRanks, int consumerRanks, int consumerTokensPerBlock, int tokens, MemoryOrder order)
+    implements PlannedRequest {
 
   /** The model whose KV shape the requests have. */
   public static final KvModel MODEL = KvModel.LLAMA_3_1_8B;
@@ -85,22 +81,22 @@ public record PlanShape(
         order);
   }
 
-  /** The producer's layouts, by rank. */
+  @Override
   public List<KvLayout> producer() {
     return ranks(PRODUCER_TOKENS_PER_BLOCK, producerRanks);
   }
 
-  /** The consumer's layouts, by rank. */
+  @Override
   public List<KvLayout> consumer() {
     return ranks(consumerTokensPerBlock, consumerRanks);
   }
 
-  /** The lease's block ids on the producer, in token order. */
+  @Override
   public List<Integer> producerBlocks() {
     return scattered(blocksOf(PRODUCER_TOKENS_PER_BLOCK));
   }
 
-  /** The consumer's block ids for the prompt, in token order. */
+  @Override
   public List<Integer> consumerBlocks() {
     return scattered(blocksOf(consumerTokensPerBlock));
   }
@@ -108,11 +104,6 @@ public record PlanShape(
   /** The prompt's KV bytes over all ranks of one side: what the read moves. */
   public long bytes() {
     return (long) tokens * LAYERS * 2 * KV_HEADS * HEAD_DIM * DTYPE_BYTES;
-  }
-
-  /** What the consumer's planner makes of this request. */
-  public ReadPlan plan() {
-    return ReadPlan.of(producer(), consumer(), producerBlocks(), consumerBlocks(), tokens, 0);
   }
 
   private List<KvLayout> ranks(int tokensPerBlock, int tp) {
@@ -128,7 +119,7 @@ public record PlanShape(
    * Block {@code i} of the prompt is pool block {@code i * stride mod n}, the stride 7 or the next
    * odd number coprime to n.
    */
-  private static List<Integer> scattered(int n) {
+  static List<Integer> scattered(int n) {
     int stride = 7;
     while (gcd(stride, n) != 1) {
       stride += 2;

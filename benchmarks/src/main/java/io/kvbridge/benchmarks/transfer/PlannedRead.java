@@ -1,11 +1,17 @@
 package io.kvbridge.benchmarks.transfer;
 
 import io.kvbridge.fake.FakeFabric;
+import io.kvbridge.integrity.ChecksumScheme;
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.nixl.MemoryMode;
+import io.kvbridge.nixl.NixlBackend;
+import io.kvbridge.nixl.NixlOptions;
 import io.kvbridge.runtime.consumer.ReadPlan;
+import io.kvbridge.runtime.engine.BlockChecksums;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
@@ -15,77 +21,87 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
- * A {@link PlanShape}'s request read through the fake transport as the consumer reads it: one agent
- * per rank on each side on one {@link FakeFabric}, each with one registered region holding its
- * rank's pool, and per request one READ per (consumer rank, producer rank) pair of the plan, with
- * the plan's descriptors. The descriptor lists are built once, so a request times the transport
- * alone: post every READ, poll each until DONE, release them, as the consumer's worker side does.
+ * A {@link PlannedRequest} read through a transport as the consumer reads it: one agent per rank on
+ * each side, each rank's pool in the regions its layout places slabs in ({@link
+ * KvLayout#regions()}: one for a cross-layer layout, one per layer or per layer and plane
+ * otherwise), every region registered with the rank's agent, and per request one READ per (consumer
+ * rank, producer rank) pair of the plan, with the plan's descriptors resolved through each rank's
+ * {@link KvRegions}. The descriptor lists are built once, so a request times the transport alone:
+ * post every READ, poll each until DONE, release them, as the consumer's worker side does.
  *
- * <p>Threads: confined to one benchmark thread (the fabric copies on threads of its own).
+ * <p>Threads: confined to one benchmark thread (the transport may copy on threads of its own).
  */
 public final class PlannedRead implements AutoCloseable {
 
-  /** The longest prompt read: both sides' regions of it must fit in the heap together. */
+  /**
+   * The longest {@link PlanShape} prompt read: both sides' single regions of it must fit in the
+   * heap together.
+   */
   public static final int MAX_TOKENS = 8_192;
 
-  private final PlanShape shape;
+  private final PlannedRequest request;
   private final List<Transport> producers = new ArrayList<>();
   private final List<Transport> consumers = new ArrayList<>();
-  private final List<KvMemory> producerMemory = new ArrayList<>();
-  private final List<KvMemory> consumerMemory = new ArrayList<>();
+  private final List<KvRegions> producerMemory = new ArrayList<>();
+  private final List<KvRegions> consumerMemory = new ArrayList<>();
   private final List<Posting> postings = new ArrayList<>();
+  private final long descriptors;
 
   private record Posting(
       Transport consumer, DescriptorList local, String producer, DescriptorList remote) {}
 
-  /** Creates and registers both sides' agents and regions, fills the producer's, plans the read. */
+  /**
+   * A {@link PlanShape}'s request over one {@link FakeFabric}: host memory on the Java heap.
+   *
+   * @throws IllegalArgumentException past {@value #MAX_TOKENS} tokens
+   */
   public PlannedRead(PlanShape shape) {
-    if (shape.tokens() > MAX_TOKENS) {
-      throw new IllegalArgumentException(
-          "a planned read holds both sides' KV in this heap: at most "
-              + MAX_TOKENS
-              + " tokens, got "
-              + shape.tokens());
-    }
-    this.shape = shape;
-    FakeFabric fabric = new FakeFabric();
-    List<KvLayout> producerLayouts = shape.producer();
-    List<KvLayout> consumerLayouts = shape.consumer();
+    this(fitsTheHeap(shape), new FakeFabric()::join);
+  }
+
+  /**
+   * Creates agents with {@code agents} (given each agent's name), allocates and registers both
+   * sides' regions, fills the producer's with random bytes and builds the plan's descriptor lists.
+   */
+  public PlannedRead(PlannedRequest request, Function<String, Transport> agents) {
+    this.request = request;
+    List<KvLayout> producerLayouts = request.producer();
+    List<KvLayout> consumerLayouts = request.consumer();
     for (int q = 0; q < producerLayouts.size(); q++) {
-      Transport agent = fabric.join("prefill-" + q);
-      KvMemory memory = agent.allocate(producerLayouts.get(q).totalBytes());
-      agent.register(memory);
-      ReadPair.fillRandom(memory, q);
+      Transport agent = agents.apply("prefill-" + q);
       producers.add(agent);
-      producerMemory.add(memory);
+      KvRegions regions = allocate(agent, producerLayouts.get(q));
+      producerMemory.add(regions);
+      for (int i = 0; i < regions.regions().size(); i++) {
+        ReadPair.fillRandom(regions.regions().get(i), 42 + 1_000 * q + i);
+      }
     }
     List<List<String>> names = new ArrayList<>();
     for (int r = 0; r < consumerLayouts.size(); r++) {
-      Transport agent = fabric.join("decode-" + r);
-      KvMemory memory = agent.allocate(consumerLayouts.get(r).totalBytes());
-      agent.register(memory);
+      Transport agent = agents.apply("decode-" + r);
+      consumers.add(agent);
+      consumerMemory.add(allocate(agent, consumerLayouts.get(r)));
       List<String> loaded = new ArrayList<>();
       for (Transport producer : producers) {
         loaded.add(agent.loadRemoteMetadata(producer.localMetadata()));
       }
-      consumers.add(agent);
-      consumerMemory.add(memory);
       names.add(loaded);
     }
-    for (ReadPlan.Read read : shape.plan().reads()) {
-      KvMemory local = consumerMemory.get(read.consumerRank());
-      KvMemory remote = producerMemory.get(read.producerRank());
+    long count = 0;
+    for (ReadPlan.Read read : request.plan().reads()) {
+      KvRegions local = consumerMemory.get(read.consumerRank());
+      KvRegions remote = producerMemory.get(read.producerRank());
       List<Descriptor> localPieces = new ArrayList<>(read.descriptors());
       List<Descriptor> remotePieces = new ArrayList<>(read.descriptors());
       read.forEachDescriptor(
           (producerOffset, consumerOffset, length) -> {
-            localPieces.add(
-                new Descriptor(local.address() + consumerOffset, length, local.deviceId()));
-            remotePieces.add(
-                new Descriptor(remote.address() + producerOffset, length, remote.deviceId()));
+            localPieces.add(local.descriptor(consumerOffset, length));
+            remotePieces.add(remote.descriptor(producerOffset, length));
           });
+      count += localPieces.size();
       postings.add(
           new Posting(
               consumers.get(read.consumerRank()),
@@ -93,11 +109,44 @@ public final class PlannedRead implements AutoCloseable {
               names.get(read.consumerRank()).get(read.producerRank()),
               new DescriptorList(remote.kind(), remotePieces)));
     }
+    this.descriptors = count;
+  }
+
+  /** A request over one {@link FakeFabric}: host memory on the Java heap. */
+  public static PlannedRead overFake(PlannedRequest request) {
+    return new PlannedRead(request, new FakeFabric()::join);
+  }
+
+  /** A request over NIXL agents in this JVM with host memory and the connector's defaults. */
+  public static PlannedRead overNixlHostMemory(PlannedRequest request) {
+    NixlOptions options = NixlOptions.defaults().withMemory(MemoryMode.DRAM);
+    return new PlannedRead(request, name -> NixlBackend.transport(name, options));
+  }
+
+  private static PlanShape fitsTheHeap(PlanShape shape) {
+    if (shape.tokens() > MAX_TOKENS) {
+      throw new IllegalArgumentException(
+          "a planned read holds both sides' KV in this heap: at most "
+              + MAX_TOKENS
+              + " tokens, got "
+              + shape.tokens());
+    }
+    return shape;
+  }
+
+  private static KvRegions allocate(Transport agent, KvLayout layout) {
+    List<KvMemory> regions = new ArrayList<>(layout.regions());
+    for (int i = 0; i < layout.regions(); i++) {
+      KvMemory memory = agent.allocate(layout.regionBytes());
+      agent.register(memory);
+      regions.add(memory);
+    }
+    return new KvRegions(layout, regions);
   }
 
   /** The request read. */
-  public PlanShape shape() {
-    return shape;
+  public PlannedRequest shape() {
+    return request;
   }
 
   /**
@@ -131,6 +180,23 @@ public final class PlannedRead implements AutoCloseable {
   }
 
   /**
+   * The consumer's content check after the READs: CRC-32C of each of the prompt's blocks on every
+   * consumer rank, over the bytes its used tokens occupy ({@link BlockChecksums}), all read in
+   * place. Returns the checksums folded into one value.
+   */
+  public int checkContent() {
+    int folded = 0;
+    for (KvRegions regions : consumerMemory) {
+      for (int checksum :
+          BlockChecksums.of(
+              ChecksumScheme.CRC32C, regions, request.consumerBlocks(), request.tokens())) {
+        folded = 31 * folded + checksum;
+      }
+    }
+    return folded;
+  }
+
+  /**
    * Whether every descriptor's range on the consumer holds the bytes of its range on the producer:
    * checks the first and the last descriptor of every READ.
    */
@@ -149,24 +215,26 @@ public final class PlannedRead implements AutoCloseable {
 
   /** The descriptors of every READ of a request together. */
   public long descriptors() {
-    long sum = 0;
-    for (Posting p : postings) {
-      sum += p.local().descriptors().size();
-    }
-    return sum;
+    return descriptors;
   }
 
   @Override
   public void close() {
-    for (int q = 0; q < producers.size(); q++) {
-      producers.get(q).deregister(producerMemory.get(q));
-      producers.get(q).close();
-      producerMemory.get(q).close();
-    }
-    for (int r = 0; r < consumers.size(); r++) {
-      consumers.get(r).deregister(consumerMemory.get(r));
-      consumers.get(r).close();
-      consumerMemory.get(r).close();
+    close(producers, producerMemory);
+    close(consumers, consumerMemory);
+  }
+
+  private static void close(List<Transport> agents, List<KvRegions> memory) {
+    for (int i = 0; i < agents.size(); i++) {
+      if (i < memory.size()) {
+        for (KvMemory region : memory.get(i).regions()) {
+          agents.get(i).deregister(region);
+        }
+      }
+      agents.get(i).close();
+      if (i < memory.size()) {
+        memory.get(i).regions().forEach(KvMemory::close);
+      }
     }
   }
 
@@ -176,13 +244,15 @@ public final class PlannedRead implements AutoCloseable {
     return bytesAt(consumerMemory, local).mismatch(bytesAt(producerMemory, remote)) < 0;
   }
 
-  private static ByteBuffer bytesAt(List<KvMemory> regions, Descriptor d) {
-    for (KvMemory memory : regions) {
-      if (d.address() >= memory.address()
-          && d.address() + d.length() <= memory.address() + memory.sizeBytes()) {
-        ByteBuffer out = ByteBuffer.allocate(Math.toIntExact(d.length()));
-        memory.read(d.address() - memory.address(), out);
-        return out.flip();
+  private static ByteBuffer bytesAt(List<KvRegions> ranks, Descriptor d) {
+    for (KvRegions regions : ranks) {
+      for (KvMemory memory : regions.regions()) {
+        if (d.address() >= memory.address()
+            && d.address() + d.length() <= memory.address() + memory.sizeBytes()) {
+          ByteBuffer out = ByteBuffer.allocate(Math.toIntExact(d.length()));
+          memory.read(d.address() - memory.address(), out);
+          return out.flip();
+        }
       }
     }
     throw new IllegalStateException("no region holds descriptor " + d);
