@@ -890,7 +890,8 @@ def real_heap_goal_text(transport):
 
 def real_check_goal_text(transport):
     return (
-        f"real size: content check (CRC-32C) ≤ {fmt_limit_pct(REAL_SIZE_CHECK_GOAL)} of the READ at"
+        "real size: content check left after the last READ (CRC-32C of the last stage) ≤"
+        f" {fmt_limit_pct(REAL_SIZE_CHECK_GOAL)} of the READ at"
         f" {fmt_size(REAL_SIZE_CHECK_TOKENS)} tokens, {transport}"
     )
 
@@ -1111,9 +1112,12 @@ def section_real_size(res):
         "- **copy** — the same bytes copied by one thread, region to region, one bulk"
         " `ByteBuffer.put` per region of the consumer's shape, heap to heap (`RegionCopy`).",
         "- **plan** — `ReadPlan.of` for the request.",
-        "- **check** — the consumer's CRC-32C of every block it read, over the bytes its tokens"
-        " occupy, in place, after the last READ (`BlockChecksums`, as the consumer's load check"
-        " does).",
+        "- **check** — the content check left once the last READ finished: the consumer posts a"
+        " read in up to 8 stages of consecutive blocks, each of at least 8 MiB and its own READs"
+        " (`ReadPlan.stageBounds`), and checks each stage while later ones still move, so what is"
+        " left is the CRC-32C of the last stage's blocks, over the bytes their tokens occupy, in"
+        " place (`BlockChecksums`, as the consumer's load check does). A request below 16 MiB is"
+        " one stage: its whole check.",
         "- **heap** — bytes allocated per request by planning it and reading it"
         f" (`{GC_NORM}` of the two), and that per block of the prompt.",
         "",

@@ -180,20 +180,39 @@ public final class PlannedRead implements AutoCloseable {
   }
 
   /**
-   * The consumer's content check after the READs: CRC-32C of each of the prompt's blocks on every
-   * consumer rank, over the bytes its used tokens occupy ({@link BlockChecksums}), all read in
-   * place. Returns the checksums folded into one value.
+   * The consumer's content check left once the last READ finished: CRC-32C, on every consumer rank,
+   * of the blocks of the last stage the consumer posts the read in ({@link ReadPlan#stageBounds}:
+   * the earlier stages are checked while later ones still move), over the bytes their used tokens
+   * occupy ({@link BlockChecksums}), read in place. Both sides' blocks hold the same tokens (equal
+   * block sizes), so a stage's producer blocks are the consumer's of the same indices. Returns the
+   * checksums folded into one value.
    */
   public int checkContent() {
+    int[] stage = lastStage();
+    List<Integer> blocks = request.consumerBlocks().subList(stage[0], stage[1]);
+    int tokensPerBlock = request.consumer().get(0).tokensPerBlock();
+    int tokens = request.tokens() - stage[0] * tokensPerBlock;
     int folded = 0;
     for (KvRegions regions : consumerMemory) {
-      for (int checksum :
-          BlockChecksums.of(
-              ChecksumScheme.CRC32C, regions, request.consumerBlocks(), request.tokens())) {
+      for (int checksum : BlockChecksums.of(ChecksumScheme.CRC32C, regions, blocks, tokens)) {
         folded = 31 * folded + checksum;
       }
     }
     return folded;
+  }
+
+  /**
+   * The block indices {@code [from, to)} of the last stage the consumer posts this request's read
+   * in, and how many stages there are.
+   */
+  public int[] lastStage() {
+    if (request.producer().get(0).tokensPerBlock() != request.consumer().get(0).tokensPerBlock()) {
+      throw new IllegalStateException("the staged check is measured for equal block sizes");
+    }
+    int blocks = request.producerBlocks().size();
+    long bytes = (long) blocks * request.producer().get(0).blockBytes() * request.producer().size();
+    int[] bounds = ReadPlan.stageBounds(0, blocks, bytes, ReadPlan.MIN_STAGE_BYTES);
+    return new int[] {bounds[bounds.length - 2], bounds[bounds.length - 1], bounds.length - 1};
   }
 
   /**

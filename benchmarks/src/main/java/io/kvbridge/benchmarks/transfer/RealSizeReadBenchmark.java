@@ -26,7 +26,8 @@ import org.openjdk.jmh.annotations.TearDown;
  *       memory, descriptors resolved through each rank's regions ({@link PlannedRead});
  *   <li>{@link #copy}: the same bytes copied by one thread, region to region ({@link RegionCopy});
  *   <li>{@link #plan}: planning the request ({@link ReadPlan#of});
- *   <li>{@link #contentCheck}: the consumer's CRC-32C of every block it read, after the READs.
+ *   <li>{@link #contentCheck}: the consumer's content check left once the last READ finished: the
+ *       CRC-32C of the last stage's blocks ({@link PlannedRead#checkContent}).
  * </ul>
  *
  * <p>The fake transport and the copy hold both sides in the Java heap (eight GiB at the largest),
@@ -148,7 +149,7 @@ public class RealSizeReadBenchmark {
     state.read.read();
   }
 
-  /** The consumer's content check of the request, after its READs: CRC-32C of every block. */
+  /** The content check left once the request's last READ finished: the last stage's. */
   @Benchmark
   public int contentCheck(Reading state) {
     return state.read.checkContent();

@@ -50,7 +50,7 @@ public final class Consumer {
   private volatile boolean started;
 
   public Consumer(ConnectorSettings settings, Ranks ranks, ConnectorCounters counters) {
-    this(settings, ranks, counters, LoadReads.MIN_STAGE_BYTES);
+    this(settings, ranks, counters, ReadPlan.MIN_STAGE_BYTES);
   }
 
   /** A consumer whose reads are staged by {@code minStageBytes} ({@link LoadReads#post}). */

@@ -21,18 +21,6 @@ final class LoadReads {
   // Under the consumer's name, where a load's reads have always been logged.
   private static final System.Logger LOG = System.getLogger(Consumer.class.getName());
 
-  /**
-   * The most stages a load's read is posted in: enough that the check of the last stage, all that
-   * is left to check once the last byte landed, is a small part of the whole check.
-   */
-  static final int STAGES = 8;
-
-  /**
-   * The fewest bytes (over every producer rank) a stage holds: a smaller read is one stage, so a
-   * short prompt costs no more READs than before.
-   */
-  static final long MIN_STAGE_BYTES = 8L << 20;
-
   private final Ranks ranks;
   private final ConnectorCounters counters;
   private final long minStageBytes;
@@ -57,10 +45,9 @@ final class LoadReads {
   }
 
   /**
-   * Posts the READs of {@code plan} for {@code load} in up to {@value #STAGES} stages of
-   * consecutive producer blocks (each of at least the stage bytes it was made with, {@value
-   * #MIN_STAGE_BYTES} by default), each its own READs, so that the blocks of a stage are checked
-   * while later stages still move: what was posted.
+   * Posts the READs of {@code plan} for {@code load} in the stages {@link ReadPlan#stageBounds}
+   * gives (of at least the stage bytes this was made with), each its own READs, so that the blocks
+   * of a stage are checked while later stages still move: what was posted.
    *
    * @throws TransportException if a transport refuses a READ; those posted before it are released
    * @throws IllegalArgumentException if the plan does not fit the ranks; likewise
@@ -70,13 +57,11 @@ final class LoadReads {
     int first = plan.firstBlock();
     int blocks = plan.producerBlocks().size() - first;
     long bytes = (long) blocks * plan.producer().get(0).blockBytes() * plan.producer().size();
-    int stages = (int) Math.max(1, Math.min(Math.min(STAGES, blocks), bytes / minStageBytes));
+    int[] bounds = ReadPlan.stageBounds(first, blocks, bytes, minStageBytes);
     try {
-      for (int s = 0; s < stages; s++) {
-        int from = first + (int) ((long) blocks * s / stages);
-        int to = first + (int) ((long) blocks * (s + 1) / stages);
-        posting.beginStage(from, to);
-        TransferPlanner.plan(plan, from, to)
+      for (int s = 0; s + 1 < bounds.length; s++) {
+        posting.beginStage(bounds[s], bounds[s + 1]);
+        TransferPlanner.plan(plan, bounds[s], bounds[s + 1])
             .forEach((pair, pieces) -> prepared.post(load.peer(), pair, pieces, posting));
       }
     } catch (TransportException | IllegalArgumentException e) {

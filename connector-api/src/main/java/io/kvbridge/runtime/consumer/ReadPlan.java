@@ -66,6 +66,31 @@ public final class ReadPlan {
     return new ReadPlan(List.copyOf(reads));
   }
 
+  /** The most stages a consumer posts a read in. */
+  public static final int MAX_STAGES = 8;
+
+  /** The fewest bytes (over every producer rank) of a stage: a smaller read is one stage. */
+  public static final long MIN_STAGE_BYTES = 8L << 20;
+
+  /**
+   * The stages a consumer posts the read of producer blocks {@code [first, first + blocks)} in,
+   * each its own READs, checked as soon as they finish while later stages move: up to {@value
+   * #MAX_STAGES} runs of consecutive blocks of at least {@code minStageBytes} each ({@value
+   * #MIN_STAGE_BYTES} as the consumer posts them), as evenly split as whole blocks allow. Returns
+   * the stages' bounds: stage {@code s} is blocks {@code [bounds[s], bounds[s + 1])}; at least one
+   * stage.
+   *
+   * @param bytes the bytes the blocks hold over every producer rank
+   */
+  public static int[] stageBounds(int first, int blocks, long bytes, long minStageBytes) {
+    int stages = (int) Math.max(1, Math.min(Math.min(MAX_STAGES, blocks), bytes / minStageBytes));
+    int[] bounds = new int[stages + 1];
+    for (int s = 0; s <= stages; s++) {
+      bounds[s] = first + (int) ((long) blocks * s / stages);
+    }
+    return bounds;
+  }
+
   /** The READs, one per (consumer rank, producer rank) pair that exchanges bytes. */
   public List<Read> reads() {
     return reads;

@@ -108,6 +108,22 @@ class ReadPlanTest {
   }
 
   @Test
+  void aLongReadIsStagedInUpToEightEvenRunsOfBlocksAndAShortOneIsOneStage() {
+    long mib = 1 << 20;
+    // 1 GiB over 512 blocks: eight stages of 64 blocks, from block 10 on.
+    assertThat(ReadPlan.stageBounds(10, 512, 1024 * mib, ReadPlan.MIN_STAGE_BYTES))
+        .containsExactly(10, 74, 138, 202, 266, 330, 394, 458, 522);
+    // 20 MiB: two stages of at least 8 MiB, as even as whole blocks allow.
+    assertThat(ReadPlan.stageBounds(0, 5, 20 * mib, ReadPlan.MIN_STAGE_BYTES))
+        .containsExactly(0, 2, 5);
+    // Below 16 MiB, one stage; never more stages than blocks.
+    assertThat(ReadPlan.stageBounds(3, 7, 15 * mib, ReadPlan.MIN_STAGE_BYTES))
+        .containsExactly(3, 10);
+    assertThat(ReadPlan.stageBounds(0, 3, 1024 * mib, ReadPlan.MIN_STAGE_BYTES))
+        .containsExactly(0, 1, 2, 3);
+  }
+
+  @Test
   void differentMemoryOrdersArePlannedVectorByVector() {
     KvLayout blockMajor = MODEL.withMemory(MemoryOrder.BLOCK_MAJOR, KvLayout.Placement.PER_LAYER);
 
