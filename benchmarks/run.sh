@@ -29,6 +29,8 @@ opts=${JMH_OPTS:-"-f 1 -wi 2 -w 500ms -i 5 -r 500ms"}
 profile_opts="-f 1 -wi 1 -w 500ms -i 3 -r 2s"
 # The P/D path takes milliseconds per request: longer iterations, so p99 rests on enough samples.
 e2e_opts="-f 1 -wi 1 -w 3s -i 3 -r 5s"
+# Planning is timed per request, and the READs of the largest requests take seconds each.
+plan_opts="-f 1 -wi 1 -w 500ms -i 3 -r 500ms"
 if [ "${1:-}" = "--quick" ]; then
   command="benchmarks/run.sh --quick"
   opts="-f 1 -wi 1 -w 200ms -i 1 -r 200ms"
@@ -36,8 +38,6 @@ if [ "${1:-}" = "--quick" ]; then
   plan_opts="-f 1 -wi 1 -w 200ms -i 1 -r 200ms"
   profile_opts="-f 1 -wi 1 -w 200ms -i 1 -r 500ms"
 fi
-# Planning is timed per request, and the READs of the largest requests take seconds each.
-plan_opts="-f 1 -wi 1 -w 500ms -i 3 -r 500ms"
 include=${JMH_INCLUDE:-'^io.kvbridge.benchmarks.(lease|transfer.Fake|observe).'}
 start=$(date +%s)
 
