@@ -1113,11 +1113,11 @@ def section_real_size(res):
         " `ByteBuffer.put` per region of the consumer's shape, heap to heap (`RegionCopy`).",
         "- **plan** — `ReadPlan.of` for the request.",
         "- **check** — the content check left once the last READ finished: the consumer posts a"
-        " read in up to 8 stages of consecutive blocks, each of at least 8 MiB and its own READs"
-        " (`ReadPlan.stageBounds`), and checks each stage while later ones still move, so what is"
-        " left is the CRC-32C of the last stage's blocks, over the bytes their tokens occupy, in"
-        " place (`BlockChecksums`, as the consumer's load check does). A request below 16 MiB is"
-        " one stage: its whole check.",
+        " long read in stages of consecutive blocks, each its own READs (`ReadPlan.stageBounds`:"
+        " `MAX_STAGES` at most, of `MIN_STAGE_BYTES` at least), and checks each stage while later"
+        " ones still move, so what is left is the CRC-32C of the last stage's blocks, over the"
+        " bytes their tokens occupy, in place (`BlockChecksums`, as the consumer's load check"
+        " does). A short request is one stage: its whole check.",
         "- **heap** — bytes allocated per request by planning it and reading it"
         f" (`{GC_NORM}` of the two), and that per block of the prompt.",
         "",

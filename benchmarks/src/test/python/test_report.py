@@ -654,8 +654,8 @@ class ReportTest(unittest.TestCase):
                 " the longest prompt ≤ 2× those at the shortest, fake | largest growth 1.00×"
                 " (meta-llama/Llama-3.1-8B, per-layer, `1x1`: 7.76 KiB per block at 1,024 tokens,"
                 " 7.76 KiB at 32,768) | **met** |",
-                "| real size: content check (CRC-32C) ≤ 5% of the READ at 8,192 tokens, fake | worst"
-                " 38.1% (meta-llama/Llama-3.1-8B, per-layer, `1x1`, 8,192 tokens: 320.0 ms vs 840.0"
+                "| real size: content check left after the last READ (CRC-32C of the last stage) ≤ 5%"
+                " of the READ at 8,192 tokens, fake | worst 38.1% (meta-llama/Llama-3.1-8B, per-layer, `1x1`, 8,192 tokens: 320.0 ms vs 840.0"
                 " ms) | **missed** |",
                 "| real size: READ ≥ 0.8× the bandwidth of one thread copying the same bytes, prompts ≥"
                 " 8,192 tokens, NIXL host memory | worst 1.13× (meta-llama/Llama-3.1-8B, per-layer,"
@@ -667,8 +667,8 @@ class ReportTest(unittest.TestCase):
                 " the longest prompt ≤ 2× those at the shortest, NIXL host memory | largest growth"
                 " 1.00× (meta-llama/Llama-3.1-8B, per-layer, `1x1`: 4.6 KiB per block at 1,024 tokens,"
                 " 4.6 KiB at 32,768) | **met** |",
-                "| real size: content check (CRC-32C) ≤ 5% of the READ at 8,192 tokens, NIXL host"
-                " memory | worst 0.714% (meta-llama/Llama-3.1-8B, per-layer, `1x1`, 8,192 tokens: 1.20"
+                "| real size: content check left after the last READ (CRC-32C of the last stage) ≤ 5%"
+                " of the READ at 8,192 tokens, NIXL host memory | worst 0.714% (meta-llama/Llama-3.1-8B, per-layer, `1x1`, 8,192 tokens: 1.20"
                 " ms vs 168.0 ms) | **met** |",
             ],
         )
