@@ -210,8 +210,7 @@ public final class PlannedRead implements AutoCloseable {
       throw new IllegalStateException("the staged check is measured for equal block sizes");
     }
     int blocks = request.producerBlocks().size();
-    long bytes = (long) blocks * request.producer().get(0).blockBytes() * request.producer().size();
-    int[] bounds = ReadPlan.stageBounds(0, blocks, bytes, ReadPlan.MIN_STAGE_BYTES);
+    int[] bounds = ReadPlan.stageBounds(request.producer(), 0, blocks, ReadPlan.MIN_STAGE_BYTES);
     return new int[] {bounds[bounds.length - 2], bounds[bounds.length - 1], bounds.length - 1};
   }
 

@@ -56,8 +56,7 @@ final class LoadReads {
     Load.Posting posting = new Load.Posting();
     int first = plan.firstBlock();
     int blocks = plan.producerBlocks().size() - first;
-    long bytes = (long) blocks * plan.producer().get(0).blockBytes() * plan.producer().size();
-    int[] bounds = ReadPlan.stageBounds(first, blocks, bytes, minStageBytes);
+    int[] bounds = ReadPlan.stageBounds(plan.producer(), first, blocks, minStageBytes);
     try {
       for (int s = 0; s + 1 < bounds.length; s++) {
         posting.beginStage(bounds[s], bounds[s + 1]);

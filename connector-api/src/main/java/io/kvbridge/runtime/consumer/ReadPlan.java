@@ -91,6 +91,16 @@ public final class ReadPlan {
     return bounds;
   }
 
+  /**
+   * {@link #stageBounds(int, int, long, long)} of producer blocks {@code [first, first + blocks)}
+   * of an engine of {@code producer}'s ranks: the bytes are those blocks on every rank.
+   */
+  public static int[] stageBounds(
+      List<KvLayout> producer, int first, int blocks, long minStageBytes) {
+    long bytes = (long) blocks * producer.get(0).blockBytes() * producer.size();
+    return stageBounds(first, blocks, bytes, minStageBytes);
+  }
+
   /** The READs, one per (consumer rank, producer rank) pair that exchanges bytes. */
   public List<Read> reads() {
     return reads;
