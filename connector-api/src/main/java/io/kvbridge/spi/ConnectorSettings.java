@@ -45,6 +45,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * @param maxLoadsPerProducer how many loads from one producer a consumer holds at once; more are
  *     refused at once, so one slow or hostile producer cannot take every block of the consumer
  *     ({@code consumer.max-loads-per-producer})
+ * @param staging how a consumer reads between ranks that split a token's heads differently ({@code
+ *     consumer.staging}, {@code consumer.staging-bytes})
  * @param handshakeSecret the deployment's shared secret: when present, both ends of every handshake
  *     prove they know it before anything else is exchanged; never logged ({@code handshake.secret})
  * @param incarnation drawn afresh at every start of the engine ({@link #drawIncarnation()}), so
@@ -71,6 +73,7 @@ public record ConnectorSettings(
     HandshakeAddress handshakeAddress,
     int acksRequired,
     int maxLoadsPerProducer,
+    ReadStaging staging,
     Optional<HandshakeSecret> handshakeSecret,
     long incarnation,
     PeerDirectory peerDirectory,
@@ -126,6 +129,7 @@ public record ConnectorSettings(
       throw new InvalidSettingException(
           "consumer.max-loads-per-producer", "(" + maxLoadsPerProducer + ") must be at least 1");
     }
+    requireSet("consumer.staging", staging);
     requireSet("handshake.secret", handshakeSecret);
     Objects.requireNonNull(peerDirectory, "peerDirectory");
     requirePositive("reply-timeout", replyTimeout);
@@ -205,6 +209,7 @@ public record ConnectorSettings(
         handshakeAddress,
         acksRequired,
         maxLoadsPerProducer,
+        staging,
         handshakeSecret,
         incarnation,
         peerDirectory,
@@ -246,6 +251,7 @@ public record ConnectorSettings(
     private String handshakeAddress = "local";
     private int acksRequired = 1;
     private int maxLoadsPerProducer = 1024;
+    private ReadStaging staging = ReadStaging.DEFAULT;
     private Optional<HandshakeSecret> handshakeSecret = Optional.empty();
     private long incarnation = drawIncarnation();
     private PeerDirectory peerDirectory = PeerDirectory.NONE;
@@ -397,6 +403,12 @@ public record ConnectorSettings(
       return this;
     }
 
+    /** Sets how a consumer reads between ranks that split heads differently. */
+    public Builder staging(ReadStaging value) {
+      this.staging = value;
+      return this;
+    }
+
     /** Sets connector-specific properties. */
     public Builder properties(Map<String, String> value) {
       return properties(ConnectorProperties.of(value));
@@ -428,6 +440,7 @@ public record ConnectorSettings(
           handshakeAddress(),
           acksRequired,
           maxLoadsPerProducer,
+          staging,
           handshakeSecret,
           incarnation,
           peerDirectory,

@@ -99,6 +99,11 @@ public final class AgentCore<L, R> implements Transport {
   }
 
   @Override
+  public ReadCost readCost() {
+    return backend.readCost();
+  }
+
+  @Override
   public KvMemory allocate(long sizeBytes) {
     requireOpen("allocate memory");
     return backend.allocate(sizeBytes);

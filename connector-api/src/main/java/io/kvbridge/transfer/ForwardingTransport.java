@@ -37,6 +37,11 @@ public abstract class ForwardingTransport implements Transport {
   }
 
   @Override
+  public ReadCost readCost() {
+    return delegate.readCost();
+  }
+
+  @Override
   public KvMemory allocate(long sizeBytes) {
     return delegate.allocate(sizeBytes);
   }

@@ -51,6 +51,46 @@ public interface KvMemory extends AutoCloseable {
     }
   }
 
+  /**
+   * Copies {@code rows} rows of {@code width} bytes from this memory into {@code target}: row
+   * {@code i} from {@code offset + i * pitch} to {@code targetOffset + i * targetPitch} (the shape
+   * of CUDA's {@code cudaMemcpy2D}). This default copies row by row through a heap buffer with
+   * {@link #read} and {@link #write}; memory that can copy in place (the same kind on both sides)
+   * overrides it. The ranges must not overlap.
+   *
+   * @throws IndexOutOfBoundsException if a row lies outside either memory; nothing is copied then
+   */
+  default void copyRows(
+      long offset,
+      long pitch,
+      KvMemory target,
+      long targetOffset,
+      long targetPitch,
+      int width,
+      int rows) {
+    checkRows(offset, pitch, width, rows);
+    target.checkRows(targetOffset, targetPitch, width, rows);
+    ByteBuffer row = ByteBuffer.allocate(width);
+    for (int i = 0; i < rows; i++) {
+      read(offset + i * pitch, row.clear());
+      target.write(targetOffset + i * targetPitch, row.flip());
+    }
+  }
+
+  /**
+   * Throws unless {@code rows} rows of {@code width} bytes, {@code pitch} apart from {@code
+   * offset}, lie inside this memory.
+   */
+  default void checkRows(long offset, long pitch, int width, int rows) {
+    if (rows < 0 || width < 0 || (rows > 1 && pitch < width)) {
+      throw new IndexOutOfBoundsException(
+          rows + " rows of " + width + " bytes cannot lie " + pitch + " bytes apart");
+    }
+    if (rows > 0) {
+      checkRange(offset, (rows - 1) * pitch + width);
+    }
+  }
+
   /** Frees the memory. The caller deregisters it from every transport first. */
   @Override
   void close();

@@ -186,6 +186,15 @@ public interface Transport extends AutoCloseable {
     return Optional.empty();
   }
 
+  /**
+   * What a READ through this transport costs, per descriptor and per byte, for memory of {@link
+   * #memoryKind()}: the figures a consumer weighs a staged read by ({@link ReadCost}). {@link
+   * ReadCost#UNMEASURED} unless the transport says.
+   */
+  default ReadCost readCost() {
+    return ReadCost.UNMEASURED;
+  }
+
   /** Sends a small message to a loaded peer. */
   void notify(String remoteAgent, byte[] message);
 

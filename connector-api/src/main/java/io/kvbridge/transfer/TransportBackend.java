@@ -174,6 +174,11 @@ public interface TransportBackend<L, R> extends AutoCloseable {
   /** What {@link #allocate} hands out: host or device memory. */
   MemoryKind memoryKind();
 
+  /** What a READ costs through this mechanism: {@link Transport#readCost()}. */
+  default ReadCost readCost() {
+    return ReadCost.UNMEASURED;
+  }
+
   /**
    * Sends a small message to a loaded peer.
    *

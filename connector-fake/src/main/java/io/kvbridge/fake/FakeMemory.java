@@ -69,6 +69,29 @@ final class FakeMemory implements KvMemory, Bytes {
     dst.position(dst.position() + length);
   }
 
+  /** Copies in place, one absolute bulk copy per row, when {@code target} is fake memory too. */
+  @Override
+  public void copyRows(
+      long offset,
+      long pitch,
+      KvMemory target,
+      long targetOffset,
+      long targetPitch,
+      int width,
+      int rows) {
+    if (!(target instanceof FakeMemory into)) {
+      KvMemory.super.copyRows(offset, pitch, target, targetOffset, targetPitch, width, rows);
+      return;
+    }
+    checkRows(offset, pitch, width, rows);
+    into.checkRows(targetOffset, targetPitch, width, rows);
+    ByteBuffer from = live();
+    ByteBuffer to = into.live();
+    for (int i = 0; i < rows; i++) {
+      to.put((int) (targetOffset + i * targetPitch), from, (int) (offset + i * pitch), width);
+    }
+  }
+
   @Override
   public void update(Checksum checksum, long offset, long length) {
     checkRange(offset, length);

@@ -62,7 +62,7 @@ public final class Consumer {
     this.handshakes = new HandshakeClient(settings, ranks, counters);
     this.heartbeats = new Heartbeats(settings, ranks.lead(), loads, counters);
     this.confirmation = new Confirmation(settings, ranks, counters, loads, handshakes);
-    this.reads = new LoadReads(ranks, counters, minStageBytes);
+    this.reads = new LoadReads(ranks, counters, minStageBytes, settings.staging());
   }
 
   /** Starts loading, once every rank registered its KV cache. */
@@ -370,6 +370,12 @@ public final class Consumer {
     for (Optional<Load.Stage> stage = load.uncheckedStage();
         stage.isPresent() && reads.status(stage.get().reads()) instanceof TransferStatus.Done;
         stage = load.uncheckedStage()) {
+      try {
+        reads.scatter(stage.get().reads());
+      } catch (RuntimeException e) {
+        fail(load, "copying the staged read into place failed: " + e.getMessage());
+        return;
+      }
       Optional<String> corrupt =
           LoadChecks.contentProblem(
               load.params(), load.plan(), ranks, stage.get().fromIndex(), stage.get().toIndex());

@@ -471,8 +471,14 @@ final class Load {
    *
    * @param consumerRank the rank whose transport posted it
    * @param handle its handle there
+   * @param staged the staging range it lands in and the copies that finish it, if it is staged
    */
-  record Read(int consumerRank, TransferHandle handle) {}
+  record Read(int consumerRank, TransferHandle handle, Optional<StagedRead> staged) {
+    /** A transfer that lands in place. */
+    Read(int consumerRank, TransferHandle handle) {
+      this(consumerRank, handle, Optional.empty());
+    }
+  }
 
   /**
    * A part of a load's read: the producer blocks {@code [fromIndex, toIndex)} of the lease and the

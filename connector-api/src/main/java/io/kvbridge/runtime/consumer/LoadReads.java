@@ -2,12 +2,16 @@ package io.kvbridge.runtime.consumer;
 
 import io.kvbridge.runtime.engine.ConnectorCounters;
 import io.kvbridge.runtime.engine.Ranks;
+import io.kvbridge.spi.ReadStaging;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.TransferTelemetry;
 import io.kvbridge.transfer.TransportException;
 import java.lang.System.Logger.Level;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The READs of loads on this engine's ranks: plans a load's read, posts it one rank pair at a time
@@ -25,12 +29,19 @@ final class LoadReads {
   private final ConnectorCounters counters;
   private final long minStageBytes;
   private final PreparedReads prepared;
+  private final ReadStaging staging;
+  // Per consumer rank: its staging area once a staged read needed it; unusable ones stay empty.
+  private final StagingArea[] areas;
+  private final boolean[] unusable;
 
-  LoadReads(Ranks ranks, ConnectorCounters counters, long minStageBytes) {
+  LoadReads(Ranks ranks, ConnectorCounters counters, long minStageBytes, ReadStaging staging) {
     this.ranks = ranks;
     this.counters = counters;
     this.minStageBytes = minStageBytes;
     this.prepared = new PreparedReads(ranks);
+    this.staging = staging;
+    this.areas = new StagingArea[ranks.count()];
+    this.unusable = new boolean[ranks.count()];
   }
 
   /** What the read of {@code load}, lent its blocks, maps from its producer to this engine. */
@@ -57,17 +68,114 @@ final class LoadReads {
     int first = plan.firstBlock();
     int blocks = plan.producerBlocks().size() - first;
     int[] bounds = ReadPlan.stageBounds(plan.producer(), first, blocks, minStageBytes);
+    Map<TransferPlanner.RankPair, StagedRead> unposted = new HashMap<>();
     try {
       for (int s = 0; s + 1 < bounds.length; s++) {
         posting.beginStage(bounds[s], bounds[s + 1]);
-        TransferPlanner.plan(plan, bounds[s], bounds[s + 1])
-            .forEach((pair, pieces) -> prepared.post(load.peer(), pair, pieces, posting));
+        unposted.putAll(reserveStaging(plan, bounds[s], bounds[s + 1]));
+        Map<TransferPlanner.RankPair, TransferPlanner.Pieces> pieces =
+            TransferPlanner.plan(
+                plan,
+                bounds[s],
+                bounds[s + 1],
+                (r, q) -> unposted.containsKey(new TransferPlanner.RankPair(r, q)));
+        pieces.forEach(
+            (pair, some) -> {
+              StagedRead staged = unposted.remove(pair);
+              if (staged == null) {
+                prepared.post(load.peer(), pair, some, posting);
+              } else {
+                try {
+                  prepared.postStaged(load.peer(), pair, some, staged, posting);
+                } catch (RuntimeException e) {
+                  staged.release();
+                  throw e;
+                }
+              }
+            });
       }
     } catch (TransportException | IllegalArgumentException e) {
+      unposted.values().forEach(StagedRead::release);
       release(load.requestId(), posting.reads());
       throw e;
     }
     return posting;
+  }
+
+  /**
+   * The pairs of producer blocks {@code [from, to)} of {@code plan} read staged: those the consumer
+   * rank's {@link StagingModel} stages and whose staging area has room, each with the range it
+   * reserved there.
+   */
+  private Map<TransferPlanner.RankPair, StagedRead> reserveStaging(
+      TransferPlanner.Request plan, int from, int to) {
+    Map<TransferPlanner.RankPair, StagedRead> staged = new HashMap<>();
+    if (staging.mode() == ReadStaging.Mode.NEVER) {
+      return staged;
+    }
+    for (int r = 0; r < plan.consumer().size(); r++) {
+      for (int q = 0; q < plan.producer().size(); q++) {
+        if (!TransferPlanner.stageable(plan, r, q)) {
+          continue;
+        }
+        Optional<StagingArea> area = area(r);
+        if (area.isEmpty()) {
+          return staged;
+        }
+        TransferPlanner.StagingEstimate estimate = TransferPlanner.estimate(plan, r, q, from, to);
+        StagingModel model =
+            new StagingModel(staging.mode(), ranks.transport(r).readCost(), area.get().copyCost());
+        if (estimate.stagedBytes() == 0 || !model.stages(estimate)) {
+          continue;
+        }
+        OptionalLong at = area.get().reserve(estimate.stagedBytes());
+        if (at.isPresent()) {
+          staged.put(
+              new TransferPlanner.RankPair(r, q),
+              new StagedRead(area.get(), at.getAsLong(), estimate.stagedBytes()));
+        }
+      }
+    }
+    return staged;
+  }
+
+  /**
+   * Consumer rank {@code rank}'s staging area, allocated at its first use; empty if it cannot be
+   * had (logged once, and the rank's reads stay in place).
+   */
+  private Optional<StagingArea> area(int rank) {
+    if (areas[rank] == null && !unusable[rank]) {
+      try {
+        areas[rank] = StagingArea.allocate(ranks.transport(rank), staging.bytesPerRank());
+        LOG.log(
+            Level.INFO,
+            "staging area of rank {0}: {1} bytes, copies measured at {2}",
+            rank,
+            staging.bytesPerRank(),
+            areas[rank].copyCost());
+      } catch (RuntimeException | OutOfMemoryError e) {
+        unusable[rank] = true;
+        LOG.log(
+            Level.WARNING,
+            "rank "
+                + rank
+                + " reads in place: its staging area of "
+                + staging.bytesPerRank()
+                + " bytes could not be had: "
+                + e);
+      }
+    }
+    return Optional.ofNullable(areas[rank]);
+  }
+
+  /**
+   * Copies the rows of every staged READ among {@code reads} (all done) into place and gives their
+   * staging ranges back.
+   */
+  void scatter(List<Load.Read> reads) {
+    for (Load.Read read : reads) {
+      read.staged().ifPresent(staged -> staged.scatterInto(ranks.memory(read.consumerRank())));
+    }
   }
 
   /**
@@ -123,9 +231,19 @@ final class LoadReads {
     release(load.requestId(), load.takeReads());
   }
 
-  /** Releases every prepared list. */
+  /** Releases every prepared list and staging area; every load's reads were released first. */
   void close() {
     prepared.close();
+    for (int rank = 0; rank < areas.length; rank++) {
+      if (areas[rank] != null) {
+        try {
+          areas[rank].close();
+        } catch (RuntimeException e) {
+          LOG.log(Level.WARNING, "closing the staging area of rank " + rank + ": " + e);
+        }
+        areas[rank] = null;
+      }
+    }
   }
 
   private void release(String requestId, List<Load.Read> reads) {
@@ -135,6 +253,8 @@ final class LoadReads {
       } catch (TransportException e) {
         LOG.log(Level.WARNING, "releasing the read of " + requestId + ": " + e.getMessage());
       }
+      // No byte lands after the release: the staging range is free for another read.
+      read.staged().ifPresent(StagedRead::release);
     }
   }
 }

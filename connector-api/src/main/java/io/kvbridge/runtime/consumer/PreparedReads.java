@@ -114,9 +114,48 @@ final class PreparedReads {
             whole.count);
       }
     }
-    if (described.isEmpty()) {
-      return;
+    if (!described.isEmpty()) {
+      postDescribed(
+          rank, remote, described, local.kind(), local::descriptor, Optional.empty(), posting);
     }
+  }
+
+  /**
+   * Posts a staged pair's READ: its pieces (the producer's slabs) land in {@code staged}'s range,
+   * whose copies are the pieces' {@link TransferPlanner.Pieces#scatter() scatter}.
+   */
+  void postStaged(
+      ProducerPeer peer,
+      TransferPlanner.RankPair pair,
+      TransferPlanner.Pieces pieces,
+      StagedRead staged,
+      Load.Posting posting) {
+    staged.scatter(
+        pieces.scatter().orElseThrow(() -> new IllegalArgumentException("pieces are not staged")));
+    postDescribed(
+        pair.consumerRank(),
+        peer.ranks().get(pair.producerRank()),
+        pieces,
+        staged.memory().kind(),
+        staged::descriptor,
+        Optional.of(staged),
+        posting);
+  }
+
+  /** Where a piece's consumer offset lands, as a descriptor of local memory. */
+  @FunctionalInterface
+  private interface LocalPlace {
+    Descriptor descriptor(long offset, long length);
+  }
+
+  private void postDescribed(
+      int rank,
+      ProducerPeer.Rank remote,
+      List<TransferPlanner.Piece> described,
+      MemoryKind localKind,
+      LocalPlace local,
+      Optional<StagedRead> staged,
+      Load.Posting posting) {
     List<Descriptor> localPieces = new ArrayList<>(described.size());
     List<Descriptor> remotePieces = new ArrayList<>(described.size());
     long bytes = 0;
@@ -132,10 +171,11 @@ final class PreparedReads {
                 .transport(rank)
                 .post(
                     TransferOp.READ,
-                    new DescriptorList(local.kind(), localPieces),
+                    new DescriptorList(localKind, localPieces),
                     remote.agentName(),
                     new DescriptorList(remote.memoryKind(), remotePieces),
-                    Optional.empty())),
+                    Optional.empty()),
+            staged),
         bytes,
         described.size());
   }

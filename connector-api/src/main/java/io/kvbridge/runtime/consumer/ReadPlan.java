@@ -49,6 +49,25 @@ public final class ReadPlan {
       List<Integer> consumerBlocks,
       int tokens,
       int skipTokens) {
+    return of(
+        producer, consumer, producerBlocks, consumerBlocks, tokens, skipTokens, StagingModel.NEVER);
+  }
+
+  /**
+   * Plans the read of a lease as a consumer whose ranks weigh staging by {@code staging} does: a
+   * pair of ranks that split a token's heads differently is read staged where the model says so
+   * ({@link Read#staged()}).
+   *
+   * @throws IllegalArgumentException as {@link #of(List, List, List, List, int, int)}
+   */
+  public static ReadPlan of(
+      List<KvLayout> producer,
+      List<KvLayout> consumer,
+      List<Integer> producerBlocks,
+      List<Integer> consumerBlocks,
+      int tokens,
+      int skipTokens,
+      StagingModel staging) {
     Objects.requireNonNull(producer, "producer");
     Objects.requireNonNull(consumer, "consumer");
     Objects.requireNonNull(producerBlocks, "producerBlocks");
@@ -62,7 +81,14 @@ public final class ReadPlan {
         new TransferPlanner.Request(
             producer, consumer, producerBlocks, consumerBlocks, tokens, skipTokens);
     List<Read> reads = new ArrayList<>();
-    TransferPlanner.plan(load).forEach((pair, pieces) -> reads.add(new Read(pair, pieces)));
+    int blocks = producerBlocks.size();
+    TransferPlanner.plan(
+            load,
+            load.firstBlock(),
+            blocks,
+            (r, q) ->
+                staging.stages(TransferPlanner.estimate(load, r, q, load.firstBlock(), blocks)))
+        .forEach((pair, pieces) -> reads.add(new Read(pair, pieces)));
     return new ReadPlan(List.copyOf(reads));
   }
 
@@ -163,6 +189,42 @@ public final class ReadPlan {
       return sum;
     }
 
+    /**
+     * Whether the READ lands in the consumer rank's staging area: its descriptors' consumer offsets
+     * are then offsets in a staging range of {@link #stagingBytes()}, and {@link #forEachCopy}
+     * gives the copies that put the rows in place.
+     */
+    public boolean staged() {
+      return pieces.scatter().isPresent();
+    }
+
+    /** The staging bytes a staged READ lands in; 0 for one that lands in place. */
+    public long stagingBytes() {
+      long end = 0;
+      for (int i = 0; staged() && i < pieces.size(); i++) {
+        end = Math.max(end, pieces.consumerOffset(i) + pieces.length(i));
+      }
+      return end;
+    }
+
+    /** Hands every copy of a staged READ to {@code sink}, in order; none for one in place. */
+    public void forEachCopy(CopySink sink) {
+      pieces
+          .scatter()
+          .ifPresent(
+              scatter -> {
+                for (int i = 0; i < scatter.copyCount(); i++) {
+                  sink.accept(
+                      scatter.source(i),
+                      scatter.sourcePitch(),
+                      scatter.target(i),
+                      scatter.targetPitch(),
+                      scatter.width(),
+                      scatter.rows(i));
+                }
+              });
+    }
+
     /** Hands every descriptor to {@code sink}, in the order the consumer posts them. */
     public void forEachDescriptor(DescriptorSink sink) {
       for (int i = 0; i < pieces.size(); i++) {
@@ -182,6 +244,29 @@ public final class ReadPlan {
     }
   }
 
+  /** Receives the copies of a staged {@link Read} ({@code KvMemory.copyRows}'s arguments). */
+  @FunctionalInterface
+  public interface CopySink {
+    /**
+     * One copy.
+     *
+     * @param stagingOffset where its first row starts in the staging range
+     * @param stagingPitch how far apart its rows lie there
+     * @param consumerOffset where its first row lands in the consumer rank's memory, as a rank
+     *     offset
+     * @param consumerPitch how far apart its rows land there
+     * @param width the bytes of a row
+     * @param rows how many rows
+     */
+    void accept(
+        long stagingOffset,
+        int stagingPitch,
+        long consumerOffset,
+        int consumerPitch,
+        int width,
+        int rows);
+  }
+
   /** Receives the descriptors of a {@link Read}. */
   @FunctionalInterface
   public interface DescriptorSink {
@@ -189,7 +274,8 @@ public final class ReadPlan {
      * One descriptor.
      *
      * @param producerOffset where it starts in the producer rank's memory, as a rank offset
-     * @param consumerOffset where it lands in the consumer rank's memory, as a rank offset
+     * @param consumerOffset where it lands in the consumer rank's memory, as a rank offset (in the
+     *     READ's staging range, for a staged READ)
      * @param length its length in bytes, the same on both sides
      */
     void accept(long producerOffset, long consumerOffset, long length);

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Maps a lease's blocks on the producer's ranks onto the consumer's ranks and blocks, whatever
@@ -116,62 +117,141 @@ final class TransferPlanner {
   }
 
   /**
-   * The pieces of one (consumer rank, producer rank) pair, as primitives in chunks of {@value
-   * #CHUNK}: appending never copies what is held, and a piece costs 24 bytes, no object. Read as a
-   * list of {@link Piece}s (each made on access) or through {@link #producerOffset}, {@link
-   * #consumerOffset} and {@link #length}.
+   * The pieces of one (consumer rank, producer rank) pair, as primitives ({@link Triples}: a piece
+   * costs 24 bytes, no object). Read as a list of {@link Piece}s (each made on access) or through
+   * {@link #producerOffset}, {@link #consumerOffset} and {@link #length}.
+   *
+   * <p>A staged pair's pieces land in the consumer rank's staging area, not its KV memory: their
+   * consumer offsets are offsets in the staging range the read was given, and {@link #scatter()}
+   * says where the staged rows go once the READ is done.
    */
   static final class Pieces extends AbstractList<Piece> {
-    private static final int CHUNK = 4096;
     private final int producerRank;
     private final int consumerRank;
-    private long[][] chunks = new long[1][];
-    private int size;
+    private final Triples triples = new Triples();
+    private final Scatter scatter;
 
     Pieces(int producerRank, int consumerRank) {
+      this(producerRank, consumerRank, null);
+    }
+
+    Pieces(int producerRank, int consumerRank, Scatter scatter) {
       this.producerRank = producerRank;
       this.consumerRank = consumerRank;
+      this.scatter = scatter;
     }
 
     void add(long producerOffset, long consumerOffset, long length) {
+      triples.add(producerOffset, consumerOffset, length);
+    }
+
+    long producerOffset(int i) {
+      return triples.first(i);
+    }
+
+    long consumerOffset(int i) {
+      return triples.second(i);
+    }
+
+    long length(int i) {
+      return triples.third(i);
+    }
+
+    /** Where a staged pair's rows go after the READ; empty for a pair read in place. */
+    Optional<Scatter> scatter() {
+      return Optional.ofNullable(scatter);
+    }
+
+    @Override
+    public Piece get(int i) {
+      Objects.checkIndex(i, size());
+      return new Piece(producerRank, producerOffset(i), consumerRank, consumerOffset(i), length(i));
+    }
+
+    @Override
+    public int size() {
+      return triples.size();
+    }
+  }
+
+  /**
+   * The local copies that finish a staged pair's read: each moves {@code rows} rows of {@link
+   * #width} bytes, {@link #sourcePitch} apart in the staging area from a staging offset, to {@link
+   * #targetPitch} apart in the consumer rank's KV memory from a rank offset ({@link
+   * io.kvbridge.transfer.KvMemory#copyRows}). One copy per (block, layer, plane) and consumer block
+   * the producer block's tokens fall in.
+   *
+   * @param sourcePitch a producer token's row: the producer rank's heads of one token
+   * @param targetPitch a consumer token's row: the consumer rank's heads of one token
+   * @param width the heads read of one token
+   */
+  record Scatter(int sourcePitch, int targetPitch, int width, Triples copies) {
+
+    /**
+     * A copy of {@code rows} rows from staging offset {@code source} to rank offset {@code target}.
+     */
+    void add(long source, long target, int rows) {
+      copies.add(source, target, rows);
+    }
+
+    int copyCount() {
+      return copies.size();
+    }
+
+    long source(int i) {
+      return copies.first(i);
+    }
+
+    long target(int i) {
+      return copies.second(i);
+    }
+
+    int rows(int i) {
+      return (int) copies.third(i);
+    }
+  }
+
+  /**
+   * Triples of {@code long}s in chunks of {@value #CHUNK}: appending never copies what is held, and
+   * a triple costs 24 bytes, no object.
+   */
+  static final class Triples {
+    private static final int CHUNK = 4096;
+    private long[][] chunks = new long[1][];
+    private int size;
+
+    void add(long first, long second, long third) {
       int chunk = size / CHUNK;
       if (chunk == chunks.length) {
         chunks = Arrays.copyOf(chunks, chunks.length * 2);
       }
       long[] c = chunks[chunk];
       if (c == null) {
-        // The first chunk grows with the pieces, so that a plan of a few pieces stays small.
+        // The first chunk grows with the triples, so that a plan of a few pieces stays small.
         c = chunks[chunk] = new long[3 * Math.min(CHUNK, chunk == 0 ? 16 : CHUNK)];
       } else if (chunk == 0 && 3 * (size + 1) > c.length) {
         c = chunks[0] = Arrays.copyOf(c, Math.min(3 * CHUNK, c.length * 4));
       }
       int at = 3 * (size % CHUNK);
-      c[at] = producerOffset;
-      c[at + 1] = consumerOffset;
-      c[at + 2] = length;
+      c[at] = first;
+      c[at + 1] = second;
+      c[at + 2] = third;
       size++;
     }
 
-    long producerOffset(int i) {
+    long first(int i) {
       return chunks[i / CHUNK][3 * (i % CHUNK)];
     }
 
-    long consumerOffset(int i) {
+    long second(int i) {
       return chunks[i / CHUNK][3 * (i % CHUNK) + 1];
     }
 
-    long length(int i) {
+    long third(int i) {
       return chunks[i / CHUNK][3 * (i % CHUNK) + 2];
     }
 
-    @Override
-    public Piece get(int i) {
-      Objects.checkIndex(i, size);
-      return new Piece(producerRank, producerOffset(i), consumerRank, consumerOffset(i), length(i));
-    }
-
-    @Override
-    public int size() {
+    int size() {
       return size;
     }
   }
@@ -200,6 +280,28 @@ final class TransferPlanner {
    * read: from {@link Request#firstBlock()} on), merged, grouped by (consumer rank, producer rank).
    */
   static Map<RankPair, Pieces> plan(Request load, int fromIndex, int toIndex) {
+    return plan(load, fromIndex, toIndex, Staging.NONE);
+  }
+
+  /**
+   * Which (consumer rank, producer rank) pairs read through a staging area. Asked only of pairs
+   * {@link #stageable}.
+   */
+  @FunctionalInterface
+  interface Staging {
+    Staging NONE = (consumerRank, producerRank) -> false;
+
+    boolean stages(int consumerRank, int producerRank);
+  }
+
+  /**
+   * {@link #plan(Request, int, int)}, with the pairs {@code staging} names read through a staging
+   * area: such a pair's pieces are the producer's slabs, one per (block, layer, plane), landing one
+   * after another from offset 0 of the pair's staging range ({@link #stagedBytes} long), and its
+   * {@link Pieces#scatter()} holds the copies that put each token's heads where the consumer keeps
+   * them.
+   */
+  static Map<RankPair, Pieces> plan(Request load, int fromIndex, int toIndex, Staging staging) {
     int producers = load.producer().size();
     int pairs = load.consumer().size() * producers;
     // Indexed by consumerRank * producers + producerRank, so that a segment costs no key object,
@@ -209,6 +311,8 @@ final class TransferPlanner {
     long[] openConsumer = new long[pairs];
     long[] openLength = new long[pairs];
     Pieces[] closed = new Pieces[pairs];
+    Scatter[] scatters = new Scatter[pairs];
+    long[] cursor = new long[pairs];
     int[] firstSeen = new int[pairs];
     int[] seen = {0};
     SegmentSink sink =
@@ -216,7 +320,7 @@ final class TransferPlanner {
           int i = r * producers + q;
           if (closed[i] == null) {
             firstSeen[seen[0]++] = i;
-            closed[i] = new Pieces(q, r);
+            closed[i] = new Pieces(q, r, scatters[i]);
           } else if (producerOffset == openProducer[i] + openLength[i]
               && consumerOffset == openConsumer[i] + openLength[i]) {
             openLength[i] += length;
@@ -232,12 +336,26 @@ final class TransferPlanner {
     for (int r = 0; r < ranges.length; r++) {
       for (int q = 0; q < producers; q++) {
         ranges[r][q] = readRange(load, r, q);
+        if (ranges[r][q] != null && stageable(load, r, q) && staging.stages(r, q)) {
+          KvLayout d = load.consumer().get(r);
+          KvLayout p = load.producer().get(q);
+          scatters[r * producers + q] =
+              new Scatter(
+                  p.headCount() * p.vectorBytes(),
+                  d.headCount() * d.vectorBytes(),
+                  (ranges[r][q][1] - ranges[r][q][0]) * p.vectorBytes(),
+                  new Triples());
+        }
       }
     }
     for (int index = Math.max(fromIndex, load.firstBlock()); index < toIndex; index++) {
       for (int q = 0; q < producers; q++) {
         for (int r = 0; r < ranges.length; r++) {
-          if (ranges[r][q] != null) {
+          int i = r * producers + q;
+          if (scatters[i] != null) {
+            cursor[i] +=
+                stagedSegments(load, q, r, ranges[r][q], index, cursor[i], scatters[i], sink);
+          } else if (ranges[r][q] != null) {
             readSegments(load, q, r, ranges[r][q], index, sink);
           }
         }
@@ -411,6 +529,135 @@ final class TransferPlanner {
         }
       }
     }
+  }
+
+  /**
+   * Whether consumer rank {@code r} may read what it takes from producer rank {@code q} through a
+   * staging area: both keep a token's heads adjacent (block-major) but hold different heads, so
+   * that reading in place costs a piece per token, while a producer slab holds the heads read as
+   * rows {@code p.headCount()} heads apart.
+   */
+  static boolean stageable(Request load, int r, int q) {
+    int[] range = readRange(load, r, q);
+    KvLayout p = load.producer().get(q);
+    KvLayout d = load.consumer().get(r);
+    boolean sameHeads =
+        range != null
+            && range[0] == p.headStart()
+            && range[1] == p.headStart() + p.headCount()
+            && d.headStart() == p.headStart()
+            && d.headCount() == p.headCount();
+    return range != null && p.headsAdjacent() && d.headsAdjacent() && !sameHeads;
+  }
+
+  /**
+   * What a stageable pair's read of producer blocks {@code [fromIndex, toIndex)} costs each way.
+   *
+   * @param inPlaceDescriptors the pieces reading in place takes: one per token, layer and plane
+   * @param stagedDescriptors the most pieces a staged read takes: one per block, layer and plane
+   * @param bytes the bytes the consumer needs
+   * @param stagedBytes the bytes a staged read moves: from the first head read of a slab's first
+   *     token to the last head read of its last used token
+   * @param copies the local copies that finish a staged read
+   * @param rows the rows those copies move, one per token, layer and plane
+   */
+  record StagingEstimate(
+      long inPlaceDescriptors,
+      long stagedDescriptors,
+      long bytes,
+      long stagedBytes,
+      long copies,
+      long rows) {}
+
+  /** {@link StagingEstimate} of a stageable pair's read of producer blocks {@code [from, to)}. */
+  static StagingEstimate estimate(Request load, int r, int q, int fromIndex, int toIndex) {
+    KvLayout p = load.producer().get(q);
+    KvLayout d = load.consumer().get(r);
+    int[] range = readRange(load, r, q);
+    long width = (long) (range[1] - range[0]) * p.vectorBytes();
+    long slabs = (long) p.layers() * p.planes();
+    long tokens = 0;
+    long blocks = 0;
+    long copies = 0;
+    for (int index = Math.max(fromIndex, load.firstBlock()); index < toIndex; index++) {
+      int used = load.usedTokens(index);
+      int first = index * p.tokensPerBlock();
+      tokens += used;
+      blocks++;
+      copies += (first + used - 1) / d.tokensPerBlock() - first / d.tokensPerBlock() + 1;
+    }
+    return new StagingEstimate(
+        slabs * tokens,
+        slabs * blocks,
+        slabs * tokens * width,
+        stagedBytes(load, r, q, fromIndex, toIndex),
+        slabs * copies,
+        slabs * tokens);
+  }
+
+  /**
+   * The staging bytes a staged read of producer blocks {@code [fromIndex, toIndex)} by consumer
+   * rank {@code r} from producer rank {@code q} lands: what {@link #plan} with that pair staged
+   * lays out from offset 0.
+   */
+  static long stagedBytes(Request load, int r, int q, int fromIndex, int toIndex) {
+    KvLayout p = load.producer().get(q);
+    int[] range = readRange(load, r, q);
+    long sum = 0;
+    for (int index = Math.max(fromIndex, load.firstBlock()); index < toIndex; index++) {
+      sum += slabSpan(p, range, load.usedTokens(index));
+    }
+    return sum * p.layers() * p.planes();
+  }
+
+  /**
+   * The bytes of a block-major slab from head {@code range[0]} of its first token to the last head
+   * read of token {@code used - 1}.
+   */
+  private static long slabSpan(KvLayout p, int[] range, int used) {
+    return (long) (used - 1) * p.headCount() * p.vectorBytes()
+        + (long) (range[1] - range[0]) * p.vectorBytes();
+  }
+
+  /**
+   * Emits the staged pieces of what consumer rank {@code r} reads of producer rank {@code q}'s
+   * block {@code index}: each (layer, plane) slab's span of the heads read, landing at staging
+   * offset {@code at} on, one after another, and adds to {@code scatter} the copies that put each
+   * token's heads in place. Returns the staging bytes used.
+   */
+  private static long stagedSegments(
+      Request load,
+      int q,
+      int r,
+      int[] range,
+      int index,
+      long at,
+      Scatter scatter,
+      SegmentSink sink) {
+    KvLayout p = load.producer().get(q);
+    KvLayout d = load.consumer().get(r);
+    int pBlock = load.producerBlocks().get(index);
+    int used = load.usedTokens(index);
+    int firstToken = index * p.tokensPerBlock();
+    long span = slabSpan(p, range, used);
+    long next = at;
+    for (int layer = 0; layer < p.layers(); layer++) {
+      for (int plane = 0; plane < p.planes(); plane++) {
+        sink.accept(q, p.offset(pBlock, layer, plane, range[0], 0), r, next, span);
+        int t = 0;
+        while (t < used) {
+          int token = firstToken + t;
+          int run = runInConsumerBlock(d, token, used - t);
+          scatter.add(
+              next + (long) t * scatter.sourcePitch(),
+              landing(load, d, token, layer, plane, range[0]),
+              run);
+          t += run;
+        }
+        next += span;
+      }
+    }
+    return next - at;
   }
 
   /**

@@ -103,6 +103,79 @@ class TransferPlannerTest {
 
   @ParameterizedTest(name = "{0} -> {1} p={2} d={3} blocks {4}/{5} tokens={6} skip={7}")
   @MethodSource("shapes")
+  void everyUsedByteLandsWhereTheConsumerExpectsItWhenEveryPairThatCanIsStagedInTwoStages(
+      Memory pMemory,
+      Memory dMemory,
+      int p,
+      int d,
+      int pTokens,
+      int dTokens,
+      int tokens,
+      int skip) {
+    Shape shape = new Shape(pMemory, dMemory, p, d, pTokens, dTokens, tokens, skip);
+    TransferPlanner.Request load = shape.load();
+    int first = load.firstBlock();
+    int end = load.producerBlocks().size();
+    int mid = (first + end) / 2;
+
+    for (int[] stage : new int[][] {{first, mid}, {mid, end}}) {
+      shape.applyStaged(load, stage[0], stage[1]);
+    }
+
+    shape.checkConsumer();
+  }
+
+  @Test
+  void aStagedPairReadsOneSlabPerBlockLayerAndPlaneAndScattersOneRowPerToken() {
+    // P TP 1 -> D TP 2, block-major: in place, a piece per token, layer and plane.
+    Shape shape = new Shape(BM, 1, 2, 16, 16, 96, 0);
+    TransferPlanner.Request load = shape.load();
+    int blocks = load.producerBlocks().size();
+
+    Map<TransferPlanner.RankPair, TransferPlanner.Pieces> inPlace = TransferPlanner.plan(load);
+    Map<TransferPlanner.RankPair, TransferPlanner.Pieces> staged =
+        TransferPlanner.plan(load, 0, blocks, (r, q) -> true);
+
+    TransferPlanner.StagingEstimate estimate = TransferPlanner.estimate(load, 1, 0, 0, blocks);
+    TransferPlanner.Pieces rankOne = staged.get(new TransferPlanner.RankPair(1, 0));
+    assertThat(inPlace.get(new TransferPlanner.RankPair(1, 0))).hasSize(96 * LAYERS * PLANES);
+    assertThat(estimate.inPlaceDescriptors()).isEqualTo(96L * LAYERS * PLANES);
+    // Cross-layer slabs of one block follow each other, and so do their spans in staging only
+    // where a slab is read whole; half of each token's heads is not.
+    assertThat(rankOne).hasSize(blocks * LAYERS * PLANES);
+    assertThat(estimate.stagedDescriptors()).isEqualTo((long) blocks * LAYERS * PLANES);
+    assertThat(rankOne.stream().mapToLong(TransferPlanner.Piece::length).sum())
+        .isEqualTo(estimate.stagedBytes())
+        .isEqualTo(TransferPlanner.stagedBytes(load, 1, 0, 0, blocks));
+    TransferPlanner.Scatter scatter = rankOne.scatter().orElseThrow();
+    long rows = 0;
+    for (int i = 0; i < scatter.copyCount(); i++) {
+      rows += scatter.rows(i);
+    }
+    assertThat(rows).isEqualTo(estimate.rows()).isEqualTo(96L * LAYERS * PLANES);
+    assertThat((long) scatter.copyCount()).isEqualTo(estimate.copies());
+    assertThat(scatter.width()).isEqualTo(HEADS / 2 * HEAD_DIM * DTYPE);
+    assertThat(scatter.sourcePitch()).isEqualTo(HEADS * HEAD_DIM * DTYPE);
+    assertThat(scatter.targetPitch()).isEqualTo(HEADS / 2 * HEAD_DIM * DTYPE);
+  }
+
+  @Test
+  void onlyPairsThatSplitATokensHeadsDifferentlyInBlockMajorMemoryCanBeStaged() {
+    assertThat(TransferPlanner.stageable(new Shape(BM, 1, 2, 16, 16, 96, 0).load(), 0, 0)).isTrue();
+    assertThat(TransferPlanner.stageable(new Shape(BM, 2, 1, 16, 16, 96, 0).load(), 0, 1)).isTrue();
+    assertThat(TransferPlanner.stageable(new Shape(BM, 2, 2, 16, 16, 96, 0).load(), 1, 1))
+        .as("the same heads on both sides: rows already join")
+        .isFalse();
+    assertThat(TransferPlanner.stageable(new Shape(HM, 1, 2, 16, 16, 96, 0).load(), 0, 0))
+        .as("head-major: a head's tokens are already one piece")
+        .isFalse();
+    assertThat(TransferPlanner.stageable(new Shape(BM, 2, 2, 16, 16, 96, 0).load(), 0, 1))
+        .as("a pair that exchanges nothing")
+        .isFalse();
+  }
+
+  @ParameterizedTest(name = "{0} -> {1} p={2} d={3} blocks {4}/{5} tokens={6} skip={7}")
+  @MethodSource("shapes")
   void segmentsOfABlockCoverExactlyItsUsedBytesInTheProducersOrder(
       Memory pMemory,
       Memory dMemory,
@@ -362,6 +435,47 @@ class TransferPlannerTest {
                   consumer[piece.consumerRank()],
                   flat(consumerLayouts.get(piece.consumerRank()), piece.consumerOffset()),
                   (int) piece.length());
+            }
+          });
+    }
+
+    /**
+     * Plans producer blocks {@code [from, to)} with every pair that can staged, and applies the
+     * plan as a consumer does: a staged pair's pieces into a staging array of the pair's staged
+     * bytes, then its copies from there into place.
+     */
+    void applyStaged(TransferPlanner.Request load, int from, int to) {
+      Map<TransferPlanner.RankPair, TransferPlanner.Pieces> plan =
+          TransferPlanner.plan(load, from, to, (r, q) -> true);
+      plan.forEach(
+          (pair, pieces) -> {
+            if (pieces.scatter().isEmpty()) {
+              assertThat(TransferPlanner.stageable(load, pair.consumerRank(), pair.producerRank()))
+                  .isFalse();
+              apply(Map.of(pair, pieces));
+              return;
+            }
+            int q = pair.producerRank();
+            int r = pair.consumerRank();
+            byte[] staging = new byte[(int) TransferPlanner.stagedBytes(load, r, q, from, to)];
+            for (TransferPlanner.Piece piece : pieces) {
+              System.arraycopy(
+                  producer[q],
+                  flat(producerLayouts.get(q), piece.producerOffset()),
+                  staging,
+                  (int) piece.consumerOffset(),
+                  (int) piece.length());
+            }
+            TransferPlanner.Scatter scatter = pieces.scatter().get();
+            for (int i = 0; i < scatter.copyCount(); i++) {
+              for (int row = 0; row < scatter.rows(i); row++) {
+                System.arraycopy(
+                    staging,
+                    (int) scatter.source(i) + row * scatter.sourcePitch(),
+                    consumer[r],
+                    flat(consumerLayouts.get(r), scatter.target(i)) + row * scatter.targetPitch(),
+                    scatter.width());
+              }
             }
           });
     }

@@ -1,5 +1,6 @@
 package io.kvbridge.nixl.memory;
 
+import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.ByteBuffer;
 import org.bytedeco.cuda.global.cudart;
@@ -78,6 +79,44 @@ public final class DeviceMemory extends NativeMemory {
       host.get(staged, 0, n);
     }
     dst.put(staged);
+  }
+
+  /**
+   * Copies on the device with {@code cudaMemcpy2D} when {@code target} is memory of the same
+   * device: one call for every row, no byte crossing the bus.
+   */
+  @Override
+  public void copyRows(
+      long offset,
+      long pitch,
+      KvMemory target,
+      long targetOffset,
+      long targetPitch,
+      int width,
+      int rows) {
+    if (!(target instanceof DeviceMemory into) || into.device != device) {
+      super.copyRows(offset, pitch, target, targetOffset, targetPitch, width, rows);
+      return;
+    }
+    checkRows(offset, pitch, width, rows);
+    into.checkRows(targetOffset, targetPitch, width, rows);
+    if (!isOpen() || !into.isOpen()) {
+      throw new IllegalStateException((isOpen() ? into : this) + " was closed");
+    }
+    if (rows == 0) {
+      return;
+    }
+    CudaRuntime.check(cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
+    CudaRuntime.check(
+        cudart.cudaMemcpy2D(
+            at(into.address() + targetOffset),
+            targetPitch,
+            at(address() + offset),
+            pitch,
+            width,
+            rows,
+            cudart.cudaMemcpyDeviceToDevice),
+        "cudaMemcpy2D of " + rows + " rows of " + width + " bytes on device " + device);
   }
 
   @Override

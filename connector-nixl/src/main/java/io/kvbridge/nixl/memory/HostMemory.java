@@ -1,5 +1,6 @@
 package io.kvbridge.nixl.memory;
 
+import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.ByteBuffer;
 import java.util.zip.Checksum;
@@ -65,6 +66,41 @@ public final class HostMemory extends NativeMemory {
       byte[] staged = new byte[n];
       src.get(staged, 0, n);
       dst.put(staged);
+    }
+  }
+
+  /**
+   * Copies in place when {@code target} is host memory too: one direct buffer over each side's
+   * rows, then one absolute bulk copy per row (no native call per row).
+   */
+  @Override
+  public void copyRows(
+      long offset,
+      long pitch,
+      KvMemory target,
+      long targetOffset,
+      long targetPitch,
+      int width,
+      int rows) {
+    checkRows(offset, pitch, width, rows);
+    target.checkRows(targetOffset, targetPitch, width, rows);
+    long span = (rows - 1) * pitch + width;
+    long targetSpan = (rows - 1) * targetPitch + width;
+    if (!(target instanceof HostMemory into)
+        || rows == 0
+        || span > Integer.MAX_VALUE
+        || targetSpan > Integer.MAX_VALUE) {
+      super.copyRows(offset, pitch, target, targetOffset, targetPitch, width, rows);
+      return;
+    }
+    if (!isOpen() || !into.isOpen()) {
+      throw new IllegalStateException((isOpen() ? into : this) + " was closed");
+    }
+    ByteBuffer from = new BytePointer(at(address() + offset)).capacity(span).asByteBuffer();
+    ByteBuffer to =
+        new BytePointer(at(into.address() + targetOffset)).capacity(targetSpan).asByteBuffer();
+    for (int i = 0; i < rows; i++) {
+      to.put((int) (i * targetPitch), from, (int) (i * pitch), width);
     }
   }
 

@@ -4,6 +4,7 @@ import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.Notification;
+import io.kvbridge.transfer.ReadCost;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.TransferTelemetry;
@@ -71,6 +72,11 @@ public final class FaultInjectingBackend<L, R>
   @Override
   public MemoryKind memoryKind() {
     return delegate.memoryKind();
+  }
+
+  @Override
+  public ReadCost readCost() {
+    return delegate.readCost();
   }
 
   @Override

@@ -13,6 +13,7 @@ import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.ReadStaging;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -130,6 +131,9 @@ public abstract class ShapeTranslationFixture {
     return new Transfer(requestId, tokens, seed, match, params.blockIds(), blocks);
   }
 
+  /** How the engines started next read between ranks that split a token's heads differently. */
+  protected ReadStaging staging = ReadStaging.DEFAULT;
+
   protected Engine start(String name, Role role, KvLayout model, int tp) {
     return start(name, role, model, tp, UnaryOperator.identity());
   }
@@ -166,6 +170,7 @@ public abstract class ShapeTranslationFixture {
             .handshakeTimeout(Duration.ofSeconds(5))
             .handshakeAddress(underTest.handshakeAddress())
             .clock(clock)
+            .staging(staging)
             .properties(underTest.connectorProperties())
             .build();
     return ConnectorRegistry.of(List.of(underTest.provider())).create(settings, decorator);

@@ -6,11 +6,20 @@ import static org.awaitility.Awaitility.await;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.ReadStaging;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.tck.ConnectorUnderTest;
+import io.kvbridge.transfer.Descriptor;
+import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.ForwardingTransport;
+import io.kvbridge.transfer.TransferHandle;
+import io.kvbridge.transfer.TransferOp;
+import io.kvbridge.transfer.Transport;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -68,6 +77,9 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
    */
   private void movesEveryUsedByteOnceToWhereTheConsumerPutsIt(
       KvLayout producerModel, int producerTp, KvLayout consumerModel, int consumerTp) {
+    // In place: a staged read moves whole spans of the producer's slabs, more than the used bytes
+    // where a consumer rank takes some of a token's heads (aReadStagedThrough... covers staging).
+    staging = new ReadStaging(ReadStaging.Mode.NEVER, ReadStaging.MIN_BYTES);
     Engine producer = start("prefill", Role.PRODUCER, producerModel, producerTp);
     Engine consumer = start("decode", Role.CONSUMER, consumerModel, consumerTp);
     int tokens = 3 * Math.max(producerModel.tokensPerBlock(), consumerModel.tokensPerBlock()) + 3;
@@ -131,6 +143,103 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
         producerTp,
         model(consumerBlock, 64, consumerOrder).withMemory(consumerOrder, consumerPlacement),
         consumerTp);
+  }
+
+  static Stream<Arguments> stagedShapes() {
+    List<Arguments> all = new ArrayList<>();
+    for (KvLayout.Placement placement :
+        new KvLayout.Placement[] {KvLayout.Placement.CROSS_LAYER, KvLayout.Placement.PER_LAYER}) {
+      for (int[] tp : new int[][] {{1, 2}, {2, 1}, {1, 4}, {4, 2}}) {
+        for (int[] blocks : new int[][] {{8, 8}, {8, 4}, {4, 8}}) {
+          all.add(Arguments.of(placement, tp[0], blocks[0], tp[1], blocks[1]));
+        }
+      }
+    }
+    return all.stream();
+  }
+
+  /**
+   * Block-major engines whose ranks split a token's heads differently read through the consumer's
+   * staging area when it stages them (here always): every READ lands in the staging area, none in
+   * the KV memory, and every vector still lands where the consumer's layout puts it, nothing else
+   * written, the lease ending READ.
+   */
+  @ParameterizedTest(name = "{0}: P TP{1} x {2} tokens -> D TP{3} x {4} tokens, staged")
+  @MethodSource("stagedShapes")
+  void aReadStagedThroughTheConsumersStagingAreaLandsEveryVectorInPlace(
+      KvLayout.Placement placement,
+      int producerTp,
+      int producerBlock,
+      int consumerTp,
+      int consumerBlock) {
+    KvLayout.MemoryOrder nhd = KvLayout.MemoryOrder.BLOCK_MAJOR;
+    List<DescriptorList> landings = new CopyOnWriteArrayList<>();
+    Engine producer =
+        start(
+            "prefill",
+            Role.PRODUCER,
+            model(producerBlock, 32, nhd).withMemory(nhd, placement),
+            producerTp);
+    staging = new ReadStaging(ReadStaging.Mode.ALWAYS, ReadStaging.MIN_BYTES);
+    Engine consumer =
+        start(
+            "decode",
+            Role.CONSUMER,
+            model(consumerBlock, 64, nhd).withMemory(nhd, placement),
+            consumerTp,
+            transport -> new LandingRecorder(transport, landings));
+    int tokens = 3 * Math.max(producerBlock, consumerBlock) + 3;
+
+    Transfer t = transfer(producer, consumer, "r-1", tokens, 0);
+
+    assertThat(t.match()).isEqualTo(new LoadMatch.Ready(0, tokens));
+    assertThat(consumer.received).contains("r-1");
+    consumer.assertHolds(t, 0, tokens);
+    consumer.assertUntouchedOutside(t);
+    long bytesPerToken = (long) LAYERS * 2 * KV_HEADS * HEAD_DIM * DTYPE_BYTES;
+    assertThat(consumer.connector.status().consumer().orElseThrow().bytesRead())
+        .as("whole spans of the producer's slabs: at least the used bytes")
+        .isGreaterThanOrEqualTo(tokens * bytesPerToken);
+    assertThat(landings).isNotEmpty();
+    for (DescriptorList landing : landings) {
+      for (Descriptor piece : landing.descriptors()) {
+        assertThat(consumer.memories)
+            .as("a staged READ lands in the staging area, not in KV memory")
+            .noneSatisfy(
+                rank ->
+                    assertThat(rank.regions())
+                        .anySatisfy(
+                            region ->
+                                assertThat(piece.within(region.address(), region.sizeBytes()))
+                                    .isTrue()));
+      }
+    }
+    await().atMost(underTest.patience()).until(() -> producer.step().sent.contains("r-1"));
+    assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.READ, 1L);
+  }
+
+  /** Records where each READ a consumer rank posts lands (its local descriptors). */
+  private static final class LandingRecorder extends ForwardingTransport {
+    private final List<DescriptorList> landings;
+
+    LandingRecorder(Transport delegate, List<DescriptorList> landings) {
+      super(delegate);
+      this.landings = landings;
+    }
+
+    @Override
+    public TransferHandle post(
+        TransferOp op,
+        DescriptorList local,
+        String remoteAgent,
+        DescriptorList remote,
+        Optional<byte[]> notification) {
+      if (op == TransferOp.READ) {
+        landings.add(local);
+      }
+      return super.post(op, local, remoteAgent, remote, notification);
+    }
   }
 
   static Stream<Arguments> replicatedShapes() {

@@ -47,6 +47,35 @@ public abstract class MemoryAndMetadataConformance extends TransportFixture {
     assertThat(contents(memory, 0, REGION_BYTES)).isEqualTo(data);
   }
 
+  /**
+   * A staged read's rows are copied into place between two memories of the transport (host: a copy
+   * per row; device: {@code cudaMemcpy2D}): each row from its pitch to the target's, nothing else
+   * written, and rows outside either memory refused before any byte moves.
+   */
+  @Test
+  void rowsCopiedBetweenAllocatedMemoriesLandAtTheTargetsPitchAndNothingElseChanges() {
+    Transport t = transport("agent");
+    KvMemory from = allocate(t);
+    KvMemory to = allocate(t);
+    byte[] data = randomBytes(REGION_BYTES);
+    byte[] before = randomBytes(REGION_BYTES);
+    fill(from, 0, data);
+    fill(to, 0, before);
+    int width = 24;
+    int rows = 5;
+
+    from.copyRows(7, 64, to, 3, 40, width, rows);
+
+    byte[] expected = before.clone();
+    for (int row = 0; row < rows; row++) {
+      System.arraycopy(data, 7 + row * 64, expected, 3 + row * 40, width);
+    }
+    assertThat(contents(to, 0, REGION_BYTES)).isEqualTo(expected);
+    assertThatThrownBy(() -> from.copyRows(0, 64, to, REGION_BYTES - 40, 40, width, 2))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThat(contents(to, 0, REGION_BYTES)).isEqualTo(expected);
+  }
+
   @Test
   void allocatedMemoryCanBeRegistered() {
     Transport t = transport("agent");
