@@ -5,6 +5,7 @@ import io.kvbridge.spi.ConnectorProperties;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.PeerDirectory;
+import io.kvbridge.spi.ReadStaging;
 import io.kvbridge.spi.Role;
 import io.kvbridge.time.DurationText;
 import io.kvbridge.time.MonotonicClock;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Configuration of kvbridge, under the prefix {@code kvbridge}. The values a connector runs with
@@ -82,6 +84,7 @@ public record KvBridgeProperties(
         .handshakeTimeout(handshake.timeout())
         .handshakeSecret(handshake.secret())
         .maxLoadsPerProducer(consumer.maxLoadsPerProducer())
+        .staging(new ReadStaging(consumer.staging(), consumer.stagingBytes().toBytes()))
         .peerDirectory(peerDirectory)
         .clock(clock)
         .observer(observer)
@@ -162,13 +165,23 @@ public record KvBridgeProperties(
   }
 
   /**
-   * What a consumer holds for producers at most.
+   * What a consumer holds for producers at most, and how it reads between ranks that split a
+   * token's heads differently.
    *
    * @param maxLoadsPerProducer How many loads from one producer a consumer holds at once (from
    *     accepting the parameters to the end of the read); more are refused at once, so one slow or
    *     hostile producer cannot take every block of the consumer.
+   * @param staging How a consumer rank reads from a producer rank whose block-major memory splits a
+   *     token's heads differently (different TP): 'auto' (read the producer's slabs whole into a
+   *     staging area and copy each token's heads into place when the measured cost model finds it
+   *     cheaper than a piece per token), 'always' or 'never'.
+   * @param stagingBytes The staging area of each consumer rank, allocated from its transport at the
+   *     first staged read, at least 4MB; a read that does not fit what is free is read in place.
    */
-  public record Consumer(@DefaultValue("1024") int maxLoadsPerProducer) {}
+  public record Consumer(
+      @DefaultValue("1024") int maxLoadsPerProducer,
+      @DefaultValue("auto") ReadStaging.Mode staging,
+      @DefaultValue("512MB") DataSize stagingBytes) {}
 
   /**
    * Tracing of transfers.

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.LoadFailurePolicy;
+import io.kvbridge.spi.ReadStaging;
 import io.kvbridge.spi.Role;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,10 +56,14 @@ class KvBridgePropertiesTest {
             "kvbridge.lease.acks-required=2",
             "kvbridge.reply-timeout=7s",
             "kvbridge.handshake.address=tcp://127.0.0.1:0",
-            "kvbridge.handshake.timeout=4s")
+            "kvbridge.handshake.timeout=4s",
+            "kvbridge.consumer.staging=never",
+            "kvbridge.consumer.staging-bytes=64MB")
         .run(
             context -> {
               ConnectorSettings settings = context.getBean(KvConnectors.class).create().settings();
+              assertThat(settings.staging())
+                  .isEqualTo(new ReadStaging(ReadStaging.Mode.NEVER, 64L << 20));
               assertThat(settings.type()).isEqualTo("fake");
               assertThat(settings.engineId()).isEqualTo("decode-7");
               assertThat(settings.role()).isEqualTo(Role.CONSUMER);

@@ -51,6 +51,14 @@ class KvBridgePropertiesValidationTest {
   }
 
   @Test
+  void aStagingAreaBelowFourMebibytesIsRejected() {
+    assertRejected(
+        "kvbridge.consumer.staging-bytes",
+        "kvbridge.consumer.staging-bytes (1048576 bytes) must be at least 4 MiB",
+        "kvbridge.consumer.staging-bytes=1MB");
+  }
+
+  @Test
   void maxLifetimeShorterThanTheLeaseIsRejected() {
     assertRejected(
         "kvbridge.lease.max-lifetime",

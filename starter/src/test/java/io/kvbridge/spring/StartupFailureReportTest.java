@@ -92,6 +92,20 @@ class StartupFailureReportTest {
   }
 
   @Test
+  void unknownStagingModeIsReportedWithTheValidModes(CapturedOutput output) {
+    start("kvbridge.consumer.staging=sometimes");
+
+    assertThat(output)
+        .contains(
+            "kvbridge.consumer.staging",
+            "\"sometimes\"",
+            "The following values are valid:",
+            "ALWAYS",
+            "AUTO",
+            "NEVER");
+  }
+
+  @Test
   void invalidConnectorPropertyIsReportedUnderItsFullName(CapturedOutput output) {
     start("kvbridge.fake.fabrik=demo");
 
