@@ -85,6 +85,7 @@ REAL_SIZE_PLAN_GOAL = 0.05  # real-size planning time ÷ the READ time of the sa
 REAL_SIZE_HEAP_GROWTH = 2.0  # heap bytes per block, longest prompt ÷ shortest, at most
 REAL_SIZE_CHECK_GOAL = 0.05  # real-size content check time ÷ the READ time of the same request
 REAL_SIZE_CHECK_TOKENS = "8192"  # the prompt length of the real-size content check goal
+REAL_SIZE_CHOICE_GOAL = 1.05  # the consumer's choice (staged or in place) ÷ reading in place, at most
 GPU_SMALLEST = "64KiB"  # smallest request of the GPU check
 GPU_LARGEST = "256MiB"  # largest request of the GPU check
 GOAL_CONSTANTS = (
@@ -115,6 +116,7 @@ GOAL_CONSTANTS = (
     "REAL_SIZE_HEAP_GROWTH",
     "REAL_SIZE_CHECK_GOAL",
     "REAL_SIZE_CHECK_TOKENS",
+    "REAL_SIZE_CHOICE_GOAL",
 )
 
 
@@ -176,6 +178,10 @@ class Results:
         self.real_size_counts = {}
         for row in read_json(os.path.join(directory, "real-size-counts.json")) or []:
             self.real_size_counts[tuple(row[k] for k in REAL_PARAMS)] = row
+        self.real_size_staged = {}
+        for row in read_json_lines(os.path.join(directory, "real-size-staged.jsonl")):
+            key = tuple(row[k] for k in REAL_PARAMS + ("transport", "staging"))
+            self.real_size_staged[key] = row
         self.python_rounds = read_json_lines(os.path.join(directory, "python-rounds.jsonl"))
         self.gpu = read_json(os.path.join(directory, "gpu-compare.json"))
         self.request_path = read_json(os.path.join(directory, "request-path.json"))
@@ -888,6 +894,14 @@ def real_heap_goal_text(transport):
     )
 
 
+def real_choice_goal_text(transport):
+    return (
+        "real size: the consumer's choice between staged and in-place reads ≤"
+        f" {fmt_factor(REAL_SIZE_CHOICE_GOAL)} the time of reading in place, block-major pairs of"
+        f" different TP, {transport}"
+    )
+
+
 def real_check_goal_text(transport):
     return (
         "real size: content check left after the last READ (CRC-32C of the last stage) ≤"
@@ -901,6 +915,7 @@ REAL_GOAL_TEXTS = [
     ("plan", real_plan_goal_text),
     ("heap", real_heap_goal_text),
     ("check", real_check_goal_text),
+    ("choice", real_choice_goal_text),
 ]
 
 
@@ -931,11 +946,25 @@ class RealRow:
     def __init__(self, res, model, tp, tokens, transport):
         self.params = {"model": model, "tp": tp, "tokens": tokens}
         self.transport = transport
-        self.read = res.get(f"{REAL}.transportRead", transport=transport, **self.params)
-        self.check = res.get(f"{REAL}.contentCheck", transport=transport, **self.params)
+        carried = dict(self.params, transport=transport)
+        # The consumer's own choice (staging AUTO), and reading in place where the run measured it.
+        self.read = res.get(f"{REAL}.transportRead", staging="AUTO", **carried)
+        self.check = res.get(f"{REAL}.contentCheck", staging="AUTO", **carried)
+        self.plan = res.get(f"{REAL}.plan", staging="AUTO", **carried)
+        self.in_place = res.get(f"{REAL}.transportRead", staging="NEVER", **carried)
+        self.in_place_plan = res.get(f"{REAL}.plan", staging="NEVER", **carried)
         self.copy = res.get(f"{REAL}.copy", **self.params)
-        self.plan = res.get(f"{REAL}.plan", **self.params)
         self.counts = res.real_size_counts.get((model, tp, tokens))
+        self.chosen = res.real_size_staged.get((model, tp, tokens, transport, "AUTO"))
+        self.never = res.real_size_staged.get((model, tp, tokens, transport, "NEVER"))
+
+    def staged(self):
+        """Whether the consumer read any of the request staged."""
+        return bool(self.chosen and self.chosen["staged"])
+
+    def choice(self):
+        """The consumer's choice's READ time ÷ reading in place."""
+        return ratio(self.read, self.in_place)
 
     def bandwidth(self):
         """READ bandwidth ÷ the one-thread copy's bandwidth."""
@@ -996,7 +1025,7 @@ def real_size_goals(res):
                     f" {real_gbps(worst, worst.read)} vs {real_gbps(worst, worst.copy)})",
                     all(r.bandwidth() >= REAL_SIZE_BANDWIDTH_GOAL for r in long_rows),
                     f"{REAL}.transportRead",
-                    dict(worst.params, transport=t),
+                    dict(worst.params, transport=t, staging="AUTO"),
                     REAL_SIZE_BANDWIDTH_GOAL / b,
                 )
             )
@@ -1012,7 +1041,7 @@ def real_size_goals(res):
                     f" {fmt_ns(worst.plan.median)} vs {fmt_ns(worst.read.median)})",
                     all(r.plan_share() <= REAL_SIZE_PLAN_GOAL for r in planned),
                     f"{REAL}.plan",
-                    dict(worst.params),
+                    dict(worst.params, transport=t, staging="AUTO"),
                     share / REAL_SIZE_PLAN_GOAL,
                 )
             )
@@ -1031,8 +1060,25 @@ def real_size_goals(res):
                     f" {fmt_ns(worst.check.median)} vs {fmt_ns(worst.read.median)})",
                     all(r.check_share() <= REAL_SIZE_CHECK_GOAL for r in checked),
                     f"{REAL}.contentCheck",
-                    dict(worst.params, transport=t),
+                    dict(worst.params, transport=t, staging="AUTO"),
                     share / REAL_SIZE_CHECK_GOAL,
+                )
+            )
+        compared = [r for r in rows if r.in_place]
+        if compared:
+            worst = max(compared, key=lambda r: r.choice())
+            c = worst.choice()
+            goals.append(
+                Goal(
+                    f"real-size-{part}-choice",
+                    real_choice_goal_text(name),
+                    f"worst {fmt_ratio(c)} ({real_label(res, worst.params)}: the consumer's"
+                    f" choice, {'staged' if worst.staged() else 'in place'}, {fmt_ns(worst.read.median)}"
+                    f" vs {fmt_ns(worst.in_place.median)} in place)",
+                    all(r.choice() <= REAL_SIZE_CHOICE_GOAL for r in compared),
+                    f"{REAL}.transportRead",
+                    dict(worst.params, transport=t, staging="AUTO"),
+                    c / REAL_SIZE_CHOICE_GOAL,
                 )
             )
     return goals
@@ -1091,6 +1137,139 @@ def real_gbps(row, result):
     return fmt_gbps(row.counts["bytes"], result.median)
 
 
+def real_descriptors(row):
+    """The descriptors and READs of a request as the consumer read it: its own record of the trial
+    where the run kept one (staged READs named), else the in-place plan's counts."""
+    if row.chosen:
+        staged = f", {row.chosen['stagedReads']} staged" if row.chosen["staged"] else ""
+        return f"{fmt_size(row.chosen['descriptors'])} ({row.chosen['reads']}{staged})"
+    if row.counts:
+        return f"{fmt_size(row.counts['descriptors'])} ({row.counts['reads']})"
+    return "—"
+
+
+def real_choice_lines(res):
+    """The block-major pairs of different TP, read in place and as the consumer chose."""
+    rows = [r for r in real_rows(res) if r.in_place]
+    if not rows:
+        return []
+    table_rows = []
+    for r in rows:
+        never = r.never or {}
+        table_rows.append(
+            [
+                real_model_label(res, r.params["model"]),
+                fmt_size(r.params["tokens"]),
+                f"`{r.params['tp']}`",
+                dict((t, n) for t, _, n in REAL_TRANSPORTS)[r.transport],
+                f"{fmt_size(never['descriptors'])}" if never else "—",
+                f"{fmt_ns(r.in_place.median)}, {real_gbps(r, r.in_place)}",
+                "staged" if r.staged() else "in place",
+                real_descriptors(r),
+                fmt_heap(r.chosen["bytesMoved"]) if r.chosen else "—",
+                f"{fmt_ns(r.read.median)}, {real_gbps(r, r.read)}",
+                fmt_ratio(ratio(r.in_place, r.read)),
+                f"{fmt_ns(r.in_place_plan.median)} → {fmt_ns(r.plan.median)}" if r.in_place_plan and r.plan else "—",
+                verdict(r.choice() <= REAL_SIZE_CHOICE_GOAL),
+            ]
+        )
+    lines = [
+        "### Staged against in place",
+        "",
+        "Where both sides are block-major and their TP differs, a consumer rank's heads of one token"
+        " are a piece of their own in place. The consumer may instead read the producer's slabs whole"
+        " (one descriptor per block, layer and plane) into a staging area registered beside its KV"
+        " memory and copy each token's heads into place once a stage's READs are done"
+        " (`kvbridge.consumer.staging`, README \"Staged reads between different TP\"); `auto`, the"
+        " default, chooses by the cost model below. The same requests, each read in place"
+        " (`staging=NEVER`) and as the consumer chooses (`staging=AUTO`), the copies inside the"
+        " READ's time; bandwidth is the bytes the consumer needs over the time. Goal: the choice"
+        f" takes at most {fmt_factor(REAL_SIZE_CHOICE_GOAL)} the time of reading in place.",
+        "",
+        table(
+            [
+                "model",
+                "tokens",
+                "tp",
+                "transport",
+                "in place: descriptors",
+                "in place: READ",
+                "consumer's choice",
+                "descriptors (READs)",
+                "bytes moved",
+                "READ",
+                "in place ÷ choice",
+                "plan: in place → choice",
+                "result",
+            ],
+            table_rows,
+        ),
+        "",
+    ]
+    return lines + real_cost_model_lines(res)
+
+
+def real_cost_model_lines(res):
+    """The figures each transport's model used, beside what this run measured of the same."""
+    rows = []
+    for t, _, name in REAL_TRANSPORTS:
+        used = next((v for k, v in res.real_size_staged.items() if k[3] == t and k[4] == "AUTO"), None)
+        if not used:
+            continue
+        per_byte = per_descriptor = None
+        split = [r for r in real_rows(res, t) if r.in_place and r.never and r.counts]
+        if split:
+            longest = max(split, key=lambda r: param_order(r.params["tokens"]))
+            # The same model and prompt read in the fewest descriptors per byte: between equal TP,
+            # whole extents.
+            alike = [
+                r
+                for r in real_rows(res, t)
+                if r.params["model"] == longest.params["model"]
+                and r.params["tokens"] == longest.params["tokens"]
+                and r.counts
+            ]
+            same = min(alike, key=lambda r: r.counts["descriptors"] / r.counts["bytes"], default=None)
+            if same:
+                per_byte = same.read.median / same.counts["bytes"]
+                rest = longest.in_place.median - per_byte * longest.counts["bytes"]
+                per_descriptor = max(0.0, rest / longest.never["descriptors"])
+        rows.append(
+            [
+                name,
+                f"{used['readNanosPerDescriptor']:,.0f} ns, {used['readNanosPerByte']:.3f} ns",
+                f"{per_descriptor:,.0f} ns" if per_descriptor is not None else "—",
+                f"{per_byte:.3f} ns" if per_byte is not None else "—",
+                f"{used['copyNanosPerCopy']:,.0f} ns, {used['copyNanosPerRow']:,.1f} ns,"
+                f" {used['copyNanosPerByte']:.3f} ns",
+            ]
+        )
+    if not rows:
+        return []
+    return [
+        "The cost model stages a pair when `read(staged descriptors, staged bytes) + copy(copies,"
+        " rows, bytes) < read(in-place descriptors, bytes)`: the transport's cost per descriptor and"
+        " per byte (`Transport.readCost()`, the figures its backend declares) and the copy's per"
+        " call, row and byte, measured on the staging memory when the consumer allocates it. Beside"
+        " them, what this run measured of the same transport: per byte, the READ of the model and prompt"
+        " of the longest in-place READ of different TP in the fewest descriptors per byte (equal TP,"
+        " whole extents), over its bytes; per descriptor, what that in-place READ took beyond its"
+        " bytes, over its descriptors.",
+        "",
+        table(
+            [
+                "transport",
+                "declared: per descriptor, per byte",
+                "measured: per descriptor",
+                "measured: per byte",
+                "copy, measured by the consumer: per call, per row, per byte",
+            ],
+            rows,
+        ),
+        "",
+    ]
+
+
 def section_real_size(res):
     s = res.settings.get("realSize") or {}
     lines = [
@@ -1106,12 +1285,14 @@ def section_real_size(res):
         " registered with the rank's agent, and the planner's descriptors (`ReadPlan.of`) are"
         " resolved through each rank's `KvRegions`. All from the same run, each in its own trial:",
         "",
-        "- **READ** — every READ of the plan posted with its descriptors (lists built once, outside"
-        " the timing), each polled, spinning, until DONE, then released; bandwidth is the bytes the"
-        " plan moves (`io.kvbridge.benchmarks.transfer.RealSizeCounts`) over the time per request.",
+        "- **READ** — every READ of the plan the consumer makes (staged where its cost model says,"
+        " see below) posted with its descriptors (lists built once, outside the timing), each polled,"
+        " spinning, until DONE, a staged one's rows then copied into place, then released; bandwidth"
+        " is the bytes the consumer needs (`io.kvbridge.benchmarks.transfer.RealSizeCounts`) over"
+        " the time per request.",
         "- **copy** — the same bytes copied by one thread, region to region, one bulk"
         " `ByteBuffer.put` per region of the consumer's shape, heap to heap (`RegionCopy`).",
-        "- **plan** — `ReadPlan.of` for the request.",
+        "- **plan** — `ReadPlan.of` for the request, with the consumer's staging model.",
         "- **check** — the content check left once the last READ finished: the consumer posts a"
         " long read in stages of consecutive blocks, each its own READs (`ReadPlan.stageBounds`:"
         " `MAX_STAGES` at most, of `MIN_STAGE_BYTES` at least), and checks each stage while later"
@@ -1140,7 +1321,7 @@ def section_real_size(res):
                 fmt_size(r.params["tokens"]),
                 f"`{r.params['tp']}`",
                 dict((t, n) for t, _, n in REAL_TRANSPORTS)[r.transport],
-                f"{fmt_size(r.counts['descriptors'])} ({r.counts['reads']})" if r.counts else "—",
+                real_descriptors(r),
                 f"{fmt_ns(r.read.median)}{r.read.spread()}, {real_gbps(r, r.read)}",
                 f"{fmt_ns(r.copy.median)}{r.copy.spread()}, {real_gbps(r, r.copy)}" if r.copy else "—",
                 fmt_ratio(r.bandwidth()) + (f" (≥ {fmt_factor(REAL_SIZE_BANDWIDTH_GOAL)})" if applies_bw else ""),
@@ -1182,9 +1363,13 @@ def section_real_size(res):
             "",
             "Reproduce a row: `java -jar benchmarks/target/benchmarks.jar"
             f" 'RealSizeReadBenchmark' {res.run.get('real_size_options') or ''} -prof gc -p model=M"
-            " -p tp=PxD -p tokens=N -p transport=T` (the NIXL rows need what the NIXL section's Java"
-            " side needs, and `-jvmArgsAppend` repeats the fork's heap, as `benchmarks/run.sh` does).",
+            " -p tp=PxD -p tokens=N -p transport=T -p staging=AUTO` (the NIXL rows need what the NIXL"
+            " section's Java side needs, and `-jvmArgsAppend` repeats the fork's heap, as"
+            " `benchmarks/run.sh` does).",
             "",
+        ]
+        lines += real_choice_lines(res)
+        lines += [
             "Missed goals are profiled with JFR like the others, except the heap goal: JFR's execution"
             " samples do not say where a request allocates; `-prof gc` on the row shows the bytes.",
         ]

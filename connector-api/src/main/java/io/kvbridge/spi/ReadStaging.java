@@ -13,8 +13,11 @@ package io.kvbridge.spi;
  */
 public record ReadStaging(Mode mode, long bytesPerRank) {
 
-  /** The fewest staging bytes a rank may have: room to measure its copies, and to stage. */
-  public static final long MIN_BYTES = 4L << 20;
+  /**
+   * The fewest staging bytes a rank may have: room to measure its copies beyond the caches ({@code
+   * CopyCost.MEASURE_BYTES}), and to stage.
+   */
+  public static final long MIN_BYTES = 32L << 20;
 
   /** Staged when the cost model says so, 512 MiB per rank. */
   public static final ReadStaging DEFAULT = new ReadStaging(Mode.AUTO, 512L << 20);

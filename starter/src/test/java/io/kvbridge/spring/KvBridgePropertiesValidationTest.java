@@ -54,7 +54,7 @@ class KvBridgePropertiesValidationTest {
   void aStagingAreaBelowFourMebibytesIsRejected() {
     assertRejected(
         "kvbridge.consumer.staging-bytes",
-        "kvbridge.consumer.staging-bytes (1048576 bytes) must be at least 4 MiB",
+        "kvbridge.consumer.staging-bytes (1048576 bytes) must be at least 32 MiB",
         "kvbridge.consumer.staging-bytes=1MB");
   }
 

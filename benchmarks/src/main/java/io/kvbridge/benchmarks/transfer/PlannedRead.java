@@ -7,6 +7,7 @@ import io.kvbridge.nixl.MemoryMode;
 import io.kvbridge.nixl.NixlBackend;
 import io.kvbridge.nixl.NixlOptions;
 import io.kvbridge.runtime.consumer.ReadPlan;
+import io.kvbridge.runtime.consumer.StagingModel;
 import io.kvbridge.runtime.engine.BlockChecksums;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
@@ -48,10 +49,21 @@ public final class PlannedRead implements AutoCloseable {
   private final List<KvRegions> producerMemory = new ArrayList<>();
   private final List<KvRegions> consumerMemory = new ArrayList<>();
   private final List<Posting> postings = new ArrayList<>();
+  private final List<KvMemory> staging = new ArrayList<>();
+  private final ReadPlan plan;
   private final long descriptors;
 
+  /**
+   * One READ: its lists, and for a staged READ the staging memory it lands in and the plan's READ,
+   * whose copies put the rows in place once it is done.
+   */
   private record Posting(
-      Transport consumer, DescriptorList local, String producer, DescriptorList remote) {}
+      Transport consumer,
+      DescriptorList local,
+      String producer,
+      DescriptorList remote,
+      Optional<KvMemory> staging,
+      ReadPlan.Read read) {}
 
   /**
    * A {@link PlanShape}'s request over one {@link FakeFabric}: host memory on the Java heap.
@@ -59,14 +71,17 @@ public final class PlannedRead implements AutoCloseable {
    * @throws IllegalArgumentException past {@value #MAX_TOKENS} tokens
    */
   public PlannedRead(PlanShape shape) {
-    this(fitsTheHeap(shape), new FakeFabric()::join);
+    this(fitsTheHeap(shape), new FakeFabric()::join, StagingModel.NEVER);
   }
 
   /**
    * Creates agents with {@code agents} (given each agent's name), allocates and registers both
-   * sides' regions, fills the producer's with random bytes and builds the plan's descriptor lists.
+   * sides' regions, fills the producer's with random bytes and builds the descriptor lists of the
+   * plan a consumer weighing staging by {@code staging} makes: a staged READ lands in staging
+   * memory of its own, allocated and registered on the consumer rank's agent.
    */
-  public PlannedRead(PlannedRequest request, Function<String, Transport> agents) {
+  public PlannedRead(
+      PlannedRequest request, Function<String, Transport> agents, StagingModel staging) {
     this.request = request;
     List<KvLayout> producerLayouts = request.producer();
     List<KvLayout> consumerLayouts = request.consumer();
@@ -90,37 +105,63 @@ public final class PlannedRead implements AutoCloseable {
       }
       names.add(loaded);
     }
+    this.plan = request.plan(staging);
     long count = 0;
-    for (ReadPlan.Read read : request.plan().reads()) {
-      KvRegions local = consumerMemory.get(read.consumerRank());
+    for (ReadPlan.Read read : plan.reads()) {
+      Transport agent = consumers.get(read.consumerRank());
       KvRegions remote = producerMemory.get(read.producerRank());
+      Optional<KvMemory> landing = Optional.empty();
+      if (read.staged()) {
+        KvMemory memory = agent.allocate(Math.max(1, read.stagingBytes()));
+        agent.register(memory);
+        this.staging.add(memory);
+        landing = Optional.of(memory);
+      }
+      KvRegions kv = consumerMemory.get(read.consumerRank());
+      Optional<KvMemory> into = landing;
       List<Descriptor> localPieces = new ArrayList<>(read.descriptors());
       List<Descriptor> remotePieces = new ArrayList<>(read.descriptors());
       read.forEachDescriptor(
           (producerOffset, consumerOffset, length) -> {
-            localPieces.add(local.descriptor(consumerOffset, length));
+            localPieces.add(
+                into.map(m -> new Descriptor(m.address() + consumerOffset, length, m.deviceId()))
+                    .orElseGet(() -> kv.descriptor(consumerOffset, length)));
             remotePieces.add(remote.descriptor(producerOffset, length));
           });
       count += localPieces.size();
       postings.add(
           new Posting(
-              consumers.get(read.consumerRank()),
-              new DescriptorList(local.kind(), localPieces),
+              agent,
+              new DescriptorList(kv.kind(), localPieces),
               names.get(read.consumerRank()).get(read.producerRank()),
-              new DescriptorList(remote.kind(), remotePieces)));
+              new DescriptorList(remote.kind(), remotePieces),
+              landing,
+              read));
     }
     this.descriptors = count;
   }
 
-  /** A request over one {@link FakeFabric}: host memory on the Java heap. */
+  /** A request over one {@link FakeFabric}: host memory on the Java heap; read in place. */
   public static PlannedRead overFake(PlannedRequest request) {
-    return new PlannedRead(request, new FakeFabric()::join);
+    return overFake(request, StagingModel.NEVER);
   }
 
-  /** A request over NIXL agents in this JVM with host memory and the connector's defaults. */
-  public static PlannedRead overNixlHostMemory(PlannedRequest request) {
-    NixlOptions options = NixlOptions.defaults().withMemory(MemoryMode.DRAM);
-    return new PlannedRead(request, name -> NixlBackend.transport(name, options));
+  /** A request over one {@link FakeFabric}, staged where {@code staging} says. */
+  public static PlannedRead overFake(PlannedRequest request, StagingModel staging) {
+    return new PlannedRead(request, new FakeFabric()::join, staging);
+  }
+
+  /**
+   * A request over NIXL agents in this JVM with host memory and the connector's defaults, staged
+   * where {@code staging} says.
+   */
+  public static PlannedRead overNixlHostMemory(PlannedRequest request, StagingModel staging) {
+    return new PlannedRead(request, PlannedRead::nixlHostAgent, staging);
+  }
+
+  /** A NIXL agent with host memory and the connector's defaults. */
+  static Transport nixlHostAgent(String name) {
+    return NixlBackend.transport(name, NixlOptions.defaults().withMemory(MemoryMode.DRAM));
   }
 
   private static PlanShape fitsTheHeap(PlanShape shape) {
@@ -150,7 +191,8 @@ public final class PlannedRead implements AutoCloseable {
   }
 
   /**
-   * One request: every READ posted, then each polled (spinning) until DONE, then all released.
+   * One request: every READ posted, then each polled (spinning) until DONE and, if staged, its rows
+   * copied into place, then all released.
    *
    * @throws TransportException if a READ fails
    */
@@ -170,6 +212,9 @@ public final class PlannedRead implements AutoCloseable {
       if (status instanceof TransferStatus.Failed failed && failure == null) {
         failure = "READ " + handles[i].id() + " failed: " + failed.reason();
       }
+      if (failure == null) {
+        scatter(postings.get(i));
+      }
     }
     for (int i = 0; i < handles.length; i++) {
       postings.get(i).consumer().release(handles[i]);
@@ -177,6 +222,43 @@ public final class PlannedRead implements AutoCloseable {
     if (failure != null) {
       throw new TransportException(failure);
     }
+  }
+
+  /** Copies a staged READ's rows from its staging memory into the consumer rank's KV memory. */
+  private void scatter(Posting posting) {
+    posting
+        .staging()
+        .ifPresent(
+            from -> {
+              KvRegions kv = consumerMemory.get(posting.read().consumerRank());
+              posting
+                  .read()
+                  .forEachCopy(
+                      (source, sourcePitch, target, targetPitch, width, rows) ->
+                          from.copyRows(
+                              source,
+                              sourcePitch,
+                              kv.regionAt(target),
+                              KvLayout.inRegion(target),
+                              targetPitch,
+                              width,
+                              rows));
+            });
+  }
+
+  /** The plan read. */
+  public ReadPlan plan() {
+    return plan;
+  }
+
+  /** The READs of a request that land in staging memory. */
+  public long stagedReads() {
+    return postings.stream().filter(p -> p.staging().isPresent()).count();
+  }
+
+  /** The bytes a request's READs move: the staged ones' whole spans included. */
+  public long bytesMoved() {
+    return postings.stream().mapToLong(p -> p.local().totalBytes()).sum();
   }
 
   /**
@@ -227,8 +309,33 @@ public final class PlannedRead implements AutoCloseable {
           return false;
         }
       }
+      if (!copiedInPlace(p)) {
+        return false;
+      }
     }
     return true;
+  }
+
+  /** Whether every row a staged READ's copies moved holds its staged bytes in KV memory. */
+  private boolean copiedInPlace(Posting p) {
+    if (p.staging().isEmpty()) {
+      return true;
+    }
+    KvMemory from = p.staging().get();
+    KvRegions kv = consumerMemory.get(p.read().consumerRank());
+    boolean[] same = {true};
+    p.read()
+        .forEachCopy(
+            (source, sourcePitch, target, targetPitch, width, rows) -> {
+              for (int row = 0; row < rows; row++) {
+                ByteBuffer staged = ByteBuffer.allocate(width);
+                ByteBuffer placed = ByteBuffer.allocate(width);
+                from.read(source + (long) row * sourcePitch, staged);
+                kv.read(target + (long) row * targetPitch, placed);
+                same[0] &= staged.flip().equals(placed.flip());
+              }
+            });
+    return same[0];
   }
 
   /** The descriptors of every READ of a request together. */
@@ -238,8 +345,12 @@ public final class PlannedRead implements AutoCloseable {
 
   @Override
   public void close() {
+    for (Posting p : postings) {
+      p.staging().ifPresent(memory -> p.consumer().deregister(memory));
+    }
     close(producers, producerMemory);
     close(consumers, consumerMemory);
+    staging.forEach(KvMemory::close);
   }
 
   private static void close(List<Transport> agents, List<KvRegions> memory) {
@@ -262,15 +373,15 @@ public final class PlannedRead implements AutoCloseable {
     return bytesAt(consumerMemory, local).mismatch(bytesAt(producerMemory, remote)) < 0;
   }
 
-  private static ByteBuffer bytesAt(List<KvRegions> ranks, Descriptor d) {
-    for (KvRegions regions : ranks) {
-      for (KvMemory memory : regions.regions()) {
-        if (d.address() >= memory.address()
-            && d.address() + d.length() <= memory.address() + memory.sizeBytes()) {
-          ByteBuffer out = ByteBuffer.allocate(Math.toIntExact(d.length()));
-          memory.read(d.address() - memory.address(), out);
-          return out.flip();
-        }
+  private ByteBuffer bytesAt(List<KvRegions> ranks, Descriptor d) {
+    List<KvMemory> memories = new ArrayList<>(staging);
+    ranks.forEach(regions -> memories.addAll(regions.regions()));
+    for (KvMemory memory : memories) {
+      if (d.address() >= memory.address()
+          && d.address() + d.length() <= memory.address() + memory.sizeBytes()) {
+        ByteBuffer out = ByteBuffer.allocate(Math.toIntExact(d.length()));
+        memory.read(d.address() - memory.address(), out);
+        return out.flip();
       }
     }
     throw new IllegalStateException("no region holds descriptor " + d);

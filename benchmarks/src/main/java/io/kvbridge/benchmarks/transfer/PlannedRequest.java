@@ -2,6 +2,7 @@ package io.kvbridge.benchmarks.transfer;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.runtime.consumer.ReadPlan;
+import io.kvbridge.runtime.consumer.StagingModel;
 import java.util.List;
 
 /**
@@ -25,8 +26,14 @@ public interface PlannedRequest {
   /** The prompt's length in tokens. */
   int tokens();
 
-  /** What the consumer's planner makes of this request. */
+  /** What the consumer's planner makes of this request, reading in place. */
   default ReadPlan plan() {
-    return ReadPlan.of(producer(), consumer(), producerBlocks(), consumerBlocks(), tokens(), 0);
+    return plan(StagingModel.NEVER);
+  }
+
+  /** What the planner of a consumer weighing staging by {@code staging} makes of this request. */
+  default ReadPlan plan(StagingModel staging) {
+    return ReadPlan.of(
+        producer(), consumer(), producerBlocks(), consumerBlocks(), tokens(), 0, staging);
   }
 }

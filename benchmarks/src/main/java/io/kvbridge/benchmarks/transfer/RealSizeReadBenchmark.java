@@ -2,6 +2,8 @@ package io.kvbridge.benchmarks.transfer;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.runtime.consumer.ReadPlan;
+import io.kvbridge.runtime.consumer.StagingModel;
+import io.kvbridge.spi.ReadStaging;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -23,7 +25,9 @@ import org.openjdk.jmh.annotations.TearDown;
  *
  * <ul>
  *   <li>{@link #transportRead}: every READ of the plan through the fake transport or NIXL host
- *       memory, descriptors resolved through each rank's regions ({@link PlannedRead});
+ *       memory, descriptors resolved through each rank's regions ({@link PlannedRead}); a staged
+ *       READ (where the consumer's staging model stages it) lands in staging memory and its rows
+ *       are copied into place once it is done, inside the timing;
  *   <li>{@link #copy}: the same bytes copied by one thread, region to region ({@link RegionCopy});
  *   <li>{@link #plan}: planning the request ({@link ReadPlan#of});
  *   <li>{@link #contentCheck}: the consumer's content check left once the last READ finished: the
@@ -65,15 +69,39 @@ public class RealSizeReadBenchmark {
     }
   }
 
-  /** Both sides' layouts and block lists, which an engine already holds. */
+  /**
+   * A request as a consumer rank on one transport reads it: in place, or staged where its model
+   * says.
+   */
   @State(Scope.Thread)
-  public static class Planning extends Request {
+  public abstract static class Carried extends Request {
+
+    /** The transport. */
+    @Param({"FAKE", "NIXL"})
+    public ManyPeersBenchmark.Carrier transport;
+
+    /**
+     * How the consumer reads between ranks that split a token's heads differently: {@code AUTO}
+     * (the consumer's default: staged where the transport's cost model says) or {@code NEVER}.
+     */
+    @Param({"AUTO", "NEVER"})
+    public ReadStaging.Mode staging;
+
+    StagingModel model() {
+      return StagingModels.of(transport, staging);
+    }
+  }
+
+  /** Both sides' layouts and block lists, which an engine already holds, and its staging model. */
+  @State(Scope.Thread)
+  public static class Planning extends Carried {
     List<KvLayout> producer;
     List<KvLayout> consumer;
     List<Integer> producerBlocks;
     List<Integer> consumerBlocks;
+    StagingModel model;
 
-    /** Builds the layouts and block lists. */
+    /** Builds the layouts and block lists, and measures the staging model. */
     @Setup(Level.Trial)
     public void build() {
       RealSizeShape shape = shape();
@@ -81,6 +109,7 @@ public class RealSizeReadBenchmark {
       consumer = shape.consumer();
       producerBlocks = shape.producerBlocks();
       consumerBlocks = shape.consumerBlocks();
+      model = model();
     }
   }
 
@@ -107,26 +136,25 @@ public class RealSizeReadBenchmark {
 
   /** Both sides' agents and regions, and the plan's descriptor lists. */
   @State(Scope.Thread)
-  public static class Reading extends Request {
-
-    /** The transport. */
-    @Param({"FAKE", "NIXL"})
-    public ManyPeersBenchmark.Carrier transport;
+  public static class Reading extends Carried {
 
     PlannedRead read;
 
     /**
      * Connects the agents, registers every region and READs the request once, untimed, so the
-     * consumer's memory holds the producer's bytes whichever operation the trial times.
+     * consumer's memory holds the producer's bytes whichever operation the trial times; records
+     * what the plan holds ({@link StagedReads}).
      */
     @Setup(Level.Trial)
     public void connectAndRead() {
       RealSizeShape shape = shape();
+      StagingModel model = model();
       read =
           transport == ManyPeersBenchmark.Carrier.FAKE
-              ? PlannedRead.overFake(shape)
-              : PlannedRead.overNixlHostMemory(shape);
+              ? PlannedRead.overFake(shape, model)
+              : PlannedRead.overNixlHostMemory(shape, model);
       read.read();
+      StagedReads.record(this, model, read);
     }
 
     /** Checks that the READs put the producer's bytes where the plan says, then closes. */
@@ -170,6 +198,7 @@ public class RealSizeReadBenchmark {
         state.producerBlocks,
         state.consumerBlocks,
         state.tokens,
-        0);
+        0,
+        state.model);
   }
 }

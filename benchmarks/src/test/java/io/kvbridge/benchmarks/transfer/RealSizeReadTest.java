@@ -5,6 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.benchmarks.transfer.RealSizeShape.Model;
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.runtime.consumer.ReadPlan;
+import io.kvbridge.runtime.consumer.StagingModel;
+import io.kvbridge.spi.ReadStaging;
+import io.kvbridge.transfer.ReadCost;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +39,47 @@ class RealSizeReadTest {
       assertThat(read.descriptors()).isEqualTo(shape.plan().descriptors());
       assertThat(read.checkContent()).isNotEqualTo(unread).isEqualTo(read.checkContent());
     }
+  }
+
+  @ParameterizedTest
+  @CsvSource({"2x1", "1x2"})
+  void aStagedReadLandsInStagingMemoryAndItsCopiesPutEveryRowInPlace(String tp) {
+    RealSizeShape shape = RealSizeShape.of(Model.LLAMA_3_1_8B, tp, 64);
+    StagingModel always =
+        StagingModels.of(ManyPeersBenchmark.Carrier.FAKE, ReadStaging.Mode.ALWAYS);
+    try (PlannedRead inPlace = PlannedRead.overFake(shape);
+        PlannedRead staged = PlannedRead.overFake(shape, always)) {
+      inPlace.read();
+      int expected = inPlace.checkContent();
+
+      staged.read();
+
+      assertThat(staged.stagedReads()).isEqualTo(2);
+      assertThat(staged.consumerHoldsTheProducersBytes()).isTrue();
+      assertThat(staged.checkContent()).isEqualTo(expected);
+      // A slab per (block, layer, plane) against a piece per (token, layer, plane).
+      assertThat(staged.descriptors() * 16).isEqualTo(inPlace.descriptors());
+      // 2x1: the consumer takes every head of each producer slab, exactly the bytes it needs.
+      // 1x2: a slab's span runs from the rank's first head of token 0 to its last of token 15:
+      // twice what it needs, less the other rank's 4 heads (1 KiB) of one token, per slab.
+      long slabs = 2L * 4 * 32 * 2; // consumer ranks x blocks x layers x planes
+      assertThat(staged.bytesMoved())
+          .isEqualTo(
+              tp.equals("2x1") ? inPlace.bytesMoved() : 2 * inPlace.bytesMoved() - slabs * 1024);
+    }
+  }
+
+  @Test
+  void theModelOfATransportWithCostlyDescriptorsStagesAndNeverNeverDoes() {
+    RealSizeShape shape = RealSizeShape.of(Model.LLAMA_3_1_8B, "1x2", 1024);
+    StagingModel costly =
+        new StagingModel(
+            ReadStaging.Mode.AUTO,
+            new ReadCost(1_700, 0.4),
+            StagingModels.of(ManyPeersBenchmark.Carrier.FAKE, ReadStaging.Mode.AUTO).copy());
+
+    assertThat(shape.plan(costly).reads()).allMatch(ReadPlan.Read::staged);
+    assertThat(shape.plan(StagingModel.NEVER).reads()).noneMatch(ReadPlan.Read::staged);
   }
 
   @Test

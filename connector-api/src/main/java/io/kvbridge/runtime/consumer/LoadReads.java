@@ -146,7 +146,11 @@ final class LoadReads {
   private Optional<StagingArea> area(int rank) {
     if (areas[rank] == null && !unusable[rank]) {
       try {
-        areas[rank] = StagingArea.allocate(ranks.transport(rank), staging.bytesPerRank());
+        areas[rank] =
+            StagingArea.allocate(
+                ranks.transport(rank),
+                staging.bytesPerRank(),
+                staging.mode() == ReadStaging.Mode.AUTO);
         LOG.log(
             Level.INFO,
             "staging area of rank {0}: {1} bytes, copies measured at {2}",

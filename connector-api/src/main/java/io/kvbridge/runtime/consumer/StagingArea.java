@@ -20,6 +20,8 @@ final class StagingArea implements AutoCloseable {
 
   static final int ALIGN = 64;
 
+  private static final CopyCost UNMEASURED = new CopyCost(0, 0, 0);
+
   private final Transport transport;
   private final KvMemory memory;
   private final CopyCost copyCost;
@@ -35,15 +37,16 @@ final class StagingArea implements AutoCloseable {
   }
 
   /**
-   * Allocates {@code bytes} from {@code transport}, measures its copies, and registers it.
+   * Allocates {@code bytes} from {@code transport}, measures its copies if {@code measure} (a
+   * consumer that always or never stages needs no cost), and registers it.
    *
    * @throws io.kvbridge.transfer.TransportException if the transport cannot allocate or register
    *     it; nothing is held then
    */
-  static StagingArea allocate(Transport transport, long bytes) {
+  static StagingArea allocate(Transport transport, long bytes, boolean measure) {
     KvMemory memory = transport.allocate(bytes);
     try {
-      CopyCost cost = CopyCost.measure(memory);
+      CopyCost cost = measure ? CopyCost.measure(memory) : UNMEASURED;
       transport.register(memory);
       return new StagingArea(transport, memory, cost);
     } catch (RuntimeException e) {
@@ -56,6 +59,7 @@ final class StagingArea implements AutoCloseable {
     return memory;
   }
 
+  /** What a copy costs on this memory; zero where it was not measured. */
   CopyCost copyCost() {
     return copyCost;
   }

@@ -159,7 +159,8 @@ class StagingTest {
             registered.remove(memory);
           }
         },
-        AREA);
+        AREA,
+        true);
   }
 
   /** Host memory over a byte array. */
