@@ -9,7 +9,9 @@ package io.kvbridge.spi;
  *
  * @param mode which way to read
  * @param bytesPerRank the staging area of each consumer rank, allocated from its transport at the
- *     first staged read; a read that does not fit what is free is read in place
+ *     first staged read; a read larger than the area is staged in waves, a stage without room
+ *     waiting for the load's earlier stages to give theirs back (one of a load that holds none is
+ *     read in place)
  */
 public record ReadStaging(Mode mode, long bytesPerRank) {
 

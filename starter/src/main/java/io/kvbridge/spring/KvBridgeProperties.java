@@ -176,7 +176,8 @@ public record KvBridgeProperties(
    *     staging area and copy each token's heads into place when the measured cost model finds it
    *     cheaper than a piece per token), 'always' or 'never'.
    * @param stagingBytes The staging area of each consumer rank, allocated from its transport at the
-   *     first staged read, at least 32MB; a read that does not fit what is free is read in place.
+   *     first staged read, at least 32MB: a read larger than it is staged in waves, each stage
+   *     waiting for the room earlier stages give back once copied into place.
    */
   public record Consumer(
       @DefaultValue("1024") int maxLoadsPerProducer,

@@ -51,7 +51,7 @@ class KvBridgePropertiesValidationTest {
   }
 
   @Test
-  void aStagingAreaBelowFourMebibytesIsRejected() {
+  void aStagingAreaBelowThirtyTwoMebibytesIsRejected() {
     assertRejected(
         "kvbridge.consumer.staging-bytes",
         "kvbridge.consumer.staging-bytes (1048576 bytes) must be at least 32 MiB",

@@ -386,7 +386,15 @@ public final class Consumer {
       }
       load.stageChecked();
     }
-    if (status instanceof TransferStatus.Done && load.uncheckedStage().isEmpty()) {
+    try {
+      // Stages that waited for staging room go out once the stages checked gave theirs back.
+      reads.postWaiting(load);
+    } catch (TransportException | IllegalArgumentException e) {
+      handshakes.suspect(load.peer().engineId());
+      fail(load, "read could not be posted: " + e.getMessage());
+      return;
+    }
+    if (status instanceof TransferStatus.Done && load.everyStageChecked()) {
       reads.reportTelemetry(load); // before the release, which drops what the transport measured
       reads.release(load);
       if (ConsumerReplies.sendCompletion(ranks.lead(), settings.engineId(), counters, load)) {

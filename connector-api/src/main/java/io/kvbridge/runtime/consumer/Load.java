@@ -124,20 +124,13 @@ final class Load {
   private ProducerPeer peer;
   private List<Integer> localBlocks = List.of();
 
-  /** The transfers of the read, while reading: one or two per (consumer rank, producer rank). */
-  private List<Read> reads = List.of();
+  /** The stages of the read and the transfers posted so far, once the read is posted. */
+  private Posting posting = new Posting();
 
-  private List<Stage> stages = List.of();
   private int stagesChecked;
 
   /** What the planner maps, once the read is posted. */
   private TransferPlanner.Request plan;
-
-  /** The bytes the read moves. */
-  private long bytes;
-
-  /** The descriptors the read posts, over every rank pair. */
-  private int descriptors;
 
   /** The load's span, and the span of the phase it is in; {@link TransferSpan#NONE} untraced. */
   private TransferSpan span = TransferSpan.NONE;
@@ -245,14 +238,14 @@ final class Load {
     return plan;
   }
 
-  /** The bytes the read moves, once posted. */
+  /** The bytes the read's posted transfers move. */
   long bytes() {
-    return bytes;
+    return posting.bytes;
   }
 
-  /** The descriptors the read posts, over every rank pair, once posted. */
-  int descriptors() {
-    return descriptors;
+  /** The stages of the read and the transfers posted so far. */
+  Posting posting() {
+    return posting;
   }
 
   /** When the confirmation was sent, on this clock; {@link Long#MIN_VALUE} before. */
@@ -330,11 +323,8 @@ final class Load {
   void posted(TransferPlanner.Request plan, Posting posting, long now, long deadline) {
     expect("post its read", State.READY);
     this.plan = plan;
-    this.reads = List.copyOf(posting.reads);
-    this.stages = List.copyOf(posting.stages);
+    this.posting = posting;
     this.stagesChecked = 0;
-    this.bytes = posting.bytes;
-    this.descriptors = posting.descriptors;
     this.readStartedAt = now;
     moveTo(State.READING, deadline);
   }
@@ -359,21 +349,27 @@ final class Load {
 
   /** The reads still posted, which the caller releases; none are left with the load. */
   List<Read> takeReads() {
-    List<Read> out = reads;
-    reads = List.of();
-    return out;
+    return posting.takeReads();
   }
 
   /** The reads posted (until {@link #takeReads}). */
   List<Read> reads() {
-    return reads;
+    return posting.reads();
   }
 
-  /** The first stage of the read whose blocks are not checked yet, if any is left. */
+  /**
+   * The first stage of the read whose blocks are not checked yet, if it is posted: a stage waiting
+   * for staging room is checked only once it is posted and its READs are done.
+   */
   Optional<Stage> uncheckedStage() {
-    return stagesChecked < stages.size()
-        ? Optional.of(stages.get(stagesChecked))
+    return stagesChecked < posting.stages.size() && posting.stages.get(stagesChecked).posted
+        ? Optional.of(posting.stages.get(stagesChecked))
         : Optional.empty();
+  }
+
+  /** Whether every stage of the read was posted and checked out. */
+  boolean everyStageChecked() {
+    return stagesChecked == posting.stages.size();
   }
 
   /** The stage {@link #uncheckedStage} gave checked out. */
@@ -482,38 +478,89 @@ final class Load {
 
   /**
    * A part of a load's read: the producer blocks {@code [fromIndex, toIndex)} of the lease and the
-   * READs that move them, checked as soon as those READs are done while later stages still move.
+   * READs that move them, checked as soon as those READs are done while later stages still move. A
+   * stage is posted when its reads are; one that waits for room in the staging area is posted
+   * later, once earlier stages gave theirs back.
    */
-  record Stage(int fromIndex, int toIndex, List<Read> reads) {}
+  static final class Stage {
+    private final int fromIndex;
+    private final int toIndex;
+    private final List<Read> reads = new ArrayList<>();
+    private boolean posted;
 
-  /** The reads of a load posted so far, while they are being posted, and what they move. */
+    Stage(int fromIndex, int toIndex) {
+      this.fromIndex = fromIndex;
+      this.toIndex = toIndex;
+    }
+
+    int fromIndex() {
+      return fromIndex;
+    }
+
+    int toIndex() {
+      return toIndex;
+    }
+
+    /** The READs that move the stage's blocks, once it is posted. */
+    List<Read> reads() {
+      return reads;
+    }
+
+    boolean posted() {
+      return posted;
+    }
+  }
+
+  /**
+   * The stages of a load's read, in order, and the READs posted so far, with what they move. Stages
+   * are posted in order; the first one not posted waits for staging room.
+   */
   static final class Posting {
     private final List<Read> reads = new ArrayList<>();
     private final List<Stage> stages = new ArrayList<>();
-    private List<Read> stageReads = new ArrayList<>();
+    private Stage current;
     private long bytes;
     private int descriptors;
 
-    /**
-     * Starts the stage of producer blocks {@code [fromIndex, toIndex)}: the reads added next move
-     * them.
-     */
-    void beginStage(int fromIndex, int toIndex) {
-      stageReads = new ArrayList<>();
-      stages.add(new Stage(fromIndex, toIndex, stageReads));
+    /** Adds the stage of producer blocks {@code [fromIndex, toIndex)}, not yet posted. */
+    void addStage(int fromIndex, int toIndex) {
+      stages.add(new Stage(fromIndex, toIndex));
+    }
+
+    /** The first stage not yet posted, if any. */
+    Optional<Stage> nextUnposted() {
+      return stages.stream().filter(stage -> !stage.posted).findFirst();
+    }
+
+    /** Posts {@code stage}: the reads added next move its blocks. */
+    void beginStage(Stage stage) {
+      stage.posted = true;
+      current = stage;
     }
 
     /** Adds one posted read that moves {@code bytes} in {@code descriptors} descriptors. */
     void add(Read read, long bytes, int descriptors) {
       reads.add(read);
-      stageReads.add(read);
+      current.reads.add(read);
       this.bytes += bytes;
       this.descriptors += descriptors;
     }
 
-    /** The reads posted so far. */
+    /** The reads posted so far and not taken. */
     List<Read> reads() {
       return List.copyOf(reads);
+    }
+
+    /** Whether a read posted and not taken still holds a range of a staging area. */
+    boolean holdsStaging() {
+      return reads.stream().anyMatch(read -> read.staged().filter(StagedRead::held).isPresent());
+    }
+
+    /** The reads posted and not taken, which the caller releases; none are left. */
+    List<Read> takeReads() {
+      List<Read> out = List.copyOf(reads);
+      reads.clear();
+      return out;
     }
 
     long bytes() {

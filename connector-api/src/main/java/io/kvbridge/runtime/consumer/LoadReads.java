@@ -58,7 +58,10 @@ final class LoadReads {
   /**
    * Posts the READs of {@code plan} for {@code load} in the stages {@link ReadPlan#stageBounds}
    * gives (of at least the stage bytes this was made with), each its own READs, so that the blocks
-   * of a stage are checked while later stages still move: what was posted.
+   * of a stage are checked while later stages still move: what was posted. A pair the staging model
+   * stages reads into the consumer rank's staging area; a stage that finds no room there while
+   * earlier stages of the load hold some waits, unposted, for {@link #postWaiting} once they gave
+   * theirs back (and is read in place where the load holds none, so that it always moves).
    *
    * @throws TransportException if a transport refuses a READ; those posted before it are released
    * @throws IllegalArgumentException if the plan does not fit the ranks; likewise
@@ -68,50 +71,78 @@ final class LoadReads {
     int first = plan.firstBlock();
     int blocks = plan.producerBlocks().size() - first;
     int[] bounds = ReadPlan.stageBounds(plan.producer(), first, blocks, minStageBytes);
-    Map<TransferPlanner.RankPair, StagedRead> unposted = new HashMap<>();
-    try {
-      for (int s = 0; s + 1 < bounds.length; s++) {
-        posting.beginStage(bounds[s], bounds[s + 1]);
-        unposted.putAll(reserveStaging(plan, bounds[s], bounds[s + 1]));
-        Map<TransferPlanner.RankPair, TransferPlanner.Pieces> pieces =
-            TransferPlanner.plan(
-                plan,
-                bounds[s],
-                bounds[s + 1],
-                (r, q) -> unposted.containsKey(new TransferPlanner.RankPair(r, q)));
-        pieces.forEach(
-            (pair, some) -> {
-              StagedRead staged = unposted.remove(pair);
-              if (staged == null) {
-                prepared.post(load.peer(), pair, some, posting);
-              } else {
-                try {
-                  prepared.postStaged(load.peer(), pair, some, staged, posting);
-                } catch (RuntimeException e) {
-                  staged.release();
-                  throw e;
-                }
-              }
-            });
-      }
-    } catch (TransportException | IllegalArgumentException e) {
-      unposted.values().forEach(StagedRead::release);
-      release(load.requestId(), posting.reads());
-      throw e;
+    for (int s = 0; s + 1 < bounds.length; s++) {
+      posting.addStage(bounds[s], bounds[s + 1]);
     }
+    postStages(load, plan, posting);
     return posting;
   }
 
   /**
-   * The pairs of producer blocks {@code [from, to)} of {@code plan} read staged: those the consumer
-   * rank's {@link StagingModel} stages and whose staging area has room, each with the range it
-   * reserved there.
+   * Posts the stages of {@code load}'s read that waited for staging room, as far as the room now
+   * allows.
+   *
+   * @throws TransportException if a transport refuses a READ; the load's reads are released then
+   * @throws IllegalArgumentException if the plan does not fit the ranks; likewise
    */
-  private Map<TransferPlanner.RankPair, StagedRead> reserveStaging(
-      TransferPlanner.Request plan, int from, int to) {
+  void postWaiting(Load load) {
+    if (load.posting().nextUnposted().isPresent()) {
+      postStages(load, load.plan(), load.posting());
+    }
+  }
+
+  private void postStages(Load load, TransferPlanner.Request plan, Load.Posting posting) {
+    Map<TransferPlanner.RankPair, StagedRead> unposted = new HashMap<>();
+    try {
+      for (Optional<Load.Stage> next = posting.nextUnposted();
+          next.isPresent();
+          next = posting.nextUnposted()) {
+        Load.Stage stage = next.get();
+        Optional<Map<TransferPlanner.RankPair, StagedRead>> reserved =
+            reserveStaging(plan, stage.fromIndex(), stage.toIndex(), posting.holdsStaging());
+        if (reserved.isEmpty()) {
+          return; // waits for the load's earlier stages to give their staging back
+        }
+        unposted.putAll(reserved.get());
+        posting.beginStage(stage);
+        TransferPlanner.plan(
+                plan,
+                stage.fromIndex(),
+                stage.toIndex(),
+                (r, q) -> unposted.containsKey(new TransferPlanner.RankPair(r, q)))
+            .forEach(
+                (pair, pieces) -> {
+                  StagedRead staged = unposted.remove(pair);
+                  if (staged == null) {
+                    prepared.post(load.peer(), pair, pieces, posting);
+                  } else {
+                    try {
+                      prepared.postStaged(load.peer(), pair, pieces, staged, posting);
+                    } catch (RuntimeException e) {
+                      staged.release();
+                      throw e;
+                    }
+                  }
+                });
+      }
+    } catch (TransportException | IllegalArgumentException e) {
+      unposted.values().forEach(StagedRead::release);
+      release(load.requestId(), posting.takeReads());
+      throw e;
+    }
+  }
+
+  /**
+   * The pairs of producer blocks {@code [from, to)} of {@code plan} read staged, each with the
+   * range it reserved: those the consumer rank's {@link StagingModel} stages and whose staging area
+   * has room. Empty (nothing reserved) if a pair the model stages finds no room while {@code
+   * mayWait}: the stage then waits for room; otherwise such a pair is read in place.
+   */
+  private Optional<Map<TransferPlanner.RankPair, StagedRead>> reserveStaging(
+      TransferPlanner.Request plan, int from, int to, boolean mayWait) {
     Map<TransferPlanner.RankPair, StagedRead> staged = new HashMap<>();
     if (staging.mode() == ReadStaging.Mode.NEVER) {
-      return staged;
+      return Optional.of(staged);
     }
     for (int r = 0; r < plan.consumer().size(); r++) {
       for (int q = 0; q < plan.producer().size(); q++) {
@@ -120,7 +151,7 @@ final class LoadReads {
         }
         Optional<StagingArea> area = area(r);
         if (area.isEmpty()) {
-          return staged;
+          break;
         }
         TransferPlanner.StagingEstimate estimate = TransferPlanner.estimate(plan, r, q, from, to);
         StagingModel model =
@@ -133,10 +164,13 @@ final class LoadReads {
           staged.put(
               new TransferPlanner.RankPair(r, q),
               new StagedRead(area.get(), at.getAsLong(), estimate.stagedBytes()));
+        } else if (mayWait) {
+          staged.values().forEach(StagedRead::release);
+          return Optional.empty();
         }
       }
     }
-    return staged;
+    return Optional.of(staged);
   }
 
   /**

@@ -40,7 +40,7 @@ final class StagedRead {
     return area.descriptor(this.offset + offset, length);
   }
 
-  /** The staging memory's kind and device are those of this descriptor's memory. */
+  /** The staging memory the range lies in. */
   KvMemory memory() {
     return area.memory();
   }
@@ -72,6 +72,11 @@ final class StagedRead {
           scatter.rows(i));
     }
     release();
+  }
+
+  /** Whether the range is still held: the copies have not run and the read was not released. */
+  boolean held() {
+    return held;
   }
 
   /** Gives the range back, once; later calls do nothing. */

@@ -13,6 +13,7 @@ import io.kvbridge.tck.ConnectorUnderTest;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.ForwardingTransport;
+import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.Transport;
@@ -217,6 +218,46 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
     await().atMost(underTest.patience()).until(() -> producer.step().sent.contains("r-1"));
     assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
         .containsEntry(EndReason.READ, 1L);
+  }
+
+  /**
+   * A read larger than the consumer's staging area is staged in waves: stages that find no room
+   * wait until earlier stages were copied into place and gave theirs back, so every READ still
+   * lands in the staging area (together more than the area holds) and every vector in place.
+   */
+  @Test
+  void aReadLargerThanTheStagingAreaIsStagedInWavesAsEarlierStagesGiveTheirRoomBack() {
+    KvLayout.MemoryOrder nhd = KvLayout.MemoryOrder.BLOCK_MAJOR;
+    // 16 KiB a token over both producer ranks: 4,096 tokens are 64 MiB, twice the area.
+    KvLayout large =
+        new KvLayout(MODEL, DTYPE_BYTES, LAYERS, 2, KV_HEADS, 0, KV_HEADS, 512, 16, 520, nhd);
+    List<DescriptorList> landings = new CopyOnWriteArrayList<>();
+    Engine producer = start("prefill", Role.PRODUCER, large, 2);
+    staging = new ReadStaging(ReadStaging.Mode.ALWAYS, ReadStaging.MIN_BYTES);
+    Engine consumer =
+        start(
+            "decode",
+            Role.CONSUMER,
+            large,
+            1,
+            transport -> new LandingRecorder(transport, landings));
+    int tokens = 4_096;
+
+    Transfer t = transfer(producer, consumer, "r-1", tokens, 0);
+
+    assertThat(consumer.received).contains("r-1");
+    consumer.assertHolds(t, 0, tokens);
+    KvRegions kv = consumer.memories.get(0);
+    long staged = 0;
+    for (DescriptorList landing : landings) {
+      for (Descriptor piece : landing.descriptors()) {
+        assertThat(kv.regions())
+            .noneSatisfy(
+                region -> assertThat(piece.within(region.address(), region.sizeBytes())).isTrue());
+      }
+      staged += landing.totalBytes();
+    }
+    assertThat(staged).isEqualTo(64L << 20).isGreaterThan(ReadStaging.MIN_BYTES);
   }
 
   /** Records where each READ a consumer rank posts lands (its local descriptors). */
