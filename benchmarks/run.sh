@@ -9,8 +9,8 @@
 # settings (settings.json); run the JMH benchmarks (raw JSON to benchmarks/target/results/jmh.json;
 # the lease table under churn, with JMH's GC profiler, to jmh-churn.json; many peers to jmh-peers.json;
 # a real model's KV at real size, with the GC profiler, to jmh-real-size.json, its requests of
-# different TP read in place too to jmh-real-size-in-place.json, and what each READ trial read to
-# real-size-staged.jsonl);
+# different TP read in place and staged to jmh-real-size-in-place.json, and what each READ trial
+# read to real-size-staged.jsonl);
 # run NIXL's Python binding for the NIXL comparison when the NIXL benchmark exists; profile with JFR
 # the worst case of every missed goal; run the request path under load against an older build
 # (benchmarks/request-path.sh); write BENCHMARKS.md with benchmarks/report.py (python3
@@ -193,11 +193,11 @@ if [ -z "${JMH_INCLUDE:-}" ] || [[ "$real_bench.transportRead" =~ ${JMH_INCLUDE}
     -p staging=AUTO -jvmArgsAppend "$real_jvm -Dkvbridge.bench.staged-reads=$staged_reads" \
     -prof gc -rf json -rff "$out/jmh-real-size.json" 2>&1 \
     | tee "$out/jmh-real-size.log" | grep -E '^RealSizeReadBenchmark\.[a-zA-Z]+ ' >&2 || true
-  # The requests the consumer may stage (Llama-3.1-8B, block-major, different TP), read in place too.
-  log "running the same requests of different TP in place, for the staged reads' comparison"
+  # The requests the consumer may stage (Llama-3.1-8B, block-major, different TP), read each way.
+  log "running the same requests of different TP in place and staged, for the staged reads' comparison"
   # shellcheck disable=SC2086
   java -jar "$jar" "^$real_bench.(transportRead|plan)\$" $real_opts -p tokens=$real_tokens \
-    -p transport=$real_transports -p staging=NEVER -p model=LLAMA_3_1_8B -p tp=2x1,1x2 \
+    -p transport=$real_transports -p staging=NEVER,ALWAYS -p model=LLAMA_3_1_8B -p tp=2x1,1x2 \
     -jvmArgsAppend "$real_jvm -Dkvbridge.bench.staged-reads=$staged_reads" \
     -prof gc -rf json -rff "$out/jmh-real-size-in-place.json" 2>&1 \
     | tee "$out/jmh-real-size-in-place.log" | grep -E '^RealSizeReadBenchmark\.[a-zA-Z]+ ' >&2 || true

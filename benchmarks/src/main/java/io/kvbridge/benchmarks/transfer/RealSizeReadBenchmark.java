@@ -82,9 +82,10 @@ public class RealSizeReadBenchmark {
 
     /**
      * How the consumer reads between ranks that split a token's heads differently: {@code AUTO}
-     * (the consumer's default: staged where the transport's cost model says) or {@code NEVER}.
+     * (the consumer's default: staged where the transport's cost model says), {@code NEVER} or
+     * {@code ALWAYS}.
      */
-    @Param({"AUTO", "NEVER"})
+    @Param({"AUTO", "NEVER", "ALWAYS"})
     public ReadStaging.Mode staging;
 
     StagingModel model() {

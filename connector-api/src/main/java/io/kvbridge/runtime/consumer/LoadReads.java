@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 
 /**
  * The READs of loads on this engine's ranks: plans a load's read, posts it one rank pair at a time
@@ -29,19 +28,14 @@ final class LoadReads {
   private final ConnectorCounters counters;
   private final long minStageBytes;
   private final PreparedReads prepared;
-  private final ReadStaging staging;
-  // Per consumer rank: its staging area once a staged read needed it; unusable ones stay empty.
-  private final StagingArea[] areas;
-  private final boolean[] unusable;
+  private final StagingAreas staging;
 
   LoadReads(Ranks ranks, ConnectorCounters counters, long minStageBytes, ReadStaging staging) {
     this.ranks = ranks;
     this.counters = counters;
     this.minStageBytes = minStageBytes;
     this.prepared = new PreparedReads(ranks);
-    this.staging = staging;
-    this.areas = new StagingArea[ranks.count()];
-    this.unusable = new boolean[ranks.count()];
+    this.staging = new StagingAreas(ranks, staging);
   }
 
   /** What the read of {@code load}, lent its blocks, maps from its producer to this engine. */
@@ -99,7 +93,7 @@ final class LoadReads {
           next = posting.nextUnposted()) {
         Load.Stage stage = next.get();
         Optional<Map<TransferPlanner.RankPair, StagedRead>> reserved =
-            reserveStaging(plan, stage.fromIndex(), stage.toIndex(), posting.holdsStaging());
+            staging.reserve(plan, stage.fromIndex(), stage.toIndex(), posting.holdsStaging());
         if (reserved.isEmpty()) {
           return; // waits for the load's earlier stages to give their staging back
         }
@@ -130,80 +124,6 @@ final class LoadReads {
       release(load.requestId(), posting.takeReads());
       throw e;
     }
-  }
-
-  /**
-   * The pairs of producer blocks {@code [from, to)} of {@code plan} read staged, each with the
-   * range it reserved: those the consumer rank's {@link StagingModel} stages and whose staging area
-   * has room. Empty (nothing reserved) if a pair the model stages finds no room while {@code
-   * mayWait}: the stage then waits for room; otherwise such a pair is read in place.
-   */
-  private Optional<Map<TransferPlanner.RankPair, StagedRead>> reserveStaging(
-      TransferPlanner.Request plan, int from, int to, boolean mayWait) {
-    Map<TransferPlanner.RankPair, StagedRead> staged = new HashMap<>();
-    if (staging.mode() == ReadStaging.Mode.NEVER) {
-      return Optional.of(staged);
-    }
-    for (int r = 0; r < plan.consumer().size(); r++) {
-      for (int q = 0; q < plan.producer().size(); q++) {
-        if (!TransferPlanner.stageable(plan, r, q)) {
-          continue;
-        }
-        Optional<StagingArea> area = area(r);
-        if (area.isEmpty()) {
-          break;
-        }
-        TransferPlanner.StagingEstimate estimate = TransferPlanner.estimate(plan, r, q, from, to);
-        StagingModel model =
-            new StagingModel(staging.mode(), ranks.transport(r).readCost(), area.get().copyCost());
-        if (estimate.stagedBytes() == 0 || !model.stages(estimate)) {
-          continue;
-        }
-        OptionalLong at = area.get().reserve(estimate.stagedBytes());
-        if (at.isPresent()) {
-          staged.put(
-              new TransferPlanner.RankPair(r, q),
-              new StagedRead(area.get(), at.getAsLong(), estimate.stagedBytes()));
-        } else if (mayWait) {
-          staged.values().forEach(StagedRead::release);
-          return Optional.empty();
-        }
-      }
-    }
-    return Optional.of(staged);
-  }
-
-  /**
-   * Consumer rank {@code rank}'s staging area, allocated at its first use; empty if it cannot be
-   * had (logged once, and the rank's reads stay in place).
-   */
-  private Optional<StagingArea> area(int rank) {
-    if (areas[rank] == null && !unusable[rank]) {
-      try {
-        areas[rank] =
-            StagingArea.allocate(
-                ranks.transport(rank),
-                staging.bytesPerRank(),
-                staging.mode() == ReadStaging.Mode.AUTO);
-        LOG.log(
-            Level.INFO,
-            "staging area of rank {0}: {1} bytes, copies measured at {2}",
-            rank,
-            staging.bytesPerRank(),
-            areas[rank].copyCost());
-      } catch (RuntimeException | OutOfMemoryError e) {
-        unusable[rank] = true;
-        LOG.log(
-            Level.WARNING,
-            "rank "
-                + rank
-                + " reads in place: its staging area of "
-                + staging.bytesPerRank()
-                + " bytes could not be had: "
-                + e);
-      }
-    }
-    return Optional.ofNullable(areas[rank]);
   }
 
   /**
@@ -272,16 +192,7 @@ final class LoadReads {
   /** Releases every prepared list and staging area; every load's reads were released first. */
   void close() {
     prepared.close();
-    for (int rank = 0; rank < areas.length; rank++) {
-      if (areas[rank] != null) {
-        try {
-          areas[rank].close();
-        } catch (RuntimeException e) {
-          LOG.log(Level.WARNING, "closing the staging area of rank " + rank + ": " + e);
-        }
-        areas[rank] = null;
-      }
-    }
+    staging.close();
   }
 
   private void release(String requestId, List<Load.Read> reads) {
