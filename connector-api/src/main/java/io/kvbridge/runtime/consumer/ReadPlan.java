@@ -100,21 +100,56 @@ public final class ReadPlan {
 
   /**
    * The stages a consumer posts the read of producer blocks {@code [first, first + blocks)} in,
-   * each its own READs, checked as soon as they finish while later stages move: up to {@value
-   * #MAX_STAGES} runs of consecutive blocks of at least {@code minStageBytes} each ({@value
-   * #MIN_STAGE_BYTES} as the consumer posts them), as evenly split as whole blocks allow. Returns
-   * the stages' bounds: stage {@code s} is blocks {@code [bounds[s], bounds[s + 1])}; at least one
-   * stage.
+   * each its own READs, checked as soon as they finish while later stages still move: up to {@value
+   * #MAX_STAGES} runs of consecutive blocks, the last two a half and a quarter of the others, so
+   * that what is left to check once the last byte landed is a small stage; as many stages as keep
+   * the last one at least {@code minStageBytes} ({@value #MIN_STAGE_BYTES} as the consumer posts
+   * them), split at whole blocks. Returns the stages' bounds: stage {@code s} is blocks {@code
+   * [bounds[s], bounds[s + 1])}; at least one stage.
    *
    * @param bytes the bytes the blocks hold over every producer rank
    */
   public static int[] stageBounds(int first, int blocks, long bytes, long minStageBytes) {
-    int stages = (int) Math.max(1, Math.min(Math.min(MAX_STAGES, blocks), bytes / minStageBytes));
-    int[] bounds = new int[stages + 1];
-    for (int s = 0; s <= stages; s++) {
-      bounds[s] = first + (int) ((long) blocks * s / stages);
+    int stages = 1;
+    for (int n = Math.min(MAX_STAGES, blocks); n > 1; n--) {
+      if (bytes * stageWeight(n, n - 1) / totalWeight(n) >= minStageBytes) {
+        stages = n;
+        break;
+      }
     }
+    double total = totalWeight(stages);
+    int[] bounds = new int[stages + 1];
+    double weight = 0;
+    for (int s = 0; s < stages; s++) {
+      // Each stage at least one block, and room left for one block per later stage.
+      int at = (int) Math.round(blocks * weight / total);
+      bounds[s] = first + Math.min(Math.max(at, s), blocks - (stages - s));
+      if (s > 0 && bounds[s] <= bounds[s - 1]) {
+        bounds[s] = bounds[s - 1] + 1;
+      }
+      weight += stageWeight(stages, s);
+    }
+    bounds[stages] = first + blocks;
     return bounds;
+  }
+
+  /** Stage {@code s}'s share of {@code stages}: 1, but a half and a quarter for the last two. */
+  private static double stageWeight(int stages, int s) {
+    if (stages >= 3 && s == stages - 2) {
+      return 0.5;
+    }
+    if (stages >= 2 && s == stages - 1) {
+      return stages == 2 ? 0.5 : 0.25;
+    }
+    return 1;
+  }
+
+  private static double totalWeight(int stages) {
+    double sum = 0;
+    for (int s = 0; s < stages; s++) {
+      sum += stageWeight(stages, s);
+    }
+    return sum;
   }
 
   /**

@@ -41,7 +41,7 @@ class PreparedReadsTest {
 
   @Test
   void wholeBlocksGoByIndexAndAPartialTailIsDescribed() {
-    Load.Posting posting = new Load.Posting();
+    Load.Posting posting = posting();
     // Six whole blocks (more than the initial room for indices) and five bytes of a seventh.
     TransferPlanner.Piece piece = new TransferPlanner.Piece(0, 0, 0, 2 * BLOCK, 6 * BLOCK + 5);
 
@@ -82,7 +82,7 @@ class PreparedReadsTest {
         new TransferPlanner.Request(
             List.of(perLayer), List.of(perLayer), List.of(5, 2), List.of(1, 6), 8, 0);
     PreparedReads perLayerReads = new PreparedReads(ranks);
-    Load.Posting posting = new Load.Posting();
+    Load.Posting posting = posting();
 
     perLayerReads.post(peer, pair, TransferPlanner.plan(load).get(pair), posting);
 
@@ -97,7 +97,7 @@ class PreparedReadsTest {
 
   @Test
   void piecesOffBlockBoundariesAreDescribedWithoutAnIndexedRead() {
-    Load.Posting posting = new Load.Posting();
+    Load.Posting posting = posting();
 
     reads.post(
         PEER,
@@ -116,8 +116,7 @@ class PreparedReadsTest {
 
   @Test
   void aRefusedPostReleasesTheListsItUsedAndTheNextReadPreparesThemAgain() {
-    reads.post(
-        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
+    reads.post(PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), posting());
     assertThat(transport.localPrepares).isEqualTo(1);
     assertThat(transport.remotePrepares).isEqualTo(1);
     transport.refuseNextIndexedPost = true;
@@ -125,15 +124,11 @@ class PreparedReadsTest {
     assertThatThrownBy(
             () ->
                 reads.post(
-                    PEER,
-                    pair,
-                    List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)),
-                    new Load.Posting()))
+                    PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), posting()))
         .isInstanceOf(TransportException.class);
 
     assertThat(transport.released).extracting(PreparedList::id).containsExactlyInAnyOrder(1L, 2L);
-    reads.post(
-        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
+    reads.post(PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), posting());
     assertThat(transport.localPrepares).isEqualTo(2);
     assertThat(transport.remotePrepares).isEqualTo(2);
     assertThat(transport.indexedPosts).hasSize(2);
@@ -141,33 +136,35 @@ class PreparedReadsTest {
 
   @Test
   void listsArePreparedOnceAndReleasedAtCloseAfterWhichAReadPreparesAfresh() {
+    reads.post(PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), posting());
     reads.post(
-        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
-    reads.post(
-        PEER,
-        pair,
-        List.of(new TransferPlanner.Piece(0, BLOCK, 0, BLOCK, BLOCK)),
-        new Load.Posting());
+        PEER, pair, List.of(new TransferPlanner.Piece(0, BLOCK, 0, BLOCK, BLOCK)), posting());
     assertThat(transport.localPrepares).isEqualTo(1);
     assertThat(transport.remotePrepares).isEqualTo(1);
 
     reads.close();
 
     assertThat(transport.released).extracting(PreparedList::id).containsExactlyInAnyOrder(1L, 2L);
-    reads.post(
-        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
+    reads.post(PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), posting());
     assertThat(transport.localPrepares).isEqualTo(2);
     assertThat(transport.remotePrepares).isEqualTo(2);
   }
 
   @Test
   void aListThatFailsToReleaseDoesNotStopCloseReleasingTheRest() {
-    reads.post(
-        PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), new Load.Posting());
+    reads.post(PEER, pair, List.of(new TransferPlanner.Piece(0, 0, 0, 0, BLOCK)), posting());
     transport.refuseReleases = true;
 
     reads.close();
 
     assertThat(transport.released).extracting(PreparedList::id).containsExactlyInAnyOrder(1L, 2L);
+  }
+
+  /** A load's posting with one stage begun, which the READs posted next move. */
+  private static Load.Posting posting() {
+    Load.Posting posting = new Load.Posting();
+    posting.addStage(0, 1);
+    posting.beginStage(posting.nextUnposted().orElseThrow());
+    return posting;
   }
 }

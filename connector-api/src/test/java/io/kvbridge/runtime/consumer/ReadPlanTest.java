@@ -108,17 +108,20 @@ class ReadPlanTest {
   }
 
   @Test
-  void aLongReadIsStagedInUpToEightEvenRunsOfBlocksAndAShortOneIsOneStage() {
+  void aLongReadIsStagedInUpToEightRunsOfBlocksEndingInAHalfAndAQuarterAndAShortOneIsOneStage() {
     long mib = 1 << 20;
-    // 1 GiB over 512 blocks: eight stages of 64 blocks, from block 10 on.
+    // 1 GiB over 512 blocks: six stages of about 76 blocks, then 38 and 19, from block 10 on.
     assertThat(ReadPlan.stageBounds(10, 512, 1024 * mib, ReadPlan.MIN_STAGE_BYTES))
-        .containsExactly(10, 74, 138, 202, 266, 330, 394, 458, 522);
-    // 20 MiB: two stages of at least 8 MiB, as even as whole blocks allow.
+        .containsExactly(10, 86, 162, 238, 313, 389, 465, 503, 522);
+    // 40 MiB: three stages would leave a last one of 5.7 MiB; two end in one of 13.3 MiB.
+    assertThat(ReadPlan.stageBounds(0, 5, 40 * mib, ReadPlan.MIN_STAGE_BYTES))
+        .containsExactly(0, 3, 5);
+    // Below 24 MiB the last of two stages is under 8 MiB: one stage.
     assertThat(ReadPlan.stageBounds(0, 5, 20 * mib, ReadPlan.MIN_STAGE_BYTES))
-        .containsExactly(0, 2, 5);
-    // Below 16 MiB, one stage; never more stages than blocks.
+        .containsExactly(0, 5);
     assertThat(ReadPlan.stageBounds(3, 7, 15 * mib, ReadPlan.MIN_STAGE_BYTES))
         .containsExactly(3, 10);
+    // Never more stages than blocks, each at least one block.
     assertThat(ReadPlan.stageBounds(0, 3, 1024 * mib, ReadPlan.MIN_STAGE_BYTES))
         .containsExactly(0, 1, 2, 3);
   }

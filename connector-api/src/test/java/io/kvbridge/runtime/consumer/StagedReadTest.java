@@ -34,7 +34,10 @@ import org.junit.jupiter.api.Test;
  */
 class StagedReadTest {
 
-  /** Blocks of 4 tokens of 4 bytes; stages of one block (16 bytes) each. */
+  /**
+   * Blocks of 4 tokens of 4 bytes; stages of at least 4 bytes: one block each (the last two stages
+   * are a half and a quarter of the others, rounded to whole blocks).
+   */
   private static final KvLayout LAYOUT = KvLayout.opaque("m", 4, 4, 16);
 
   private static final long MS = 1_000_000;
@@ -50,7 +53,7 @@ class StagedReadTest {
     Ranks ranks = new Ranks(List.of(transport));
     ranks.register(0, new KvRegions(LAYOUT, List.of(memory)));
     Consumer c =
-        new Consumer(settings, ranks, new ConnectorCounters(new ConnectorObserver() {}), 16);
+        new Consumer(settings, ranks, new ConnectorCounters(new ConnectorObserver() {}), 4);
     c.start();
     return c;
   }
