@@ -1313,7 +1313,8 @@ def section_real_size(res):
         "- **plan** — `ReadPlan.of` for the request, with the consumer's staging model.",
         "- **check** — the content check left once the last READ finished: the consumer posts a"
         " long read in stages of consecutive blocks, each its own READs (`ReadPlan.stageBounds`:"
-        " `MAX_STAGES` at most, of `MIN_STAGE_BYTES` at least), and checks each stage while later"
+        " `MAX_STAGES` at most, the last two a half and a quarter of the others, the last of"
+        " `MIN_STAGE_BYTES` at least), and checks each stage while later"
         " ones still move, so what is left is the CRC-32C of the last stage's blocks, over the"
         " bytes their tokens occupy, in place (`BlockChecksums`, as the consumer's load check"
         " does). A short request is one stage: its whole check.",

@@ -12,6 +12,8 @@ import java.util.List;
  * @param bytesRead bytes of those reads
  * @param loadsFailed loads that failed; the engine applied its load-failure policy to each
  * @param renewalsConfirmed lease renewals producers confirmed to this engine
+ * @param stagingBytesInUse bytes of the ranks' staging areas that staged reads hold now (0 when
+ *     none is posted or no area was allocated)
  * @param producers the producers this engine completed a handshake with, sorted by engine id
  */
 public record ConsumerStatus(
@@ -20,6 +22,7 @@ public record ConsumerStatus(
     long bytesRead,
     long loadsFailed,
     long renewalsConfirmed,
+    long stagingBytesInUse,
     List<PeerStatus> producers) {
 
   /** Copies the list. */

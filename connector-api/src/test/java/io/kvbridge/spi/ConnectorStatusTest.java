@@ -25,7 +25,7 @@ class ConnectorStatusTest {
           List.of(),
           Map.of(DropReason.FRAME_REFUSED, 1L));
 
-  private static final ConsumerStatus CONSUMER = new ConsumerStatus(0, 0, 0, 0, 0, List.of());
+  private static final ConsumerStatus CONSUMER = new ConsumerStatus(0, 0, 0, 0, 0, 0, List.of());
 
   @Test
   void aProducerHasOnlyTheProducerPart() {

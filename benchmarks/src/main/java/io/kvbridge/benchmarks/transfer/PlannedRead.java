@@ -9,6 +9,7 @@ import io.kvbridge.nixl.NixlOptions;
 import io.kvbridge.runtime.consumer.ReadPlan;
 import io.kvbridge.runtime.consumer.StagingModel;
 import io.kvbridge.runtime.engine.BlockChecksums;
+import io.kvbridge.spi.ReadStaging;
 import io.kvbridge.transfer.Descriptor;
 import io.kvbridge.transfer.DescriptorList;
 import io.kvbridge.transfer.KvMemory;
@@ -292,7 +293,13 @@ public final class PlannedRead implements AutoCloseable {
       throw new IllegalStateException("the staged check is measured for equal block sizes");
     }
     int blocks = request.producerBlocks().size();
-    int[] bounds = ReadPlan.stageBounds(request.producer(), 0, blocks, ReadPlan.MIN_STAGE_BYTES);
+    int[] bounds =
+        ReadPlan.stageBounds(
+            request.producer(),
+            0,
+            blocks,
+            ReadPlan.MIN_STAGE_BYTES,
+            ReadPlan.maxStageBytes(ReadStaging.DEFAULT));
     return new int[] {bounds[bounds.length - 2], bounds[bounds.length - 1], bounds.length - 1};
   }
 

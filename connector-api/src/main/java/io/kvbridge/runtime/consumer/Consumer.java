@@ -291,6 +291,7 @@ public final class Consumer {
         counters.bytesRead(),
         counters.loadsFailed(),
         counters.renewalsConfirmed(),
+        reads.stagingBytesInUse(),
         handshakes.peers().values().stream()
             .map(ProducerPeer::status)
             .sorted(Comparator.comparing(PeerStatus::engineId))

@@ -28,6 +28,7 @@ final class LoadReads {
   private final ConnectorCounters counters;
   private final long minStageBytes;
   private final PreparedReads prepared;
+  private final ReadStaging settings;
   private final StagingAreas staging;
 
   LoadReads(Ranks ranks, ConnectorCounters counters, long minStageBytes, ReadStaging staging) {
@@ -35,6 +36,7 @@ final class LoadReads {
     this.counters = counters;
     this.minStageBytes = minStageBytes;
     this.prepared = new PreparedReads(ranks);
+    this.settings = staging;
     this.staging = new StagingAreas(ranks, staging);
   }
 
@@ -51,11 +53,12 @@ final class LoadReads {
 
   /**
    * Posts the READs of {@code plan} for {@code load} in the stages {@link ReadPlan#stageBounds}
-   * gives (of at least the stage bytes this was made with), each its own READs, so that the blocks
-   * of a stage are checked while later stages still move: what was posted. A pair the staging model
-   * stages reads into the consumer rank's staging area; a stage that finds no room there while
-   * earlier stages of the load hold some waits, unposted, for {@link #postWaiting} once they gave
-   * theirs back (and is read in place where the load holds none, so that it always moves).
+   * gives (of at least the stage bytes this was made with, at most half the staging area), each its
+   * own READs, so that the blocks of a stage are checked while later stages still move: what was
+   * posted. A pair the staging model stages reads into the consumer rank's staging area; a stage
+   * that finds no room there while earlier stages of the load hold some waits, unposted, for {@link
+   * #postWaiting} once they gave theirs back (and is read in place where the load holds none, so
+   * that it always moves).
    *
    * @throws TransportException if a transport refuses a READ; those posted before it are released
    * @throws IllegalArgumentException if the plan does not fit the ranks; likewise
@@ -64,7 +67,9 @@ final class LoadReads {
     Load.Posting posting = new Load.Posting();
     int first = plan.firstBlock();
     int blocks = plan.producerBlocks().size() - first;
-    int[] bounds = ReadPlan.stageBounds(plan.producer(), first, blocks, minStageBytes);
+    int[] bounds =
+        ReadPlan.stageBounds(
+            plan.producer(), first, blocks, minStageBytes, ReadPlan.maxStageBytes(settings));
     for (int s = 0; s + 1 < bounds.length; s++) {
       posting.addStage(bounds[s], bounds[s + 1]);
     }
@@ -187,6 +192,11 @@ final class LoadReads {
   /** Releases every READ of a load still posted: no byte lands after this returns. */
   void release(Load load) {
     release(load.requestId(), load.takeReads());
+  }
+
+  /** The bytes of the ranks' staging areas that staged reads hold now. */
+  long stagingBytesInUse() {
+    return staging.bytesInUse();
   }
 
   /** Releases every prepared list and staging area; every load's reads were released first. */

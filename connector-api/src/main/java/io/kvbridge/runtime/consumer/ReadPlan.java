@@ -1,6 +1,7 @@
 package io.kvbridge.runtime.consumer;
 
 import io.kvbridge.layout.KvLayout;
+import io.kvbridge.spi.ReadStaging;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -92,7 +93,10 @@ public final class ReadPlan {
     return new ReadPlan(List.copyOf(reads));
   }
 
-  /** The most stages a consumer posts a read in. */
+  /**
+   * The most stages a consumer splits a read into for its checks alone; a read larger than twice
+   * its staging area takes more ({@link #stageBounds(int, int, long, long, long)}).
+   */
   public static final int MAX_STAGES = 8;
 
   /** The fewest bytes (over every producer rank) of a stage: a smaller read is one stage. */
@@ -104,18 +108,24 @@ public final class ReadPlan {
    * #MAX_STAGES} runs of consecutive blocks, the last two a half and a quarter of the others, so
    * that what is left to check once the last byte landed is a small stage; as many stages as keep
    * the last one at least {@code minStageBytes} ({@value #MIN_STAGE_BYTES} as the consumer posts
-   * them), split at whole blocks. Returns the stages' bounds: stage {@code s} is blocks {@code
-   * [bounds[s], bounds[s + 1])}; at least one stage.
+   * them); and more, as many as keep every stage at most {@code maxStageBytes} (half the consumer's
+   * staging area, so that two stages fit it at once: {@link #maxStageBytes}), at the price of a
+   * smaller last one. Split at whole blocks. Returns the stages' bounds: stage {@code s} is blocks
+   * {@code [bounds[s], bounds[s + 1])}; at least one stage.
    *
    * @param bytes the bytes the blocks hold over every producer rank
    */
-  public static int[] stageBounds(int first, int blocks, long bytes, long minStageBytes) {
+  public static int[] stageBounds(
+      int first, int blocks, long bytes, long minStageBytes, long maxStageBytes) {
     int stages = 1;
     for (int n = Math.min(MAX_STAGES, blocks); n > 1; n--) {
       if (bytes * stageWeight(n, n - 1) / totalWeight(n) >= minStageBytes) {
         stages = n;
         break;
       }
+    }
+    while (stages < blocks && bytes / totalWeight(stages) > maxStageBytes) {
+      stages++;
     }
     double total = totalWeight(stages);
     int[] bounds = new int[stages + 1];
@@ -131,6 +141,15 @@ public final class ReadPlan {
     }
     bounds[stages] = first + blocks;
     return bounds;
+  }
+
+  /**
+   * The most bytes (over every producer rank) of a stage a consumer reading by {@code staging}
+   * posts: half its staging area, so that a stage's staged READs always fit it and two stages move
+   * at once; no limit where it never stages.
+   */
+  public static long maxStageBytes(ReadStaging staging) {
+    return staging.mode() == ReadStaging.Mode.NEVER ? Long.MAX_VALUE : staging.bytesPerRank() / 2;
   }
 
   /** Stage {@code s}'s share of {@code stages}: 1, but a half and a quarter for the last two. */
@@ -153,13 +172,13 @@ public final class ReadPlan {
   }
 
   /**
-   * {@link #stageBounds(int, int, long, long)} of producer blocks {@code [first, first + blocks)}
-   * of an engine of {@code producer}'s ranks: the bytes are those blocks on every rank.
+   * {@link #stageBounds(int, int, long, long, long)} of producer blocks {@code [first, first +
+   * blocks)} of an engine of {@code producer}'s ranks: the bytes are those blocks on every rank.
    */
   public static int[] stageBounds(
-      List<KvLayout> producer, int first, int blocks, long minStageBytes) {
+      List<KvLayout> producer, int first, int blocks, long minStageBytes, long maxStageBytes) {
     long bytes = (long) blocks * producer.get(0).blockBytes() * producer.size();
-    return stageBounds(first, blocks, bytes, minStageBytes);
+    return stageBounds(first, blocks, bytes, minStageBytes, maxStageBytes);
   }
 
   /** The READs, one per (consumer rank, producer rank) pair that exchanges bytes. */

@@ -107,6 +107,15 @@ final class StagingAreas {
     return Optional.ofNullable(areas[rank]);
   }
 
+  /** The bytes of every area that staged reads hold now. */
+  long bytesInUse() {
+    long sum = 0;
+    for (StagingArea area : areas) {
+      sum += area == null ? 0 : area.reservedBytes();
+    }
+    return sum;
+  }
+
   /** Deregisters and frees every area; every read that lands in one was released first. */
   void close() {
     for (int rank = 0; rank < areas.length; rank++) {

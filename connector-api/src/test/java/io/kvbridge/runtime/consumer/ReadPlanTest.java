@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.layout.KvLayout.MemoryOrder;
+import io.kvbridge.spi.ReadStaging;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -111,19 +112,35 @@ class ReadPlanTest {
   void aLongReadIsStagedInUpToEightRunsOfBlocksEndingInAHalfAndAQuarterAndAShortOneIsOneStage() {
     long mib = 1 << 20;
     // 1 GiB over 512 blocks: six stages of about 76 blocks, then 38 and 19, from block 10 on.
-    assertThat(ReadPlan.stageBounds(10, 512, 1024 * mib, ReadPlan.MIN_STAGE_BYTES))
+    assertThat(ReadPlan.stageBounds(10, 512, 1024 * mib, ReadPlan.MIN_STAGE_BYTES, Long.MAX_VALUE))
         .containsExactly(10, 86, 162, 238, 313, 389, 465, 503, 522);
     // 40 MiB: three stages would leave a last one of 5.7 MiB; two end in one of 13.3 MiB.
-    assertThat(ReadPlan.stageBounds(0, 5, 40 * mib, ReadPlan.MIN_STAGE_BYTES))
+    assertThat(ReadPlan.stageBounds(0, 5, 40 * mib, ReadPlan.MIN_STAGE_BYTES, Long.MAX_VALUE))
         .containsExactly(0, 3, 5);
     // Below 24 MiB the last of two stages is under 8 MiB: one stage.
-    assertThat(ReadPlan.stageBounds(0, 5, 20 * mib, ReadPlan.MIN_STAGE_BYTES))
+    assertThat(ReadPlan.stageBounds(0, 5, 20 * mib, ReadPlan.MIN_STAGE_BYTES, Long.MAX_VALUE))
         .containsExactly(0, 5);
-    assertThat(ReadPlan.stageBounds(3, 7, 15 * mib, ReadPlan.MIN_STAGE_BYTES))
+    assertThat(ReadPlan.stageBounds(3, 7, 15 * mib, ReadPlan.MIN_STAGE_BYTES, Long.MAX_VALUE))
         .containsExactly(3, 10);
     // Never more stages than blocks, each at least one block.
-    assertThat(ReadPlan.stageBounds(0, 3, 1024 * mib, ReadPlan.MIN_STAGE_BYTES))
+    assertThat(ReadPlan.stageBounds(0, 3, 1024 * mib, ReadPlan.MIN_STAGE_BYTES, Long.MAX_VALUE))
         .containsExactly(0, 1, 2, 3);
+  }
+
+  @Test
+  void aStageIsAtMostHalfTheStagingAreaEvenIfThatTakesMoreStagesThanTheUsualEight() {
+    long mib = 1 << 20;
+    long max = ReadPlan.maxStageBytes(new ReadStaging(ReadStaging.Mode.AUTO, 512 * mib));
+
+    // 4 GiB over 2,048 blocks: stages of at most 256 MiB, the last two a half and a quarter.
+    int[] bounds = ReadPlan.stageBounds(0, 2048, 4096 * mib, ReadPlan.MIN_STAGE_BYTES, max);
+
+    assertThat(bounds).hasSize(19).startsWith(0).endsWith(2048);
+    for (int s = 0; s + 1 < bounds.length; s++) {
+      assertThat((long) (bounds[s + 1] - bounds[s]) * 2 * mib).isLessThanOrEqualTo(max);
+    }
+    assertThat(ReadPlan.maxStageBytes(new ReadStaging(ReadStaging.Mode.NEVER, 512 * mib)))
+        .isEqualTo(Long.MAX_VALUE);
   }
 
   @Test

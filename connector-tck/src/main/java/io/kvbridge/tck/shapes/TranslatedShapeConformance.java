@@ -17,10 +17,12 @@ import io.kvbridge.transfer.KvRegions;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.transfer.TransferOp;
 import io.kvbridge.transfer.Transport;
+import io.kvbridge.transfer.TransportException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -227,10 +229,7 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
    */
   @Test
   void aReadLargerThanTheStagingAreaIsStagedInWavesAsEarlierStagesGiveTheirRoomBack() {
-    KvLayout.MemoryOrder nhd = KvLayout.MemoryOrder.BLOCK_MAJOR;
-    // 16 KiB a token over both producer ranks: 4,096 tokens are 64 MiB, twice the area.
-    KvLayout large =
-        new KvLayout(MODEL, DTYPE_BYTES, LAYERS, 2, KV_HEADS, 0, KV_HEADS, 512, 16, 520, nhd);
+    KvLayout large = largerThanTheStagingArea();
     List<DescriptorList> landings = new CopyOnWriteArrayList<>();
     Engine producer = start("prefill", Role.PRODUCER, large, 2);
     staging = new ReadStaging(ReadStaging.Mode.ALWAYS, ReadStaging.MIN_BYTES);
@@ -247,26 +246,92 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
 
     assertThat(consumer.received).contains("r-1");
     consumer.assertHolds(t, 0, tokens);
+    assertThat(stagedBytes(consumer, landings))
+        .isEqualTo(64L << 20)
+        .isGreaterThan(ReadStaging.MIN_BYTES);
+  }
+
+  /**
+   * A staged read that fails (here a READ its transport refuses, with earlier stages holding
+   * staging ranges) gives every range back: none is in use once it failed, and the next read is
+   * staged whole again.
+   */
+  @Test
+  void aStagedReadThatFailsGivesItsStagingRangesBack() {
+    KvLayout large = largerThanTheStagingArea();
+    List<DescriptorList> landings = new CopyOnWriteArrayList<>();
+    AtomicInteger refuseAtPost = new AtomicInteger(3);
+    Engine producer = start("prefill", Role.PRODUCER, large, 2);
+    staging = new ReadStaging(ReadStaging.Mode.ALWAYS, ReadStaging.MIN_BYTES);
+    Engine consumer =
+        start(
+            "decode",
+            Role.CONSUMER,
+            large,
+            1,
+            transport -> new LandingRecorder(transport, landings, refuseAtPost));
+    int tokens = 4_096;
+
+    transfer(producer, consumer, "r-1", tokens, 0);
+
+    assertThat(consumer.failed).containsKey("r-1");
+    assertThat(consumer.connector.status().consumer().orElseThrow().stagingBytesInUse()).isZero();
+    landings.clear();
+    Transfer t = transfer(producer, consumer, "r-2", 2_048, 0);
+    assertThat(consumer.received).contains("r-2");
+    consumer.assertHolds(t, 0, 2_048);
+    assertThat(stagedBytes(consumer, landings)).isEqualTo(32L << 20);
+    assertThat(consumer.connector.status().consumer().orElseThrow().stagingBytesInUse()).isZero();
+  }
+
+  /** 16 KiB a token over both producer ranks: 4,096 tokens are 64 MiB, twice the staging area. */
+  private static KvLayout largerThanTheStagingArea() {
+    return new KvLayout(
+        MODEL,
+        DTYPE_BYTES,
+        LAYERS,
+        2,
+        KV_HEADS,
+        0,
+        KV_HEADS,
+        512,
+        16,
+        800, // two requests' blocks, as the fixture hands them out (every other one)
+        KvLayout.MemoryOrder.BLOCK_MAJOR);
+  }
+
+  /** The bytes of {@code landings}, each of which lies outside the consumer's KV memory. */
+  private static long stagedBytes(Engine consumer, List<DescriptorList> landings) {
     KvRegions kv = consumer.memories.get(0);
     long staged = 0;
     for (DescriptorList landing : landings) {
       for (Descriptor piece : landing.descriptors()) {
         assertThat(kv.regions())
+            .as("a staged READ lands in the staging area, not in KV memory")
             .noneSatisfy(
                 region -> assertThat(piece.within(region.address(), region.sizeBytes())).isTrue());
       }
       staged += landing.totalBytes();
     }
-    assertThat(staged).isEqualTo(64L << 20).isGreaterThan(ReadStaging.MIN_BYTES);
+    return staged;
   }
 
-  /** Records where each READ a consumer rank posts lands (its local descriptors). */
+  /**
+   * Records where each READ a consumer rank posts lands (its local descriptors), and refuses the
+   * READ posted when {@code refuseAtPost} counts down to 0.
+   */
   private static final class LandingRecorder extends ForwardingTransport {
     private final List<DescriptorList> landings;
+    private final AtomicInteger refuseAtPost;
 
     LandingRecorder(Transport delegate, List<DescriptorList> landings) {
+      this(delegate, landings, new AtomicInteger(-1));
+    }
+
+    LandingRecorder(Transport delegate, List<DescriptorList> landings, AtomicInteger refuseAtPost) {
       super(delegate);
       this.landings = landings;
+      this.refuseAtPost = refuseAtPost;
     }
 
     @Override
@@ -276,6 +341,9 @@ public abstract class TranslatedShapeConformance extends ShapeTranslationFixture
         String remoteAgent,
         DescriptorList remote,
         Optional<byte[]> notification) {
+      if (op == TransferOp.READ && refuseAtPost.decrementAndGet() == 0) {
+        throw new TransportException("READ refused by the test");
+      }
       if (op == TransferOp.READ) {
         landings.add(local);
       }
