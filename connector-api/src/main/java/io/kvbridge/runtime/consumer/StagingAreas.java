@@ -2,6 +2,7 @@ package io.kvbridge.runtime.consumer;
 
 import io.kvbridge.runtime.engine.Ranks;
 import io.kvbridge.spi.ReadStaging;
+import io.kvbridge.transfer.KvRegions;
 import java.lang.System.Logger.Level;
 import java.util.HashMap;
 import java.util.Map;
@@ -80,31 +81,54 @@ final class StagingAreas {
    */
   private Optional<StagingArea> area(int rank) {
     if (areas[rank] == null && !unusable[rank]) {
+      KvRegions kv = ranks.memory(rank);
+      if (ranks.transport(rank).memoryKind() != kv.kind()) {
+        // A copy across the bus per row would cost more than any descriptor it saves.
+        unusable(
+            rank,
+            "its transport allocates "
+                + ranks.transport(rank).memoryKind()
+                + " memory"
+                + " and its KV memory is "
+                + kv.kind());
+        return Optional.empty();
+      }
       try {
-        areas[rank] =
+        StagingArea area =
             StagingArea.allocate(
                 ranks.transport(rank),
                 settings.bytesPerRank(),
                 settings.mode() == ReadStaging.Mode.AUTO);
+        if (area.memory().deviceId() != kv.deviceId()) {
+          area.close();
+          unusable(
+              rank,
+              "its staging memory is on device "
+                  + area.memory().deviceId()
+                  + " and its KV memory on device "
+                  + kv.deviceId());
+          return Optional.empty();
+        }
+        areas[rank] = area;
         LOG.log(
             Level.INFO,
             "staging area of rank {0}: {1} bytes, copies measured at {2}",
             rank,
             settings.bytesPerRank(),
-            areas[rank].copyCost());
+            area.copyCost());
       } catch (RuntimeException | OutOfMemoryError e) {
-        unusable[rank] = true;
-        LOG.log(
-            Level.WARNING,
-            "rank "
-                + rank
-                + " reads in place: its staging area of "
-                + settings.bytesPerRank()
-                + " bytes could not be had: "
-                + e);
+        unusable(
+            rank,
+            "its staging area of " + settings.bytesPerRank() + " bytes could not be had: " + e);
       }
     }
     return Optional.ofNullable(areas[rank]);
+  }
+
+  /** Rank {@code rank} reads in place from now on, because of {@code why}: logged once. */
+  private void unusable(int rank, String why) {
+    unusable[rank] = true;
+    LOG.log(Level.WARNING, "rank " + rank + " reads in place: " + why);
   }
 
   /** The bytes of every area that staged reads hold now. */
