@@ -1201,7 +1201,9 @@ def real_choice_lines(res):
         " into staging memory of its own size, its copies inside the READ's time); bandwidth is the"
         " bytes the consumer needs over the time. The consumer's choice is the way `staging=AUTO`"
         " read it in the main table. Goal: the way chosen takes at most"
-        f" {fmt_factor(REAL_SIZE_CHOICE_GOAL)} the time of the faster way.",
+        f" {fmt_factor(REAL_SIZE_CHOICE_GOAL)} the time of the faster way. A request the run did"
+        " not read both ways has no row (a staged trial stages each READ whole into one memory of"
+        " its own, which the fake cannot allocate past its largest size).",
         "",
         table(
             [
