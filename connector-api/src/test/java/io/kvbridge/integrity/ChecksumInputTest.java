@@ -6,6 +6,7 @@ import static io.kvbridge.integrity.ChecksumSchemeTest.windows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvbridge.transfer.ByteArrayMemory;
 import java.io.ByteArrayOutputStream;
 import java.util.List;
 import java.util.zip.CRC32C;

@@ -4,6 +4,7 @@ import static io.kvbridge.integrity.ChecksumScheme.CRC32C;
 import static io.kvbridge.integrity.ChecksumScheme.CRC32C_SAMPLED;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.transfer.ByteArrayMemory;
 import io.kvbridge.transfer.MemoryKind;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;

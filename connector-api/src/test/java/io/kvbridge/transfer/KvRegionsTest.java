@@ -55,13 +55,19 @@ class KvRegionsTest {
         .hasMessage("a per_layer layout of 3 layers is 3 region(s), got 2");
 
     List<KvMemory> small = new ArrayList<>(regions(PER_LAYER, MemoryKind.DRAM, 0));
-    small.set(1, new Region(1 << 20, PER_LAYER.regionBytes() - 1, MemoryKind.DRAM, 0));
+    small.set(
+        1,
+        new ByteArrayMemory(
+            new byte[Math.toIntExact(PER_LAYER.regionBytes() - 1)], 1 << 20, MemoryKind.DRAM, 0));
     assertThatThrownBy(() -> new KvRegions(PER_LAYER, small))
         .hasMessageStartingWith(
             "KV region 1 of " + (PER_LAYER.regionBytes() - 1) + " bytes cannot hold ");
 
     List<KvMemory> mixed = new ArrayList<>(regions(PER_LAYER, MemoryKind.DRAM, 0));
-    mixed.set(2, new Region(1 << 21, PER_LAYER.regionBytes(), MemoryKind.VRAM, 0));
+    mixed.set(
+        2,
+        new ByteArrayMemory(
+            new byte[Math.toIntExact(PER_LAYER.regionBytes())], 1 << 21, MemoryKind.VRAM, 0));
     assertThatThrownBy(() -> new KvRegions(PER_LAYER, mixed))
         .hasMessage("KV region 2 is on another device or of another kind");
   }
@@ -69,58 +75,10 @@ class KvRegionsTest {
   private static List<KvMemory> regions(KvLayout layout, MemoryKind kind, int device) {
     List<KvMemory> out = new ArrayList<>();
     for (int i = 0; i < layout.regions(); i++) {
-      out.add(new Region(0x10_0000L * (i + 1), layout.regionBytes(), kind, device));
+      out.add(
+          new ByteArrayMemory(
+              new byte[Math.toIntExact(layout.regionBytes())], 0x10_0000L * (i + 1), kind, device));
     }
     return out;
-  }
-
-  /** Heap memory at a made-up address. */
-  private static final class Region implements KvMemory {
-    private final long address;
-    private final byte[] bytes;
-    private final MemoryKind kind;
-    private final int device;
-
-    Region(long address, long size, MemoryKind kind, int device) {
-      this.address = address;
-      this.bytes = new byte[Math.toIntExact(size)];
-      this.kind = kind;
-      this.device = device;
-    }
-
-    @Override
-    public MemoryKind kind() {
-      return kind;
-    }
-
-    @Override
-    public int deviceId() {
-      return device;
-    }
-
-    @Override
-    public long address() {
-      return address;
-    }
-
-    @Override
-    public long sizeBytes() {
-      return bytes.length;
-    }
-
-    @Override
-    public void write(long offset, ByteBuffer src) {
-      checkRange(offset, src.remaining());
-      src.get(bytes, (int) offset, src.remaining());
-    }
-
-    @Override
-    public void read(long offset, ByteBuffer dst) {
-      checkRange(offset, dst.remaining());
-      dst.put(bytes, (int) offset, dst.remaining());
-    }
-
-    @Override
-    public void close() {}
   }
 }

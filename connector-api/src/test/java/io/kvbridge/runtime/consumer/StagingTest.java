@@ -6,11 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvbridge.runtime.engine.StubTransport;
 import io.kvbridge.spi.InvalidSettingException;
 import io.kvbridge.spi.ReadStaging;
+import io.kvbridge.transfer.ByteArrayMemory;
 import io.kvbridge.transfer.ForwardingTransport;
 import io.kvbridge.transfer.KvMemory;
-import io.kvbridge.transfer.MemoryKind;
 import io.kvbridge.transfer.ReadCost;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -71,10 +70,10 @@ class StagingTest {
 
   @Test
   void copyingRowsMovesEachRowFromItsPitchToTheTargetsAndNothingElse() {
-    HeapMemory from = new HeapMemory(64);
-    HeapMemory to = new HeapMemory(64);
+    ByteArrayMemory from = new ByteArrayMemory(new byte[64]);
+    ByteArrayMemory to = new ByteArrayMemory(new byte[64]);
     for (int i = 0; i < 64; i++) {
-      from.bytes[i] = (byte) i;
+      from.bytes()[i] = (byte) i;
     }
 
     // Three rows of 4 bytes, 10 apart from byte 2, landing 6 apart from byte 1.
@@ -86,26 +85,26 @@ class StagingTest {
         expected[1 + row * 6 + b] = (byte) (2 + row * 10 + b);
       }
     }
-    assertThat(to.bytes).containsExactly(expected);
+    assertThat(to.bytes()).containsExactly(expected);
   }
 
   @Test
   void rowsOutsideEitherMemoryAreRefusedBeforeAnyByteIsCopied() {
-    HeapMemory from = new HeapMemory(64);
-    HeapMemory to = new HeapMemory(16);
-    from.bytes[0] = 7;
+    ByteArrayMemory from = new ByteArrayMemory(new byte[64]);
+    ByteArrayMemory to = new ByteArrayMemory(new byte[16]);
+    from.bytes()[0] = 7;
 
     assertThatThrownBy(() -> from.copyRows(0, 8, to, 0, 8, 8, 3))
         .isInstanceOf(IndexOutOfBoundsException.class);
     assertThatThrownBy(() -> from.copyRows(0, 4, to, 0, 8, 8, 2))
         .as("rows that overlap their neighbours")
         .isInstanceOf(IndexOutOfBoundsException.class);
-    assertThat(to.bytes).containsOnly(0);
+    assertThat(to.bytes()).containsOnly(0);
   }
 
   @Test
   void measuredCopyCostsAreNeverNegative() {
-    CopyCost cost = CopyCost.measure(new HeapMemory((int) CopyCost.MEASURE_BYTES));
+    CopyCost cost = CopyCost.measure(new ByteArrayMemory(new byte[(int) CopyCost.MEASURE_BYTES]));
 
     assertThat(cost.nanosPerCopy()).isNotNegative();
     assertThat(cost.nanosPerRow()).isNotNegative();
@@ -146,7 +145,7 @@ class StagingTest {
         new ForwardingTransport(new StubTransport()) {
           @Override
           public KvMemory allocate(long sizeBytes) {
-            return new HeapMemory(Math.toIntExact(sizeBytes));
+            return new ByteArrayMemory(new byte[Math.toIntExact(sizeBytes)]);
           }
 
           @Override
@@ -161,49 +160,5 @@ class StagingTest {
         },
         AREA,
         true);
-  }
-
-  /** Host memory over a byte array. */
-  private static final class HeapMemory implements KvMemory {
-    final byte[] bytes;
-
-    HeapMemory(int size) {
-      bytes = new byte[size];
-    }
-
-    @Override
-    public MemoryKind kind() {
-      return MemoryKind.DRAM;
-    }
-
-    @Override
-    public int deviceId() {
-      return 0;
-    }
-
-    @Override
-    public long address() {
-      return 1L << 32;
-    }
-
-    @Override
-    public long sizeBytes() {
-      return bytes.length;
-    }
-
-    @Override
-    public void write(long offset, ByteBuffer src) {
-      checkRange(offset, src.remaining());
-      src.get(bytes, (int) offset, src.remaining());
-    }
-
-    @Override
-    public void read(long offset, ByteBuffer dst) {
-      checkRange(offset, dst.remaining());
-      dst.put(bytes, (int) offset, dst.remaining());
-    }
-
-    @Override
-    public void close() {}
   }
 }
