@@ -7,6 +7,7 @@ import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.wire.LeaseRef;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 
@@ -546,9 +547,12 @@ final class Load {
       this.descriptors += descriptors;
     }
 
-    /** The reads posted so far and not taken. */
+    /**
+     * The reads posted so far and not taken: a view, read under the connector's lock, as everything
+     * here is (a load is polled every step; a copy per poll would cost for nothing).
+     */
     List<Read> reads() {
-      return List.copyOf(reads);
+      return Collections.unmodifiableList(reads);
     }
 
     /** Whether a read posted and not taken still holds a range of a staging area. */

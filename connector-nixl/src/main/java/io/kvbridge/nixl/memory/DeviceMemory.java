@@ -100,9 +100,7 @@ public final class DeviceMemory extends NativeMemory {
     }
     checkRows(offset, pitch, width, rows);
     into.checkRows(targetOffset, targetPitch, width, rows);
-    if (!isOpen() || !into.isOpen()) {
-      throw new IllegalStateException((isOpen() ? into : this) + " was closed");
-    }
+    requireOpen(into);
     if (rows == 0) {
       return;
     }

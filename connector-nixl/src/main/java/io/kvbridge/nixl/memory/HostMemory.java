@@ -93,9 +93,7 @@ public final class HostMemory extends NativeMemory {
       super.copyRows(offset, pitch, target, targetOffset, targetPitch, width, rows);
       return;
     }
-    if (!isOpen() || !into.isOpen()) {
-      throw new IllegalStateException((isOpen() ? into : this) + " was closed");
-    }
+    requireOpen(into);
     ByteBuffer from = new BytePointer(at(address() + offset)).capacity(span).asByteBuffer();
     ByteBuffer to =
         new BytePointer(at(into.address() + targetOffset)).capacity(targetSpan).asByteBuffer();
@@ -108,9 +106,7 @@ public final class HostMemory extends NativeMemory {
   @Override
   public void update(Checksum checksum, long offset, long length) {
     checkRange(offset, length);
-    if (!isOpen()) {
-      throw new IllegalStateException(this + " was closed");
-    }
+    requireOpen(this);
     for (long done = 0; done < length; ) {
       int n = (int) Math.min(Integer.MAX_VALUE, length - done);
       checksum.update(new BytePointer(at(address() + offset + done)).capacity(n).asByteBuffer());

@@ -82,10 +82,15 @@ public abstract sealed class NativeMemory implements KvMemory permits HostMemory
   /** Gives the memory back to its allocator. */
   abstract void free(Pointer base);
 
-  private void checkCopy(long offset, int n) {
-    if (!open.get()) {
-      throw new IllegalStateException(this + " was closed");
+  /** Throws unless this memory and {@code other} (which may be this one) are both open. */
+  final void requireOpen(NativeMemory other) {
+    if (!isOpen() || !other.isOpen()) {
+      throw new IllegalStateException((isOpen() ? other : this) + " was closed");
     }
+  }
+
+  private void checkCopy(long offset, int n) {
+    requireOpen(this);
     checkRange(offset, n);
   }
 }
