@@ -1,7 +1,5 @@
 package io.kvbridge.sample.deployment;
 
-import static org.awaitility.Awaitility.await;
-
 import io.kvbridge.sample.SampleApplication;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -34,6 +32,11 @@ final class ChildNode {
    * finds its lease (heartbeats keep it only once D has the request).
    */
   static final Duration LEASE_DURATION = Duration.ofSeconds(4);
+
+  /** How long a node may take to answer UP after its JVM started. */
+  static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+
+  private static final int LOG_TAIL_LINES = 80;
 
   private final String profile;
   private final int port;
@@ -97,27 +100,60 @@ final class ChildNode {
     }
   }
 
-  /** Waits until the node answers UP on {@code /actuator/health}; fails if its JVM exits. */
-  void awaitHealthy() {
-    await()
-        .atMost(Duration.ofSeconds(90))
-        .pollInterval(Duration.ofMillis(250))
-        .ignoreExceptions()
-        .until(
-            () -> {
-              if (!process.isAlive()) {
-                throw new AssertionError(
-                    profile + " node on port " + port + " exited: " + Files.readString(log()));
-              }
-              return "UP"
-                  .equals(
-                      RestClient.create(url())
-                          .get()
-                          .uri("/actuator/health")
-                          .retrieve()
-                          .body(JSON)
-                          .get("status"));
-            });
+  /**
+   * Waits until the node answers UP on {@code /actuator/health}. Fails at once if its JVM exits,
+   * and after {@link #START_TIMEOUT} if it never answers UP, each time with the last answer and the
+   * tail of the node's log, so that a failure on a build machine says why.
+   */
+  void awaitHealthy() throws InterruptedException {
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    String lastAnswer = "none";
+    while (true) {
+      if (!process.isAlive()) {
+        throw new AssertionError(
+            profile
+                + " node on port "
+                + port
+                + " exited ("
+                + process.exitValue()
+                + "):\n"
+                + logTail());
+      }
+      try {
+        Map<String, Object> body =
+            RestClient.create(url()).get().uri("/actuator/health").retrieve().body(JSON);
+        if (body != null && "UP".equals(body.get("status"))) {
+          return;
+        }
+        lastAnswer = String.valueOf(body);
+      } catch (RuntimeException notYet) {
+        lastAnswer = notYet.toString();
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError(
+            profile
+                + " node on port "
+                + port
+                + " not UP within "
+                + START_TIMEOUT.toSeconds()
+                + " s; last answer: "
+                + lastAnswer
+                + "\n"
+                + logTail());
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  /** The last lines of the node's latest log. */
+  private String logTail() {
+    try {
+      List<String> lines = Files.readAllLines(log());
+      return String.join(
+          "\n", lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size()));
+    } catch (IOException | java.io.UncheckedIOException unreadable) {
+      return "(log " + log() + " unreadable: " + unreadable + ")";
+    }
   }
 
   /** The node's one connector, as {@code /actuator/kvbridge} shows it. */
