@@ -36,6 +36,12 @@ public interface ConnectorObserver extends LeaseListener {
   default void heartbeatReceived(boolean renewed) {}
 
   /**
+   * D: the producer confirmed the lease of load {@code requestId}, {@code nanos} after the CONFIRM
+   * was sent (the round trip the load waits for before it reads).
+   */
+  default void leaseConfirmed(String requestId, long nanos) {}
+
+  /**
    * D posted a load's READ: {@code descriptors} pieces over every rank pair, {@code bytes} in all;
    * posting (planning the pieces and handing them to the transport) took {@code nanos}.
    */

@@ -49,6 +49,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A connector type is a {@link Transport} plus a provider that builds this class around it.
  *
+ * <p>Between the engine's steps a {@link ProgressThread} (unless {@link
+ * ConnectorSettings#progressInterval()} is zero) does the same work as a sweep every interval while
+ * any transfer is in flight, so that P answers CONFIRM, COMPLETION and heartbeats as they arrive
+ * and D posts its reads, sends its COMPLETION and takes P's ACK without waiting for a step: what
+ * ended is reported at the engine's next {@code getFinished}, as before.
+ *
  * <p>Threads: one lock guards the protocol state; the lease table and the handshake server are
  * thread-safe on their own. Handshake round trips run outside the lock.
  */
@@ -65,6 +71,7 @@ public final class PullConnector implements KvConnector {
   private final List<Worker> workers;
   private final List<ConnectorListener> listeners = new CopyOnWriteArrayList<>();
   private final AtomicBoolean closeStarted = new AtomicBoolean();
+  private final ProgressThread progress;
   private volatile boolean closed;
 
   /**
@@ -101,6 +108,11 @@ public final class PullConnector implements KvConnector {
       all.add(new Worker(r));
     }
     this.workers = List.copyOf(all);
+    this.progress =
+        settings.progressInterval().isZero()
+            ? null
+            : new ProgressThread(
+                settings.engineId(), settings.progressInterval(), this::progressRound);
   }
 
   @Override
@@ -174,6 +186,7 @@ public final class PullConnector implements KvConnector {
     // Outside the lock: a listener may talk to the network (tell a discovery service) first.
     listeners.forEach(ConnectorListener::closing);
     try {
+      stopProgress();
       closeUnderLock();
     } finally {
       listeners.forEach(ConnectorListener::closed);
@@ -199,6 +212,47 @@ public final class PullConnector implements KvConnector {
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Stops the progress thread, outside the lock (its round in progress holds it). */
+  private void stopProgress() {
+    if (progress == null) {
+      return;
+    }
+    try {
+      progress.stop();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Runs the next progress round now (something was begun that the other side will answer). */
+  private void wakeProgress() {
+    if (progress != null) {
+      progress.wake();
+    }
+  }
+
+  /** One round of the progress thread: whether any transfer is still in flight after it. */
+  private boolean progressRound() {
+    lock.lock();
+    try {
+      if (closed) {
+        return false;
+      }
+      progressLocked();
+      return (settings.role().consumes() && consumer.busy())
+          || (settings.role().produces() && producer.holdsLeases());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Handles what arrived, moves loads along, ends expired leases; under the lock. */
+  private void progressLocked() {
+    handleNotifications();
+    consumer.progress();
+    producer.expire();
   }
 
   /** Drains the transport's notifications and routes each protocol message to its side. */
@@ -274,6 +328,7 @@ public final class PullConnector implements KvConnector {
         return consumer.matchRemote(requestId, prompt, localTokens, params);
       } finally {
         lock.unlock();
+        wakeProgress();
       }
     }
 
@@ -307,7 +362,9 @@ public final class PullConnector implements KvConnector {
       if (!settings.role().produces() || closed) {
         return FinishDecision.freeNow();
       }
-      return producer.requestFinished(request);
+      FinishDecision decision = producer.requestFinished(request);
+      wakeProgress();
+      return decision;
     }
 
     @Override
@@ -375,6 +432,9 @@ public final class PullConnector implements KvConnector {
           if (settings.role().produces()) {
             producer.start();
           }
+          if (progress != null) {
+            progress.start();
+          }
         }
       } catch (IOException e) {
         throw new UncheckedIOException(
@@ -404,6 +464,7 @@ public final class PullConnector implements KvConnector {
         }
       } finally {
         lock.unlock();
+        wakeProgress();
       }
     }
 
@@ -432,12 +493,6 @@ public final class PullConnector implements KvConnector {
       } finally {
         lock.unlock();
       }
-    }
-
-    private void progressLocked() {
-      handleNotifications();
-      consumer.progress();
-      producer.expire();
     }
   }
 }

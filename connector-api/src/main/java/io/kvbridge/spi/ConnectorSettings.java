@@ -38,6 +38,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *     reply-timeout})
  * @param handshakeTimeout how long a consumer waits for a producer's handshake answer ({@code
  *     handshake.timeout})
+ * @param progressInterval how often the connector's progress thread moves transfers along while any
+ *     is in flight: it answers CONFIRM, COMPLETION and heartbeats on P, and posts reads, sends
+ *     COMPLETION and takes ACK on D, as they arrive instead of at the engine's next step; {@link
+ *     Duration#ZERO} runs no thread (everything waits for steps and sweeps); at most {@value
+ *     #MAX_PROGRESS_INTERVAL_MILLIS} ms ({@code progress-interval})
  * @param handshakeAddress where this engine answers handshakes: in this JVM or on a TCP host and
  *     port, port 0 picking a free one ({@code handshake.address})
  * @param acksRequired how many distinct consumers must acknowledge a lease ({@code
@@ -70,6 +75,7 @@ public record ConnectorSettings(
     Duration safetyMargin,
     Duration replyTimeout,
     Duration handshakeTimeout,
+    Duration progressInterval,
     HandshakeAddress handshakeAddress,
     int acksRequired,
     int maxLoadsPerProducer,
@@ -134,12 +140,29 @@ public record ConnectorSettings(
     Objects.requireNonNull(peerDirectory, "peerDirectory");
     requirePositive("reply-timeout", replyTimeout);
     requirePositive("handshake.timeout", handshakeTimeout);
+    requireSet("progress-interval", progressInterval);
+    if (progressInterval.isNegative()
+        || progressInterval.compareTo(Duration.ofMillis(MAX_PROGRESS_INTERVAL_MILLIS)) > 0) {
+      throw new InvalidSettingException(
+          "progress-interval",
+          "("
+              + DurationText.of(progressInterval)
+              + ") must be 0s (no progress thread) to "
+              + MAX_PROGRESS_INTERVAL_MILLIS
+              + "ms, e.g. 500us");
+    }
     requireSet("handshake.address", handshakeAddress);
     Objects.requireNonNull(clock, "clock");
     Objects.requireNonNull(observer, "observer");
     Objects.requireNonNull(tracer, "tracer");
     Objects.requireNonNull(properties, "properties");
   }
+
+  /** The longest {@link #progressInterval()}: longer waits are what sweeps are for. */
+  public static final long MAX_PROGRESS_INTERVAL_MILLIS = 100;
+
+  /** The default {@link #progressInterval()}. */
+  public static final Duration DEFAULT_PROGRESS_INTERVAL = Duration.ofNanos(500_000);
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -206,6 +229,7 @@ public record ConnectorSettings(
         safetyMargin,
         replyTimeout,
         handshakeTimeout,
+        progressInterval,
         handshakeAddress,
         acksRequired,
         maxLoadsPerProducer,
@@ -248,6 +272,7 @@ public record ConnectorSettings(
     private Duration safetyMargin = Duration.ofSeconds(2);
     private Duration replyTimeout = Duration.ofSeconds(5);
     private Duration handshakeTimeout = Duration.ofSeconds(5);
+    private Duration progressInterval = DEFAULT_PROGRESS_INTERVAL;
     private String handshakeAddress = "local";
     private int acksRequired = 1;
     private int maxLoadsPerProducer = 1024;
@@ -313,6 +338,15 @@ public record ConnectorSettings(
     /** Sets the handshake timeout. */
     public Builder handshakeTimeout(Duration value) {
       this.handshakeTimeout = value;
+      return this;
+    }
+
+    /**
+     * Sets how often the progress thread moves transfers along while any is in flight; {@link
+     * Duration#ZERO} for no thread.
+     */
+    public Builder progressInterval(Duration value) {
+      this.progressInterval = value;
       return this;
     }
 
@@ -437,6 +471,7 @@ public record ConnectorSettings(
           safetyMargin,
           replyTimeout,
           handshakeTimeout,
+          progressInterval,
           handshakeAddress(),
           acksRequired,
           maxLoadsPerProducer,

@@ -1,5 +1,6 @@
 package io.kvbridge.spring;
 
+import io.kvbridge.observe.CompositeConnectorObserver;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.TransferTracer;
 import io.kvbridge.runtime.ConnectorRegistry;

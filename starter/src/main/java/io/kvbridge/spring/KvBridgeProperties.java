@@ -34,6 +34,9 @@ import org.springframework.util.unit.DataSize;
  * @param lease How long producers hold blocks for consumers, and how both sides keep leases alive.
  * @param replyTimeout How long a consumer waits for the producer's ACK or NACK after a read before
  *     the load counts as failed.
+ * @param progressInterval How often each connector's progress thread moves transfers along while
+ *     any is in flight, so that answers and finished reads do not wait for the engine's next step:
+ *     '0s' runs no thread, at most 100ms.
  * @param handshake Where this engine answers handshakes, how long a consumer waits for one, and the
  *     deployment's shared secret.
  * @param consumer Limits a consumer keeps against slow or hostile producers.
@@ -49,6 +52,7 @@ public record KvBridgeProperties(
     @DefaultValue("1") int tpDegree,
     @DefaultValue Lease lease,
     @DefaultValue("5s") Duration replyTimeout,
+    @DefaultValue("500us") Duration progressInterval,
     @DefaultValue Handshake handshake,
     @DefaultValue Consumer consumer,
     @DefaultValue("fail") LoadFailurePolicy loadFailurePolicy,
@@ -80,6 +84,7 @@ public record KvBridgeProperties(
         .safetyMargin(lease.safetyMargin())
         .acksRequired(lease.acksRequired())
         .replyTimeout(replyTimeout)
+        .progressInterval(progressInterval)
         .handshakeAddress(handshake.address())
         .handshakeTimeout(handshake.timeout())
         .handshakeSecret(handshake.secret())

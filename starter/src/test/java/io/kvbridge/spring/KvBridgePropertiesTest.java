@@ -37,6 +37,9 @@ class KvBridgePropertiesTest {
               assertThat(properties.lease().safetyMargin()).isEqualTo(Duration.ofSeconds(2));
               assertThat(properties.lease().acksRequired()).isEqualTo(1);
               assertThat(properties.replyTimeout()).isEqualTo(Duration.ofSeconds(5));
+              assertThat(properties.progressInterval())
+                  .isEqualTo(ConnectorSettings.DEFAULT_PROGRESS_INTERVAL)
+                  .isEqualTo(Duration.ofNanos(500_000));
               assertThat(properties.handshake().address()).isEqualTo("local");
               assertThat(properties.handshake().timeout()).isEqualTo(Duration.ofSeconds(5));
               assertThat(properties.loadFailurePolicy()).isEqualTo(LoadFailurePolicy.FAIL);
@@ -55,6 +58,7 @@ class KvBridgePropertiesTest {
             "kvbridge.lease.safety-margin=1500ms",
             "kvbridge.lease.acks-required=2",
             "kvbridge.reply-timeout=7s",
+            "kvbridge.progress-interval=2ms",
             "kvbridge.handshake.address=tcp://127.0.0.1:0",
             "kvbridge.handshake.timeout=4s",
             "kvbridge.consumer.staging=never",
@@ -73,6 +77,7 @@ class KvBridgePropertiesTest {
               assertThat(settings.safetyMargin()).isEqualTo(Duration.ofMillis(1500));
               assertThat(settings.acksRequired()).isEqualTo(2);
               assertThat(settings.replyTimeout()).isEqualTo(Duration.ofSeconds(7));
+              assertThat(settings.progressInterval()).isEqualTo(Duration.ofMillis(2));
               assertThat(settings.handshakeAddress()).hasToString("tcp://127.0.0.1:0");
               assertThat(settings.handshakeTimeout()).isEqualTo(Duration.ofSeconds(4));
             });

@@ -59,6 +59,14 @@ class KvBridgePropertiesValidationTest {
   }
 
   @Test
+  void aProgressIntervalBeyondAHundredMillisecondsIsRejected() {
+    assertRejected(
+        "kvbridge.progress-interval",
+        "kvbridge.progress-interval (1s) must be 0s (no progress thread) to 100ms, e.g. 500us",
+        "kvbridge.progress-interval=1s");
+  }
+
+  @Test
   void maxLifetimeShorterThanTheLeaseIsRejected() {
     assertRejected(
         "kvbridge.lease.max-lifetime",

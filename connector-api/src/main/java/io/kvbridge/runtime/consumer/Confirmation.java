@@ -21,10 +21,13 @@ import java.util.Optional;
 /**
  * The first stage of a load on the consumer: checks a request's transfer parameters, handshakes
  * with the producer if needed, checks the parameters against the producer's layout, and confirms
- * the lease with it (CONFIRM, answered CONFIRMED or NACK) before the engine commits a single block;
- * answers {@code matchRemote} with pending, ready or unavailable. A load that cannot be confirmed
- * within {@code handshake.timeout} + {@code reply-timeout} is refused, and the engine learns the
- * reason at its next {@code matchRemote}.
+ * the lease with it (CONFIRM, answered CONFIRMED or NACK) before a single byte is read; answers
+ * {@code matchRemote} with pending, ready or unavailable. A producer already handshaken gets its
+ * CONFIRM at once and the engine is answered ready in the same call, so it allocates while the
+ * answer is on its way (a NACK then fails the load, reported by {@code getFinished}); otherwise the
+ * engine is answered pending until CONFIRMED. A load that cannot be confirmed within {@code
+ * handshake.timeout} + {@code reply-timeout} is refused (or, once answered ready, failed), and the
+ * engine learns the reason at its next {@code matchRemote} (or {@code getFinished}).
  *
  * <p>A request whose every leased token the engine holds already (a full local prefix hit) is
  * answered ready with nothing to load at once; the lease is released on the producer as soon as it
@@ -125,6 +128,12 @@ final class Confirmation {
     }
     loads.add(load);
     confirm(load, now);
+    if (load.state() == Load.State.CONFIRMING && load.confirmSent()) {
+      // The producer was handshaken already and the CONFIRM is on its way: the engine allocates in
+      // this step instead of the next; no READ is posted before CONFIRMED.
+      load.answeredBeforeConfirmation();
+      return new LoadMatch.Ready(load.effectiveSkip(), load.externalTokens());
+    }
     return LoadMatch.PENDING;
   }
 
@@ -145,6 +154,11 @@ final class Confirmation {
   /** Forgets a refusal the engine will not ask about any more; whether there was one. */
   boolean forgetRefusal(String requestId) {
     return refusals.remove(requestId) != null;
+  }
+
+  /** Whether a release of a full local hit is still to be sent. */
+  boolean releasing() {
+    return !releasing.isEmpty();
   }
 
   /** Moves the releases of full local hits along: handshake, then release, within the deadline. */

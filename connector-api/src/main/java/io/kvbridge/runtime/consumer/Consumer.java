@@ -45,6 +45,10 @@ public final class Consumer {
   private final Heartbeats heartbeats;
   private final Set<String> received = new HashSet<>();
   private final List<LoadFailure> failures = new ArrayList<>();
+
+  /** Loads answered ready that failed before the engine's {@code afterAllocate}, until it comes. */
+  private final Set<String> failedAwaitingAllocation = new HashSet<>();
+
   private final Confirmation confirmation;
   private final LoadReads reads;
   private volatile boolean started;
@@ -105,6 +109,11 @@ public final class Consumer {
   }
 
   public void afterAllocate(String requestId, List<Integer> localBlockIds) {
+    if (failedAwaitingAllocation.remove(requestId)) {
+      // Failed between the answer and the allocation (a NACK, a lost producer): the failure is
+      // reported by the next getFinished, and no byte was read into the blocks.
+      return;
+    }
     Load load =
         loads
             .get(requestId)
@@ -131,7 +140,7 @@ public final class Consumer {
   public List<LoadSpec> drainReady() {
     List<LoadSpec> ready = new ArrayList<>();
     for (Load load : loads.all()) {
-      if (load.state() == Load.State.READY) {
+      if (load.state() == Load.State.READY && !load.isStartAsked()) {
         ready.add(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
       }
     }
@@ -147,6 +156,15 @@ public final class Consumer {
       return; // cancelled or failed since the step's metadata was built
     }
     Load load = found.get();
+    if (!load.isConfirmed()) {
+      load.startAsked(); // posted as soon as P confirms the lease
+      return;
+    }
+    post(load);
+  }
+
+  /** Posts the read of a confirmed load the engine lent its blocks and asked to start. */
+  private void post(Load load) {
     long now = settings.clock().nanoTime();
     long left = load.localLeaseDeadline() - now;
     if (left < settings.safetyMargin().toNanos()) {
@@ -194,18 +212,19 @@ public final class Consumer {
             refuse(load, lost.get());
           } else if (now >= load.stateDeadline()) {
             handshakes.suspect(load.params().producerEngineId());
-            refuse(
-                load,
-                "producer "
-                    + load.params().producerEngineId()
-                    + " did not confirm the lease within "
-                    + (settings.handshakeTimeout().toMillis() + settings.replyTimeout().toMillis())
-                    + " ms");
+            refuse(load, notConfirmedInTime(load));
           } else {
             confirmation.confirm(load, now);
           }
         }
-        case READY -> lost.ifPresent(why -> fail(load, why));
+        case AWAITING_ALLOCATION, READY -> {
+          if (lost.isPresent()) {
+            fail(load, lost.get());
+          } else if (!load.isConfirmed() && now >= load.stateDeadline()) {
+            handshakes.suspect(load.params().producerEngineId());
+            fail(load, notConfirmedInTime(load));
+          }
+        }
         case READING -> {
           if (lost.isPresent()) {
             fail(load, lost.get());
@@ -227,9 +246,6 @@ public final class Consumer {
                     + " ms");
           }
         }
-        case AWAITING_ALLOCATION -> {
-          // The engine allocates in the step that saw Ready; a lost producer is reported then.
-        }
         case RELEASING, REFUSED, RECEIVED, FAILED, CANCELLED, RELEASED ->
             throw new IllegalStateException(
                 "load of " + load.requestId() + " is " + load.state() + " but still listed");
@@ -239,6 +255,14 @@ public final class Consumer {
     handshakes.forgetGoneAtOrBefore(
         loads.all().stream().mapToLong(Load::epoch).min().orElse(handshakes.epoch()));
     heartbeats.sendIfDue(now);
+  }
+
+  private String notConfirmedInTime(Load load) {
+    return "producer "
+        + load.params().producerEngineId()
+        + " did not confirm the lease within "
+        + (settings.handshakeTimeout().toMillis() + settings.replyTimeout().toMillis())
+        + " ms";
   }
 
   /**
@@ -276,11 +300,18 @@ public final class Consumer {
   public List<LoadFailure> drainFailures() {
     List<LoadFailure> out = List.copyOf(failures);
     failures.clear();
+    // The engine allocates in the step that was answered ready, before it asks what finished.
+    failedAwaitingAllocation.clear();
     return out;
   }
 
   int inFlight() {
     return loads.size();
+  }
+
+  /** Whether any load (or release of a full local hit) is still moving. */
+  public boolean busy() {
+    return loads.size() > 0 || confirmation.releasing();
   }
 
   /** The consumer's part of the connector's status. */
@@ -326,9 +357,16 @@ public final class Consumer {
     reads.close();
   }
 
-  /** The load was confirmed by its producer: the engine may allocate. */
+  /**
+   * The load was confirmed by its producer: the engine may allocate, or, if it lent its blocks and
+   * asked for the read already, the read is posted now.
+   */
   void confirmed(Load load, long producerDeadline) {
     load.confirmed(producerDeadline);
+    counters.leaseConfirmed(load.requestId(), settings.clock().nanoTime() - load.confirmSentAt());
+    if (load.state() == Load.State.READY && load.isStartAsked()) {
+      post(load);
+    }
   }
 
   /** The read was validated by P: the request is received. */
@@ -352,6 +390,9 @@ public final class Consumer {
   }
 
   private void fail(Load load, List<Integer> blocks, String reason) {
+    if (load.state() == Load.State.AWAITING_ALLOCATION) {
+      failedAwaitingAllocation.add(load.requestId());
+    }
     load.failed();
     loads.remove(load);
     LOG.log(Level.WARNING, "load of {0} failed: {1}", load.requestId(), reason);

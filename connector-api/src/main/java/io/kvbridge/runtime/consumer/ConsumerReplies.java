@@ -57,8 +57,7 @@ public final class ConsumerReplies {
 
     @Override
     public void confirmed(ProtocolMessage.Confirmed c) {
-      Optional<Load> found =
-          loadFor(fromAgent, c.lease()).filter(l -> l.state() == Load.State.CONFIRMING);
+      Optional<Load> found = loadFor(fromAgent, c.lease()).filter(Load::awaitsConfirmation);
       if (found.isEmpty()) {
         unexpected(c, fromAgent);
         return;
@@ -82,6 +81,8 @@ public final class ConsumerReplies {
           "producer " + load.peer().engineId() + " refused the lease (" + nack.reason() + ")";
       if (load.state() == Load.State.CONFIRMING) {
         consumer.refuse(load, why);
+      } else if (load.awaitsConfirmation()) {
+        consumer.fail(load, why);
       } else if (load.state() == Load.State.AWAITING_REPLY) {
         load.phase().tag(TransferSpans.REPLY, "nack");
         consumer.fail(load, why + "; the read is not used");

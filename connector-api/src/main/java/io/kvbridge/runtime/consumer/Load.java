@@ -66,7 +66,15 @@ final class Load {
     CONFIRMING,
     /** A full local hit: nothing to read; its lease is released once the producer is reachable. */
     RELEASING,
+    /**
+     * Answered ready: the engine allocates in its step. Unless {@link #isConfirmed()}, the CONFIRM
+     * is still in flight (sent at once to a producer already handshaken).
+     */
     AWAITING_ALLOCATION,
+    /**
+     * The engine lent its blocks; the READs are posted at {@code startLoad}, or, if the lease is
+     * not confirmed yet, as soon as CONFIRMED arrives.
+     */
     READY,
     READING,
     AWAITING_REPLY,
@@ -139,6 +147,13 @@ final class Load {
   private TransferSpan phase = TransferSpan.NONE;
 
   private long confirmSentAt = Long.MIN_VALUE;
+
+  /** Whether P answered the CONFIRM with CONFIRMED. */
+  private boolean confirmed;
+
+  /** Whether the engine asked for the read ({@code startLoad}) before P confirmed the lease. */
+  private boolean startAsked;
+
   private long readStartedAt;
 
   /** The lease's deadline on P's clock, as P last confirmed it. */
@@ -302,19 +317,64 @@ final class Load {
     this.confirmSentAt = now;
   }
 
-  /** CONFIRMING → AWAITING_ALLOCATION: P confirmed the lease until {@code producerDeadline}. */
+  /**
+   * CONFIRMING → AWAITING_ALLOCATION, before P answered: the CONFIRM went to a producer already
+   * handshaken, so the engine may allocate in the step that asked while the answer is on its way.
+   * The confirmation's deadline still holds.
+   */
+  void answeredBeforeConfirmation() {
+    expect("be answered before its confirmation", State.CONFIRMING);
+    if (!confirmSent()) {
+      throw new IllegalStateException("load of " + requestId + " has not sent its confirmation");
+    }
+    moveTo(State.AWAITING_ALLOCATION, stateDeadline);
+  }
+
+  /** Whether the CONFIRM is sent and P has not answered it yet. */
+  boolean awaitsConfirmation() {
+    return confirmSent()
+        && !confirmed
+        && (state == State.CONFIRMING
+            || state == State.AWAITING_ALLOCATION
+            || state == State.READY);
+  }
+
+  /** Whether P answered the CONFIRM with CONFIRMED. */
+  boolean isConfirmed() {
+    return confirmed;
+  }
+
+  /**
+   * P confirmed the lease until {@code producerDeadline}: CONFIRMING → AWAITING_ALLOCATION; a load
+   * answered before its confirmation stays where it is, without a confirmation deadline.
+   */
   void confirmed(long producerDeadline) {
-    expect("be confirmed", State.CONFIRMING);
+    if (!awaitsConfirmation()) {
+      throw new IllegalStateException(
+          "load of " + requestId + " cannot be confirmed in state " + state);
+    }
     this.producerDeadline = Math.max(this.producerDeadline, producerDeadline);
+    this.confirmed = true;
     endPhase();
-    moveTo(State.AWAITING_ALLOCATION, Long.MAX_VALUE);
+    moveTo(state == State.CONFIRMING ? State.AWAITING_ALLOCATION : state, Long.MAX_VALUE);
   }
 
   /** AWAITING_ALLOCATION → READY: the engine lent {@code blocks}. */
   void allocated(List<Integer> blocks) {
     expect("be allocated", State.AWAITING_ALLOCATION);
     this.localBlocks = List.copyOf(blocks);
-    moveTo(State.READY, Long.MAX_VALUE);
+    moveTo(State.READY, stateDeadline);
+  }
+
+  /** The engine asked for the read before P confirmed the lease: it is posted on CONFIRMED. */
+  void startAsked() {
+    expect("be asked to start", State.READY);
+    startAsked = true;
+  }
+
+  /** Whether the engine asked for the read already ({@link #startAsked()}). */
+  boolean isStartAsked() {
+    return startAsked;
   }
 
   /**

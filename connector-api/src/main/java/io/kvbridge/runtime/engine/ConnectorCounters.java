@@ -87,6 +87,11 @@ public final class ConnectorCounters implements ConnectorObserver {
   }
 
   @Override
+  public void leaseConfirmed(String requestId, long nanos) {
+    delegate.leaseConfirmed(requestId, nanos);
+  }
+
+  @Override
   public void readPosted(String requestId, int descriptors, long bytes, long nanos) {
     delegate.readPosted(requestId, descriptors, bytes, nanos);
   }

@@ -225,6 +225,11 @@ public final class Producer {
     leases.expire();
   }
 
+  /** Whether any lease is live: a consumer may confirm, renew or complete it at any time. */
+  public boolean holdsLeases() {
+    return leases.size() > 0;
+  }
+
   /** The requests whose leases ended since the last call, for {@code doneSending}. */
   public Set<String> drainEnded() {
     return ends.drainEnded();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvbridge.integrity.ChecksumInput;
 import io.kvbridge.integrity.ChecksumScheme;
+import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.LeaseToken;
 import io.kvbridge.observe.ConnectorObserver;
@@ -219,6 +220,7 @@ class ConsumerTest {
     LoadTest.RecordingSpan span = new LoadTest.RecordingSpan("load");
     load.traced(span);
     load.startPhase(TransferSpans.LOAD_CONFIRM);
+    load.confirmSent(peer("prefill-0"), ReadDigest.fromBytes(new byte[32]), 0, now);
 
     consumer.confirmed(load, 5L);
 
@@ -261,6 +263,89 @@ class ConsumerTest {
     assertThat(load.state()).isEqualTo(Load.State.AWAITING_ALLOCATION);
     assertThat(transport.indexedPosts).isEmpty();
     assertThat(consumer.drainFailures()).isEmpty();
+  }
+
+  /**
+   * A load answered ready while its CONFIRM is in flight (sent at once to a producer already
+   * handshaken), whose confirmation must arrive by {@code deadline}; lent block 5 unless {@code
+   * allocate} is false.
+   */
+  private Load lentBeforeConfirmation(long deadline, boolean allocate) {
+    Load load = load("prefill-0", Load.State.CONFIRMING, deadline);
+    load.confirmSent(peer("prefill-0"), ReadDigest.fromBytes(new byte[32]), 0, now);
+    load.answeredBeforeConfirmation();
+    if (allocate) {
+      consumer.afterAllocate(load.requestId(), List.of(5));
+    }
+    return load;
+  }
+
+  @Test
+  void aLoadLentBeforeItsConfirmationIsReadOnlyOnceConfirmed() {
+    Load load = lentBeforeConfirmation(now + 8_000 * MS, true);
+
+    assertThat(consumer.drainReady())
+        .extracting(LoadSpec::requestId)
+        .containsExactly(load.requestId());
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
+
+    assertThat(transport.indexedPosts).isEmpty();
+    assertThat(load.state()).isEqualTo(Load.State.READY);
+    assertThat(consumer.drainReady()).isEmpty();
+
+    consumer.confirmed(load, now + 10_000 * MS);
+
+    assertThat(load.state()).isEqualTo(Load.State.READING);
+    assertThat(transport.indexedPosts).hasSize(1);
+  }
+
+  @Test
+  void aLoadConfirmedBeforeTheEngineAsksIsReadWhenItAsks() {
+    Load load = lentBeforeConfirmation(now + 8_000 * MS, true);
+
+    consumer.confirmed(load, now + 10_000 * MS);
+
+    assertThat(load.state()).isEqualTo(Load.State.READY);
+    assertThat(transport.indexedPosts).isEmpty();
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
+    assertThat(load.state()).isEqualTo(Load.State.READING);
+  }
+
+  @Test
+  void aLoadLentBeforeItsConfirmationFailsWhenNoConfirmationComesInTime() {
+    Load load = lentBeforeConfirmation(now + 8_000 * MS, true);
+    consumer.post(new LoadSpec(load.requestId(), load.params(), load.localBlocks()));
+
+    consumer.progress();
+    assertThat(consumer.drainFailures()).isEmpty();
+    now += 8_000 * MS;
+    consumer.progress();
+
+    assertThat(consumer.drainFailures())
+        .containsExactly(
+            new LoadFailure(
+                load.requestId(),
+                List.of(5),
+                "producer prefill-0 did not confirm the lease within 8000 ms"));
+    assertThat(transport.indexedPosts).isEmpty();
+    assertThat(consumer.inFlight()).isZero();
+  }
+
+  @Test
+  void aLoadThatFailsBetweenItsAnswerAndItsAllocationTakesTheAllocationQuietly() {
+    Load load = lentBeforeConfirmation(now, false);
+
+    consumer.progress();
+    consumer.afterAllocate(load.requestId(), List.of(5));
+
+    assertThat(consumer.drainFailures())
+        .containsExactly(
+            new LoadFailure(
+                load.requestId(),
+                List.of(),
+                "producer prefill-0 did not confirm the lease within 8000 ms"));
+    assertThatThrownBy(() -> consumer.afterAllocate(load.requestId(), List.of(5)))
+        .isInstanceOf(IllegalStateException.class);
   }
 
   @Test

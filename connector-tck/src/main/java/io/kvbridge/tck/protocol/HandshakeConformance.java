@@ -169,6 +169,9 @@ public abstract class HandshakeConformance extends PullProtocolFixture {
             .role(Role.PRODUCER)
             .handshakeAddress(underTest.handshakeAddress())
             .clock(clock)
+            // Driven step by step on a manual clock: no progress thread between steps
+            // (ProgressConformance runs one on the real clock).
+            .progressInterval(Duration.ZERO)
             .properties(underTest.connectorProperties())
             .build();
     try (KvConnector unstarted = newConnector(settings)) {

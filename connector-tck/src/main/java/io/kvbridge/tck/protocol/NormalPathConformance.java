@@ -208,23 +208,35 @@ public abstract class NormalPathConformance extends PullProtocolFixture {
   }
 
   @Test
-  void aLoadFromAHandshakenProducerIsConfirmedWithinOneStepOfEachEngine() {
+  void aLoadFromAHandshakenProducerIsAnsweredReadyAtOnceAndReadOnlyOnceConfirmed() {
     establishPeer();
+    Map<Integer, byte[]> written = producer.fill(List.of(1));
     TransferParams params = prefill("p-1", List.of(1));
     TokenIds prompt = Prompts.of("p-1", params.tokens());
-    assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
-        .isEqualTo(LoadMatch.PENDING);
     int producerHeard = producer.count(r -> r.notificationsReceived.get());
     int consumerHeard = consumer.count(r -> r.notificationsReceived.get());
+    int postsBefore = consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get());
+
+    // The CONFIRM goes out with the first answer, so the engine allocates in this step.
+    assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
+        .isEqualTo(new LoadMatch.Ready(0, params.tokens()));
+    consumer.connector.scheduler().afterAllocate("d-1", List.of(4));
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    assertThat(consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get()))
+        .as("no READ before the producer confirmed the lease")
+        .isEqualTo(postsBefore);
 
     // Only P steps until the confirmation arrives (a transport may take a while to deliver it):
     // D must have sent it from matchRemote, not from a later step of its own. P answers in the
-    // step that hears it, and D's next step that hears the answer makes the load ready.
+    // step that hears it, and D's next step that hears the answer posts the read.
     awaitTrue(() -> producer.drain().count(r -> r.notificationsReceived.get()) > producerHeard);
     awaitTrue(() -> consumer.drain().count(r -> r.notificationsReceived.get()) > consumerHeard);
+    assertThat(consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get()))
+        .isGreaterThan(postsBefore);
 
-    assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
-        .isInstanceOf(LoadMatch.Ready.class);
+    settle("d-1");
+    assertThat(consumer.received).contains("d-1");
+    assertThat(consumer.block(4)).isEqualTo(written.get(1));
   }
 
   @Test

@@ -82,20 +82,27 @@ public abstract class PeerLifecycleConformance extends PullProtocolFixture {
   }
 
   @Test
-  void producerThatNeverConfirmsIsRefusedAfterTheHandshakeAndReplyTimeoutsHavingHeldNoBlock() {
+  void handshakenProducerThatNeverConfirmsFailsTheLoadItWasLentBlocksForWithoutReadingAByte() {
     TransferParams params = prefill("p-1", List.of(1));
     TokenIds prompt = Prompts.of("p-1", params.tokens());
+    byte[] before = consumer.block(4);
+    int postsBefore = consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get());
 
-    // The producer's engine never steps, so the confirmation is never answered.
+    // The CONFIRM goes out with the first answer; the producer's engine never steps to answer it.
     LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params);
+    consumer.connector.scheduler().afterAllocate("d-1", List.of(4));
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
     consumer.drain();
+    assertThat(consumer.failed).doesNotContainKey("d-1");
     clock.advance(HANDSHAKE_TIMEOUT.plus(Duration.ofSeconds(5)));
     consumer.drain();
-    LoadMatch later = consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params);
 
-    assertThat(first).isEqualTo(LoadMatch.PENDING);
-    assertThat(later).isInstanceOf(LoadMatch.Unavailable.class);
-    assertThat(((LoadMatch.Unavailable) later).reason()).contains("did not confirm");
+    assertThat(first).isEqualTo(new LoadMatch.Ready(0, params.tokens()));
+    assertThat(consumer.failed.get("d-1").reason()).contains("did not confirm");
+    assertThat(consumer.failed.get("d-1").localBlockIds()).containsExactly(4);
+    assertThat(consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get()))
+        .isEqualTo(postsBefore);
+    assertThat(consumer.block(4)).isEqualTo(before);
     assertThat(consumer.consumerPart().loadsInFlight()).isZero();
   }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.kvbridge.integrity.ReadDigest;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.LeaseTerms;
+import io.kvbridge.observe.CompositeConnectorObserver;
 import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.runtime.ConnectorRegistry;
@@ -44,6 +45,7 @@ import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -156,12 +158,20 @@ public abstract class PullProtocolFixture {
   }
 
   private Node start(String engineId, Role role, KvLayout layout, String secret) {
+    Set<String> confirmed = ConcurrentHashMap.newKeySet();
+    ConnectorObserver recordConfirmations =
+        new ConnectorObserver() {
+          @Override
+          public void leaseConfirmed(String requestId, long nanos) {
+            confirmed.add(requestId);
+          }
+        };
     ConnectorSettings.Builder builder =
         ConnectorSettings.builder(underTest.provider().type(), engineId)
             .role(role)
             .handshakeSecret(secret)
             .peerDirectory(directory)
-            .observer(observer)
+            .observer(CompositeConnectorObserver.of(List.of(observer, recordConfirmations)))
             .leaseTerms(new LeaseTerms(LEASE, MAX_LIFETIME))
             .safetyMargin(SAFETY_MARGIN)
             .heartbeatInterval(Duration.ofSeconds(5))
@@ -170,6 +180,9 @@ public abstract class PullProtocolFixture {
             .handshakeAddress(underTest.handshakeAddress())
             .acksRequired(acksRequired)
             .clock(clock)
+            // Driven step by step on a manual clock: no progress thread between steps
+            // (ProgressConformance runs one on the real clock).
+            .progressInterval(Duration.ZERO)
             .properties(underTest.connectorProperties());
     if (maxLoadsPerProducer > 0) {
       builder.maxLoadsPerProducer(maxLoadsPerProducer);
@@ -180,7 +193,7 @@ public abstract class PullProtocolFixture {
     unclaimedRecordings.clear();
     KvMemory memory = connector.worker().allocateKvCache(layout);
     connector.worker().registerKvCache(memory, layout);
-    Node node = new Node(connector, memory, layout, recordings);
+    Node node = new Node(connector, memory, layout, recordings, confirmed);
     nodes.add(node);
     return node;
   }
@@ -236,7 +249,7 @@ public abstract class PullProtocolFixture {
    */
   protected void load(
       Node node, String requestId, TransferParams params, TokenIds prompt, List<Integer> blocks) {
-    if (confirm(node, requestId, params, prompt)) {
+    if (confirm(node, requestId, params, prompt) && !node.failed.containsKey(requestId)) {
       node.connector.scheduler().afterAllocate(requestId, blocks);
       node.connector.worker().startLoad(node.connector.scheduler().buildStepMetadata());
     }
@@ -244,8 +257,10 @@ public abstract class PullProtocolFixture {
 
   /**
    * Asks {@code node} about the load on every step of both engines until the answer is not {@link
-   * LoadMatch#PENDING}; returns whether it is {@link LoadMatch.Ready}. An {@link
-   * LoadMatch.Unavailable} answer is recorded in {@code node.failed} with no blocks.
+   * LoadMatch#PENDING}, then, if it is {@link LoadMatch.Ready} with tokens to read, steps both
+   * until the producer confirmed the lease (a handshaken producer's CONFIRM is sent with the first
+   * answer, which is ready at once) or the load failed; returns whether the answer was ready. An
+   * {@link LoadMatch.Unavailable} answer is recorded in {@code node.failed} with no blocks.
    */
   protected boolean confirm(Node node, String requestId, TransferParams params, TokenIds prompt) {
     return confirm(node, requestId, params, prompt, 0);
@@ -270,6 +285,14 @@ public abstract class PullProtocolFixture {
     if (match[0] instanceof LoadMatch.Unavailable unavailable) {
       node.failed.put(requestId, new LoadFailure(requestId, List.of(), unavailable.reason()));
       return false;
+    }
+    if (((LoadMatch.Ready) match[0]).externalTokens() > 0) {
+      awaitTrue(
+          () -> {
+            producer.drain();
+            node.drain();
+            return node.confirmed.contains(requestId) || node.failed.containsKey(requestId);
+          });
     }
     return true;
   }
@@ -360,15 +383,20 @@ public abstract class PullProtocolFixture {
     final Map<String, Integer> sentCount = new HashMap<>();
     final Map<String, LoadFailure> failed = new HashMap<>();
 
+    /** The consumer requests whose leases their producers confirmed (CONFIRMED arrived). */
+    final Set<String> confirmed;
+
     Node(
         KvConnector connector,
         KvMemory memory,
         KvLayout layout,
-        List<RecordingTransport> recordings) {
+        List<RecordingTransport> recordings,
+        Set<String> confirmed) {
       this.connector = connector;
       this.memory = memory;
       this.layout = layout;
       this.recordings = recordings;
+      this.confirmed = confirmed;
     }
 
     /** A count of this engine's transports, summed over its ranks. */

@@ -230,7 +230,7 @@ public abstract class TransferParamsConformance extends PullProtocolFixture {
     TransferParams params = prefill("p-1", List.of(1));
     TokenIds prompt = Prompts.of("p-1", params.tokens());
     assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
-        .isEqualTo(LoadMatch.PENDING);
+        .isEqualTo(new LoadMatch.Ready(0, params.tokens()));
 
     assertThatThrownBy(() -> consumer.connector.scheduler().matchRemote("d-2", prompt, 0, params))
         .isInstanceOf(io.kvbridge.spi.InvalidTransferParamsException.class)

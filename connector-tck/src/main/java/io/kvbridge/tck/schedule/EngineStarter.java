@@ -98,6 +98,9 @@ final class EngineStarter {
         .replyTimeout(REPLY_TIMEOUT)
         .incarnation(incarnations += 1 + (random.nextLong() & 0xFFFF))
         .clock(engineClock)
+        // Driven step by step on a manual clock: no progress thread between steps
+        // (ProgressConformance runs one on the real clock).
+        .progressInterval(Duration.ZERO)
         .observer(observer)
         .build();
   }

@@ -170,6 +170,9 @@ public abstract class ShapeTranslationFixture {
             .handshakeTimeout(Duration.ofSeconds(5))
             .handshakeAddress(underTest.handshakeAddress())
             .clock(clock)
+            // Driven step by step on a manual clock: no progress thread between steps
+            // (ProgressConformance runs one on the real clock).
+            .progressInterval(Duration.ZERO)
             .staging(staging)
             .properties(underTest.connectorProperties())
             .build();

@@ -49,6 +49,7 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
   private final Map<EndReason, Timer> leaseAge = new EnumMap<>(EndReason.class);
   private final Timer transferDuration;
   private final Timer postDuration;
+  private final Timer confirmDuration;
   private final DistributionSummary transferBytes;
   private final DistributionSummary descriptors;
   private final Counter transferFailures;
@@ -109,6 +110,14 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
             registry,
             "kvbridge.transfer.post.duration",
             "Time to plan a read's descriptors and post them to the transport",
+            engine,
+            Duration.ofNanos(10_000),
+            Duration.ofSeconds(10));
+    this.confirmDuration =
+        histogramTimer(
+            registry,
+            "kvbridge.transfer.confirm.duration",
+            "Time from a consumer's CONFIRM to the producer's CONFIRMED",
             engine,
             Duration.ofNanos(10_000),
             Duration.ofSeconds(10));
@@ -249,6 +258,11 @@ final class MicrometerConnectorObserver implements ConnectorObserver {
   @Override
   public void transferFailed(String requestId, String reason) {
     transferFailures.increment();
+  }
+
+  @Override
+  public void leaseConfirmed(String requestId, long nanos) {
+    confirmDuration.record(nanos, TimeUnit.NANOSECONDS);
   }
 
   @Override

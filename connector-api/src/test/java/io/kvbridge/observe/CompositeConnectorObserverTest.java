@@ -1,4 +1,4 @@
-package io.kvbridge.spring;
+package io.kvbridge.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,7 +7,6 @@ import io.kvbridge.lease.LeaseEndView;
 import io.kvbridge.lease.LeaseTable;
 import io.kvbridge.lease.LeaseTerms;
 import io.kvbridge.lease.LeaseView;
-import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.transfer.TransferTelemetry;
 import java.lang.reflect.Method;

@@ -1,16 +1,14 @@
-package io.kvbridge.spring;
+package io.kvbridge.observe;
 
 import io.kvbridge.lease.Lease;
 import io.kvbridge.lease.LeaseEnd;
 import io.kvbridge.lease.LeaseEndView;
 import io.kvbridge.lease.LeaseView;
-import io.kvbridge.observe.ConnectorObserver;
-import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.transfer.TransferTelemetry;
 import java.util.List;
 
 /** Forwards every event to each of several observers, in order. */
-final class CompositeConnectorObserver implements ConnectorObserver {
+public final class CompositeConnectorObserver implements ConnectorObserver {
 
   private final List<ConnectorObserver> observers;
 
@@ -19,7 +17,7 @@ final class CompositeConnectorObserver implements ConnectorObserver {
   }
 
   /** One observer that forwards to all of {@code observers}; no wrapper for none or one. */
-  static ConnectorObserver of(List<ConnectorObserver> observers) {
+  public static ConnectorObserver of(List<ConnectorObserver> observers) {
     List<ConnectorObserver> useful =
         observers.stream().filter(o -> o != ConnectorObserver.NONE).toList();
     if (useful.isEmpty()) {
@@ -51,6 +49,11 @@ final class CompositeConnectorObserver implements ConnectorObserver {
   @Override
   public void ended(LeaseEnd end) {
     observers.forEach(o -> o.ended(end));
+  }
+
+  @Override
+  public void leaseConfirmed(String requestId, long nanos) {
+    observers.forEach(o -> o.leaseConfirmed(requestId, nanos));
   }
 
   @Override
