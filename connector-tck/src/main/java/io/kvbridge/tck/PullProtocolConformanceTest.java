@@ -7,6 +7,7 @@ import io.kvbridge.tck.protocol.HandshakeConformance;
 import io.kvbridge.tck.protocol.LeaseLifetimeConformance;
 import io.kvbridge.tck.protocol.NormalPathConformance;
 import io.kvbridge.tck.protocol.PeerLifecycleConformance;
+import io.kvbridge.tck.protocol.ProgressConformance;
 import io.kvbridge.tck.protocol.TransferParamsConformance;
 import java.util.Objects;
 import org.junit.jupiter.api.Nested;
@@ -34,6 +35,13 @@ public abstract class PullProtocolConformanceTest {
   @Nested
   class NormalPath extends NormalPathConformance {
     NormalPath() {
+      super(connector);
+    }
+  }
+
+  @Nested
+  class Progress extends ProgressConformance {
+    Progress() {
       super(connector);
     }
   }

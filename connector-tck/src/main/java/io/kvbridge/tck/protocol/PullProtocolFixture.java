@@ -96,6 +96,12 @@ public abstract class PullProtocolFixture {
   /** The observer of the engines started from now on. */
   protected ConnectorObserver observer = ConnectorObserver.NONE;
 
+  /**
+   * The progress interval of the engines started from now on: none by default, so that the suites
+   * drive every engine step by step ({@link ProgressConformance} runs the thread).
+   */
+  protected Duration progressInterval = Duration.ZERO;
+
   /** Runs against {@code connector}, which starts every engine of the test. */
   protected PullProtocolFixture(ConnectorUnderTest connector) {
     this.underTest = Objects.requireNonNull(connector, "connector");
@@ -180,9 +186,7 @@ public abstract class PullProtocolFixture {
             .handshakeAddress(underTest.handshakeAddress())
             .acksRequired(acksRequired)
             .clock(clock)
-            // Driven step by step on a manual clock: no progress thread between steps
-            // (ProgressConformance runs one on the real clock).
-            .progressInterval(Duration.ZERO)
+            .progressInterval(progressInterval)
             .properties(underTest.connectorProperties());
     if (maxLoadsPerProducer > 0) {
       builder.maxLoadsPerProducer(maxLoadsPerProducer);
