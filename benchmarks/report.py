@@ -86,6 +86,7 @@ REAL_SIZE_HEAP_GROWTH = 2.0  # heap bytes per block, longest prompt ÷ shortest,
 REAL_SIZE_CHECK_GOAL = 0.05  # real-size content check time ÷ the READ time of the same request
 REAL_SIZE_CHECK_TOKENS = "8192"  # the prompt length of the real-size content check goal
 REAL_SIZE_CHOICE_GOAL = 1.05  # the consumer's choice (staged or in place) ÷ the faster of the two, at most
+PD_PATH_STEPS_GOAL = 1  # P/D added latency p50 ≤ this many step intervals + the load's transfer time
 GPU_SMALLEST = "64KiB"  # smallest request of the GPU check
 GPU_LARGEST = "256MiB"  # largest request of the GPU check
 GOAL_CONSTANTS = (
@@ -117,6 +118,7 @@ GOAL_CONSTANTS = (
     "REAL_SIZE_CHECK_GOAL",
     "REAL_SIZE_CHECK_TOKENS",
     "REAL_SIZE_CHOICE_GOAL",
+    "PD_PATH_STEPS_GOAL",
 )
 
 
@@ -183,6 +185,9 @@ class Results:
             key = tuple(row[k] for k in REAL_PARAMS + ("transport", "staging"))
             self.real_size_staged[key] = row
         self.python_rounds = read_json_lines(os.path.join(directory, "python-rounds.jsonl"))
+        self.pd_path = {
+            row["connector"]: row for row in read_json_lines(os.path.join(directory, "pd-path.jsonl"))
+        }
         self.gpu = read_json(os.path.join(directory, "gpu-compare.json"))
         self.request_path = read_json(os.path.join(directory, "request-path.json"))
 
@@ -1569,6 +1574,7 @@ def all_goals(res):
         + real_size_goals(res)
         + tracing_off_goals(res)
         + request_path_goals(res)
+        + pd_path_goals(res)
     )
     families = {g.family for g in goals}
     expected = [
@@ -1592,6 +1598,9 @@ def all_goals(res):
     ] + [
         ("tracing-off", tracing_off_goal_text(), NOT_MEASURED),
         ("request-path", request_path_goal_text(), NOT_MEASURED),
+    ] + [
+        (f"pd-path-{connector}", pd_path_goal_text(connector), NOT_MEASURED)
+        for connector in ["fake", "nixl"]
     ]
     for family, text, why in expected:
         if family not in families:
@@ -2261,8 +2270,53 @@ def e2e_description(res):
         " loads the prompt's full blocks through the connector and generates; colocated: one engine"
         " computes the prompt and generates. Added latency = P/D − colocated at the same percentile"
         " (JMH sample mode); requests/s = the reciprocal of the mean time per request, one request"
-        " in flight."
+        " in flight. Transfer time = what the decode connector measured of each load: the CONFIRM's"
+        " round trip plus the READ posted to P's ACK (both on the connectors' progress threads,"
+        " every `kvbridge.progress-interval`); decode steps per load = the decode engine's steps from"
+        " the request's arrival to the one that reported it received."
     )
+
+
+def pd_path_goal_text(connector):
+    return (
+        f"P/D path, {connector}: added latency p50 ≤ {PD_PATH_STEPS_GOAL} × the step interval + the"
+        " load's transfer time (CONFIRM"
+        " round trip + READ posted to ACK), at the P/D benchmark's step interval"
+    )
+
+
+def pd_path_figures(res, connector):
+    """(added p50 ns, step ns, transfer ns, steps per load) of one connector, or None."""
+    co = res.get("e2e.PdPathBenchmark.colocated", connector=connector)
+    pd = res.get("e2e.PdPathBenchmark.prefillThenDecode", connector=connector)
+    fig = res.pd_path.get(connector)
+    if not (co and pd and fig):
+        return None
+    transfer = fig["confirmNanos"] + fig["readToAckNanos"]
+    return pd.median - co.median, fig["stepMillis"] * 1e6, transfer, fig["stepsPerLoad"]
+
+
+def pd_path_goals(res):
+    goals = []
+    for connector in ["fake", "nixl"]:
+        figures = pd_path_figures(res, connector)
+        if figures is None:
+            continue
+        added, step, transfer, steps = figures
+        limit = PD_PATH_STEPS_GOAL * step + transfer
+        goals.append(
+            Goal(
+                f"pd-path-{connector}",
+                pd_path_goal_text(connector),
+                f"{fmt_ns(added)} against {fmt_ns(limit)} ({fmt_ns(step)} step + {fmt_ns(transfer)}"
+                f" transfer); {steps:.2f} decode steps per load",
+                added <= limit,
+                "e2e.PdPathBenchmark.prefillThenDecode",
+                {"connector": connector},
+                added / limit,
+            )
+        )
+    return goals
 
 
 def section_e2e(res):
@@ -2282,6 +2336,7 @@ def section_e2e(res):
         return "\n".join(lines)
     rows = []
     for connector, co, pd in results:
+        figures = pd_path_figures(res, connector)
         rows.append(
             [
                 connector,
@@ -2290,6 +2345,8 @@ def section_e2e(res):
                 f"{fmt_ns(co.median)} / {fmt_ns(co.p99)}",
                 f"{fmt_ns(pd.median)} / {fmt_ns(pd.p99)}",
                 f"{fmt_ns(pd.median - co.median)} / {fmt_ns(pd.p99 - co.p99)}",
+                fmt_ns(figures[2]) if figures else "—",
+                f"{figures[3]:.2f}" if figures else "—",
             ]
         )
     lines += [
@@ -2303,6 +2360,8 @@ def section_e2e(res):
                 "colocated p50 / p99",
                 "P/D p50 / p99",
                 "added latency p50 / p99",
+                "transfer time (mean)",
+                "decode steps per load",
             ],
             rows,
         ),

@@ -211,7 +211,8 @@ if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
   connectors="fake,nixl"
   [ -n "$nixl_status" ] && connectors="fake"
   java -jar "$jar" '^io.kvbridge.benchmarks.e2e.' $e2e_opts -p connector=$connectors \
-    -jvmArgsAppend "$nixl_jvm" -rf json -rff "$out/jmh-e2e.json" \
+    -jvmArgsAppend "$nixl_jvm -Dkvbridge.bench.pd-path=$out/pd-path.jsonl" \
+    -rf json -rff "$out/jmh-e2e.json" \
     2>&1 | tee "$out/jmh-e2e.log" | grep -E '^(# Benchmark:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
 fi
 

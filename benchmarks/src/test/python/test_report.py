@@ -403,6 +403,16 @@ def write_results(directory):
     )
     with open(os.path.join(directory, "python-rounds.jsonl"), "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in python_rounds())
+    with open(os.path.join(directory, "pd-path.jsonl"), "w") as f:
+        f.writelines(
+            json.dumps(r) + "\n"
+            for r in [
+                {"connector": "fake", "stepMillis": 10, "loads": 745, "confirmNanos": 1481937.5,
+                 "readToAckNanos": 2113707.4, "stepsPerLoad": 1.69},
+                {"connector": "nixl", "stepMillis": 10, "loads": 700, "confirmNanos": 1620000.0,
+                 "readToAckNanos": 2410000.0, "stepsPerLoad": 1.72},
+            ]
+        )
     put("machine-start.json", {"cpus": 2, "cpu_model": "AMD EPYC", "mem_total_gib": 23.5, "os": "Linux 6.18.44", "load_1min": 1.33})
     put("machine-end.json", {"cpus": 2, "load_1min": 1.92})
     put(

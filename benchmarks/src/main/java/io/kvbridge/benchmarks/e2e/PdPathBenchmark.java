@@ -5,6 +5,7 @@ import io.kvbridge.layout.KvLayout;
 import io.kvbridge.nixl.MemoryMode;
 import io.kvbridge.nixl.NixlOptions;
 import io.kvbridge.nixl.NixlTransportProvider;
+import io.kvbridge.observe.ConnectorObserver;
 import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.sample.engine.Engine;
 import io.kvbridge.sample.engine.EngineFactory;
@@ -18,15 +19,22 @@ import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.TransportProvider;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -44,6 +52,11 @@ import org.openjdk.jmh.annotations.TearDown;
  * decode engine, each with its own connector, with the engine settings below. One request in
  * flight; sampled, so the report can give percentiles. The {@code nixl} connector needs {@code
  * -Dkvbridge.nixl.home} and loopback UCX transports, as {@code benchmarks/run.sh} gives it.
+ *
+ * <p>Beside JMH's times, each trial appends to the file {@value #FIGURES} names (a system property)
+ * what the decode connector measured of each load: the CONFIRM's round trip, the time from the READ
+ * posted to P's ACK, and the decode engine's steps per load (from the request's arrival to the step
+ * that reported it received, both included).
  *
  * <p>{@link #prefillThenDecode()} does what the sample's router does: the prefill engine computes
  * the prompt with {@code max_tokens=1} under a lease, then the decode engine loads the prompt's
@@ -65,8 +78,14 @@ public class PdPathBenchmark {
   private static final EngineShape SHAPE =
       EngineShape.of(KvLayout.opaque(ToyModel.NAME + ", 64 bytes per token", 16, 64, 4096));
 
-  /** The sample app's default step interval. */
-  private static final Duration STEP = Duration.ofMillis(2);
+  /**
+   * The engines' step interval: a real engine steps every 10 to 50 ms while it decodes, and an
+   * exchange that waits for a step costs that much.
+   */
+  private static final Duration STEP = Duration.ofMillis(10);
+
+  /** The system property naming the JSON-lines file the figures of each trial are appended to. */
+  static final String FIGURES = "kvbridge.bench.pd-path";
 
   /** The sample app's default demo completion length. */
   private static final int MAX_TOKENS = 24;
@@ -116,21 +135,72 @@ public class PdPathBenchmark {
   private Engine prefill;
   private Engine decode;
   private long next;
+  private final LongAdder confirmNanos = new LongAdder();
+  private final LongAdder confirms = new LongAdder();
+  private final LongAdder readToAckNanos = new LongAdder();
+  private final LongAdder loads = new LongAdder();
+  private final LongAdder decodeSteps = new LongAdder();
+  private final LongAdder decodes = new LongAdder();
 
   /** Starts both engines, each with its own connector of the chosen type. */
   @Setup(Level.Trial)
   public void start() {
     String deployment = "bench-" + UUID.randomUUID();
     EngineFactory factory = new EngineFactory(LoadFailurePolicy.FAIL, STEP);
-    prefill = factory.start(connector(deployment, "prefill", Role.PRODUCER), SHAPE);
-    decode = factory.start(connector(deployment, "decode", Role.CONSUMER), SHAPE);
+    ConnectorObserver loadTimes =
+        new ConnectorObserver() {
+          @Override
+          public void leaseConfirmed(String requestId, long nanos) {
+            confirmNanos.add(nanos);
+            confirms.increment();
+          }
+
+          @Override
+          public void transferCompleted(String requestId, long bytes, long nanos) {
+            readToAckNanos.add(nanos);
+            loads.increment();
+          }
+        };
+    prefill =
+        factory.start(
+            connector(deployment, "prefill", Role.PRODUCER, ConnectorObserver.NONE), SHAPE);
+    decode = factory.start(connector(deployment, "decode", Role.CONSUMER, loadTimes), SHAPE);
   }
 
-  /** Stops both engines. */
+  /** Stops both engines and records the trial's figures. */
   @TearDown(Level.Trial)
   public void stop() {
     decode.close();
     prefill.close();
+    recordFigures();
+  }
+
+  private void recordFigures() {
+    String file = System.getProperty(FIGURES);
+    if (file == null || file.isBlank() || decodes.sum() == 0) {
+      return;
+    }
+    String line =
+        String.format(
+            Locale.ROOT,
+            "{\"connector\": \"%s\", \"stepMillis\": %d, \"loads\": %d,"
+                + " \"confirmNanos\": %.1f, \"readToAckNanos\": %.1f, \"stepsPerLoad\": %.3f}%n",
+            connector,
+            STEP.toMillis(),
+            loads.sum(),
+            (double) confirmNanos.sum() / Math.max(1, confirms.sum()),
+            (double) readToAckNanos.sum() / Math.max(1, loads.sum()),
+            (double) decodeSteps.sum() / decodes.sum());
+    try {
+      Files.writeString(
+          Path.of(file),
+          line,
+          StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
+    } catch (IOException e) {
+      throw new UncheckedIOException("recording the P/D path's figures in " + file, e);
+    }
   }
 
   /** One request computed and generated on one engine. */
@@ -151,15 +221,19 @@ public class PdPathBenchmark {
         first
             .transferParams()
             .orElseThrow(() -> new IllegalStateException("prefill of " + id + " gave no lease"));
+    long stepsBefore = decode.stats().steps();
     Generation decoded =
         await(decode.submit(new EngineRequest(id, PROMPT, MAX_TOKENS, false, Optional.of(params))));
+    decodeSteps.add(decode.stats().steps() - stepsBefore);
+    decodes.increment();
     if (decoded.kvSource() != Generation.KvSource.LOADED) {
       throw new IllegalStateException("decode of " + id + " did not load its KV: " + decoded);
     }
     return decoded;
   }
 
-  private KvConnector connector(String deployment, String engine, Role role) {
+  private KvConnector connector(
+      String deployment, String engine, Role role, ConnectorObserver observer) {
     TransportProvider provider;
     Map<String, String> properties;
     switch (connector) {
@@ -178,6 +252,7 @@ public class PdPathBenchmark {
     ConnectorSettings settings =
         ConnectorSettings.builder(provider.type(), deployment + "-" + engine)
             .role(role)
+            .observer(observer)
             .properties(properties)
             .build();
     return ConnectorRegistry.of(List.of(provider)).create(settings);

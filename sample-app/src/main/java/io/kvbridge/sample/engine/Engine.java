@@ -314,7 +314,8 @@ public final class Engine implements AutoCloseable {
         counters.loadedTokens.get(),
         counters.cachedTokens.get(),
         counters.computedTokens.get(),
-        counters.recomputed.get());
+        counters.recomputed.get(),
+        counters.steps.get());
   }
 
   /**
@@ -439,5 +440,6 @@ public final class Engine implements AutoCloseable {
       fault.run();
     }
     scheduler.step();
+    counters.steps.incrementAndGet();
   }
 }

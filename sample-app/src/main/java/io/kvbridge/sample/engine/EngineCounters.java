@@ -14,6 +14,7 @@ final class EngineCounters {
   final AtomicLong cachedTokens = new AtomicLong();
   final AtomicLong computedTokens = new AtomicLong();
   final AtomicLong recomputed = new AtomicLong();
+  final AtomicLong steps = new AtomicLong();
   volatile int waitingCount;
   volatile int loadingCount;
   volatile int heldForTransferCount;
