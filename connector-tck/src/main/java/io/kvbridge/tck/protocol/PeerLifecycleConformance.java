@@ -82,6 +82,28 @@ public abstract class PeerLifecycleConformance extends PullProtocolFixture {
   }
 
   @Test
+  void aConfirmationRefusedAfterTheEngineLentItsBlocksFailsTheLoadWithoutReadingAByte() {
+    TransferParams params = prefill("p-1", List.of(1));
+    TokenIds prompt = Prompts.of("p-1", params.tokens());
+    byte[] before = consumer.block(4);
+    int postsBefore = consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get());
+    // The lease ends on P (e.g. the client went away) before D's CONFIRM arrives.
+    assertThat(producer.connector.scheduler().revoke("p-1", "client gone")).isTrue();
+
+    LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params);
+    consumer.connector.scheduler().afterAllocate("d-1", List.of(4));
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    settle("d-1");
+
+    assertThat(first).isEqualTo(new LoadMatch.Ready(0, params.tokens()));
+    assertThat(consumer.failed.get("d-1").reason()).contains("refused the lease");
+    assertThat(consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get()))
+        .isEqualTo(postsBefore);
+    assertThat(consumer.block(4)).isEqualTo(before);
+    assertThat(consumer.received).doesNotContain("d-1");
+  }
+
+  @Test
   void handshakenProducerThatNeverConfirmsFailsTheLoadItWasLentBlocksForWithoutReadingAByte() {
     TransferParams params = prefill("p-1", List.of(1));
     TokenIds prompt = Prompts.of("p-1", params.tokens());

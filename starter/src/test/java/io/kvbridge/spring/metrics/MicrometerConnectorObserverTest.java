@@ -157,6 +157,18 @@ class MicrometerConnectorObserverTest {
   }
 
   @Test
+  void aConfirmedLeaseRecordsItsRoundTrip() {
+    observer.leaseConfirmed("r-1", TimeUnit.MICROSECONDS.toNanos(250));
+
+    assertThat(
+            registry
+                .get("kvbridge.transfer.confirm.duration")
+                .timer()
+                .totalTime(TimeUnit.MICROSECONDS))
+        .isEqualTo(250);
+  }
+
+  @Test
   void transportMetersAppearOnlyWithTheFirstMeasurement() {
     assertThat(registry.find("kvbridge.transport.post.duration").meters()).isEmpty();
     assertThat(registry.find("kvbridge.transport.transfer.duration").meters()).isEmpty();
