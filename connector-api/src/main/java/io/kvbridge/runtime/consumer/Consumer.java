@@ -24,11 +24,11 @@ import java.util.Set;
 
 /**
  * D's half of the pull protocol: takes a request's transfer parameters through the {@linkplain Load
- * load state machine}: confirms the lease with the producer before any block is committed, posts
- * the read when the engine lent its blocks, checks what arrived, and reports the request received
- * only after P's ACK. The first stage (parameters, handshake, confirmation) is {@link
- * Confirmation}; replies from producers are handled by {@link ConsumerReplies}; heartbeats by
- * {@link Heartbeats}; the reads themselves are posted, polled and released by {@link LoadReads}.
+ * load state machine}: confirms the lease with the producer before any byte is read, posts the read
+ * when the engine lent its blocks, checks what arrived, and reports the request received only after
+ * P's ACK. The first stage (parameters, handshake, confirmation) is {@link Confirmation}; replies
+ * from producers are handled by {@link ConsumerReplies}; heartbeats by {@link Heartbeats}; the
+ * reads themselves are posted, polled and released by {@link LoadReads}.
  *
  * <p>Threads: every method runs under the connector's lock; handshakes run on the {@link
  * HandshakeClient}'s threads.

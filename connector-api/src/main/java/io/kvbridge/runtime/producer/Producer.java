@@ -37,8 +37,8 @@ import java.util.Set;
 
 /**
  * P's half of the pull protocol: grants leases, answers handshakes ({@link HandshakeResponder}),
- * confirms leases before a consumer commits blocks to them, validates completions (ACK/NACK),
- * renews on heartbeats, takes releases, and collects ended leases for {@code doneSending}.
+ * confirms leases before a consumer reads them, validates completions (ACK/NACK), renews on
+ * heartbeats, takes releases, and collects ended leases for {@code doneSending}.
  *
  * <p>Threads: the lease table is thread-safe; the handshake server calls the responder on its own
  * threads; everything else runs on the engine thread or the scheduled sweep.
