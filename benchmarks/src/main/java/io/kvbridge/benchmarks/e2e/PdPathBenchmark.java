@@ -1,5 +1,6 @@
 package io.kvbridge.benchmarks.e2e;
 
+import io.kvbridge.benchmarks.JsonLines;
 import io.kvbridge.fake.FakeTransportProvider;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.nixl.MemoryMode;
@@ -19,12 +20,7 @@ import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.TransportProvider;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -176,8 +172,7 @@ public class PdPathBenchmark {
   }
 
   private void recordFigures() {
-    String file = System.getProperty(FIGURES);
-    if (file == null || file.isBlank() || decodes.sum() == 0) {
+    if (decodes.sum() == 0) {
       return;
     }
     String line =
@@ -191,16 +186,7 @@ public class PdPathBenchmark {
             (double) confirmNanos.sum() / Math.max(1, confirms.sum()),
             (double) readToAckNanos.sum() / Math.max(1, loads.sum()),
             (double) decodeSteps.sum() / decodes.sum());
-    try {
-      Files.writeString(
-          Path.of(file),
-          line,
-          StandardCharsets.UTF_8,
-          StandardOpenOption.CREATE,
-          StandardOpenOption.APPEND);
-    } catch (IOException e) {
-      throw new UncheckedIOException("recording the P/D path's figures in " + file, e);
-    }
+    JsonLines.append(FIGURES, line, "the P/D path's figures");
   }
 
   /** One request computed and generated on one engine. */

@@ -1,12 +1,7 @@
 package io.kvbridge.benchmarks.transfer;
 
+import io.kvbridge.benchmarks.JsonLines;
 import io.kvbridge.runtime.consumer.StagingModel;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Locale;
 
 /**
@@ -23,10 +18,6 @@ final class StagedReads {
   private StagedReads() {}
 
   static void record(RealSizeReadBenchmark.Carried trial, StagingModel model, PlannedRead read) {
-    String file = System.getProperty(PROPERTY);
-    if (file == null || file.isBlank()) {
-      return;
-    }
     String line =
         String.format(
             Locale.ROOT,
@@ -51,15 +42,6 @@ final class StagedReads {
             model.copy().nanosPerCopy(),
             model.copy().nanosPerRow(),
             model.copy().nanosPerByte());
-    try {
-      Files.writeString(
-          Path.of(file),
-          line,
-          StandardCharsets.UTF_8,
-          StandardOpenOption.CREATE,
-          StandardOpenOption.APPEND);
-    } catch (IOException e) {
-      throw new UncheckedIOException("recording the staged reads in " + file, e);
-    }
+    JsonLines.append(PROPERTY, line, "the staged reads");
   }
 }

@@ -215,14 +215,14 @@ public abstract class NormalPathConformance extends PullProtocolFixture {
     TokenIds prompt = Prompts.of("p-1", params.tokens());
     int producerHeard = producer.count(r -> r.notificationsReceived.get());
     int consumerHeard = consumer.count(r -> r.notificationsReceived.get());
-    int postsBefore = consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get());
+    int postsBefore = consumer.readsPosted();
 
     // The CONFIRM goes out with the first answer, so the engine allocates in this step.
     assertThat(consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params))
         .isEqualTo(new LoadMatch.Ready(0, params.tokens()));
     consumer.connector.scheduler().afterAllocate("d-1", List.of(4));
     consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
-    assertThat(consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get()))
+    assertThat(consumer.readsPosted())
         .as("no READ before the producer confirmed the lease")
         .isEqualTo(postsBefore);
 
@@ -231,8 +231,7 @@ public abstract class NormalPathConformance extends PullProtocolFixture {
     // step that hears it, and D's next step that hears the answer posts the read.
     awaitTrue(() -> producer.drain().count(r -> r.notificationsReceived.get()) > producerHeard);
     awaitTrue(() -> consumer.drain().count(r -> r.notificationsReceived.get()) > consumerHeard);
-    assertThat(consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get()))
-        .isGreaterThan(postsBefore);
+    assertThat(consumer.readsPosted()).isGreaterThan(postsBefore);
 
     settle("d-1");
     assertThat(consumer.received).contains("d-1");

@@ -84,47 +84,54 @@ public abstract class PeerLifecycleConformance extends PullProtocolFixture {
   @Test
   void aConfirmationRefusedAfterTheEngineLentItsBlocksFailsTheLoadWithoutReadingAByte() {
     TransferParams params = prefill("p-1", List.of(1));
-    TokenIds prompt = Prompts.of("p-1", params.tokens());
-    byte[] before = consumer.block(4);
-    int postsBefore = consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get());
     // The lease ends on P (e.g. the client went away) before D's CONFIRM arrives.
     assertThat(producer.connector.scheduler().revoke("p-1", "client gone")).isTrue();
 
-    LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params);
-    consumer.connector.scheduler().afterAllocate("d-1", List.of(4));
-    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
-    settle("d-1");
-
-    assertThat(first).isEqualTo(new LoadMatch.Ready(0, params.tokens()));
-    assertThat(consumer.failed.get("d-1").reason()).contains("refused the lease");
-    assertThat(consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get()))
-        .isEqualTo(postsBefore);
-    assertThat(consumer.block(4)).isEqualTo(before);
-    assertThat(consumer.received).doesNotContain("d-1");
+    failsLentLoadWithoutReading(params, () -> settle("d-1"), "refused the lease");
   }
 
   @Test
   void handshakenProducerThatNeverConfirmsFailsTheLoadItWasLentBlocksForWithoutReadingAByte() {
     TransferParams params = prefill("p-1", List.of(1));
-    TokenIds prompt = Prompts.of("p-1", params.tokens());
-    byte[] before = consumer.block(4);
-    int postsBefore = consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get());
 
-    // The CONFIRM goes out with the first answer; the producer's engine never steps to answer it.
-    LoadMatch first = consumer.connector.scheduler().matchRemote("d-1", prompt, 0, params);
+    // The producer's engine never steps to answer the CONFIRM.
+    failsLentLoadWithoutReading(
+        params,
+        () -> {
+          consumer.drain();
+          assertThat(consumer.failed).doesNotContainKey("d-1");
+          clock.advance(HANDSHAKE_TIMEOUT.plus(Duration.ofSeconds(5)));
+          consumer.drain();
+        },
+        "did not confirm");
+  }
+
+  /**
+   * Loads {@code params} as request {@code d-1} into block 4 as an engine does in one step (the
+   * CONFIRM goes out with the first answer, which is ready at once), runs {@code meanwhile}, and
+   * checks that the load failed for {@code reason} naming block 4, with no READ posted and block 4
+   * as it was.
+   */
+  private void failsLentLoadWithoutReading(
+      TransferParams params, Runnable meanwhile, String reason) {
+    byte[] before = consumer.block(4);
+    int postsBefore = consumer.readsPosted();
+
+    LoadMatch first =
+        consumer
+            .connector
+            .scheduler()
+            .matchRemote("d-1", Prompts.of(params.requestId(), params.tokens()), 0, params);
     consumer.connector.scheduler().afterAllocate("d-1", List.of(4));
     consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
-    consumer.drain();
-    assertThat(consumer.failed).doesNotContainKey("d-1");
-    clock.advance(HANDSHAKE_TIMEOUT.plus(Duration.ofSeconds(5)));
-    consumer.drain();
+    meanwhile.run();
 
     assertThat(first).isEqualTo(new LoadMatch.Ready(0, params.tokens()));
-    assertThat(consumer.failed.get("d-1").reason()).contains("did not confirm");
+    assertThat(consumer.failed.get("d-1").reason()).contains(reason);
     assertThat(consumer.failed.get("d-1").localBlockIds()).containsExactly(4);
-    assertThat(consumer.count(r -> r.describedPosts.get() + r.preparedPosts.get()))
-        .isEqualTo(postsBefore);
+    assertThat(consumer.readsPosted()).isEqualTo(postsBefore);
     assertThat(consumer.block(4)).isEqualTo(before);
+    assertThat(consumer.received).doesNotContain("d-1");
     assertThat(consumer.consumerPart().loadsInFlight()).isZero();
   }
 

@@ -409,6 +409,11 @@ public abstract class PullProtocolFixture {
       return recordings.stream().mapToInt(what).sum();
     }
 
+    /** The READs this engine posted so far, described or prepared, over its ranks. */
+    int readsPosted() {
+      return count(r -> r.describedPosts.get() + r.preparedPosts.get());
+    }
+
     /** One engine step: what getFinished reports is recorded. */
     Node drain() {
       FinishedTransfers finished = connector.worker().getFinished(Set.of());
