@@ -435,11 +435,12 @@ public final class Engine implements AutoCloseable {
 
   /** One engine step; runs on the engine thread. */
   private void step() {
+    // Counted as it begins: a request answered by this step sees it counted.
+    counters.steps.incrementAndGet();
     Runnable fault = nextStepFault.getAndSet(null);
     if (fault != null) {
       fault.run();
     }
     scheduler.step();
-    counters.steps.incrementAndGet();
   }
 }

@@ -19,7 +19,7 @@ package io.kvbridge.sample.engine;
  * @param cachedTokens prompt tokens whose KV was copied from the prefix cache
  * @param computedTokens prompt tokens whose KV was computed on this engine
  * @param recomputed requests whose load failed and were computed here instead
- * @param steps steps the engine's loop has run
+ * @param steps steps the engine's loop has begun
  */
 public record EngineStats(
     String engineId,
