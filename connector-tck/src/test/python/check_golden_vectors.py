@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reading of kvbridge's wire format, version 5, written from docs/protocol.md alone.
+"""An independent reading of kvbridge's wire format, version 6, written from docs/protocol.md alone.
 
 Decodes every golden vector field by field (KV layouts, their placements and the ranks' region
 addresses included) and compares each field with the value GoldenValues.java encodes, encodes what
@@ -16,7 +16,7 @@ import struct
 import sys
 from collections import namedtuple
 
-VERSION = 5
+VERSION = 6
 SECRET = b"kvbridge golden vector secret"
 BLOCK_MAJOR, HEAD_MAJOR = 0, 1
 CROSS_LAYER, PER_LAYER, PER_LAYER_BLOCK_FIRST, PER_LAYER_PLANE = 0, 1, 2, 3
@@ -244,7 +244,7 @@ def for_rank(layout, rank, tp):
 
 # --- Notifications -----------------------------------------------------------------------------
 
-COMPLETION, ACK, NACK, HEARTBEAT, RENEWED, CONFIRM, CONFIRMED, RELEASE = range(1, 9)
+COMPLETION, ACK, NACK, HEARTBEAT, RENEWED, CONFIRM, CONFIRMED, RELEASE, LAYERS = range(1, 10)
 
 
 def decode_message(data):
@@ -275,6 +275,14 @@ def decode_message(data):
         fields = [lease(r), r.i64(), r.i64(), r.i64()]
     elif kind == RELEASE:
         fields = [lease(r), r.text(), r.text()]
+    elif kind == LAYERS:
+        ref, first, end, ranks, blocks = lease(r), r.u16(), r.u16(), r.u8(), r.i32()
+        expect(first < end, "from_layer < to_layer")
+        expect(ranks >= 1, "at least one rank")
+        expect(1 <= blocks <= 65536, "1 to 65536 blocks")
+        checksums = [[[r.u32() for _ in range(blocks)] for _ in range(end - first)]
+                     for _ in range(ranks)]
+        fields = [ref, first, end, checksums]
     else:
         raise Mismatch("unknown notification type %d" % kind)
     r.end()
@@ -308,6 +316,14 @@ def encode_message(kind, fields):
     elif kind == RELEASE:
         put_lease(w, fields[0])
         w.text(fields[1]).text(fields[2])
+    elif kind == LAYERS:
+        put_lease(w, fields[0])
+        checksums = fields[3]
+        w.u16(fields[1]).u16(fields[2]).u8(len(checksums)).i32(len(checksums[0][0]))
+        for rank in checksums:
+            for layer in rank:
+                for value in layer:
+                    w.u32(value)
     return w.bytes()
 
 
@@ -606,6 +622,9 @@ def check(vectors):
         "message.confirmed": (CONFIRMED, [LEASE, 37_000_000_000, 5_000_000_000,
                                           7_000_000_000]),
         "message.release": (RELEASE, [LEASE, "decode-0", "aborted on D"]),
+        # Layers 0 and 1 of blocks 3 and 17 on P's two ranks: 0x0a0b0c00 + 16 rank + 4 layer + block.
+        "message.layers": (LAYERS, [LEASE, 0, 2, [[[0x0a0b0c00 + 16 * q + 4 * l + b for b in range(2)]
+                                                  for l in range(2)] for q in range(2)]]),
     }
     for name, value in expected_messages.items():
         data = vector(name)

@@ -491,6 +491,20 @@ public record KvLayout(
    * order.
    */
   public void forEachUsedRange(int block, int usedTokens, RangeSink sink) {
+    forEachUsedRange(block, usedTokens, 0, layers, sink);
+  }
+
+  /**
+   * {@link #forEachUsedRange(int, int, RangeSink)} of the layers {@code [fromLayer, toLayer)}
+   * alone: what a producer's checksum of one block's layers covers when it streams a request layer
+   * by layer, and in that order.
+   */
+  public void forEachUsedRange(
+      int block, int usedTokens, int fromLayer, int toLayer, RangeSink sink) {
+    if (fromLayer < 0 || toLayer > layers || fromLayer >= toLayer) {
+      throw new IllegalArgumentException(
+          "layers [" + fromLayer + ", " + toLayer + ") are not within the " + layers + " layers");
+    }
     long[] open = {-1, 0};
     RangeSink merging =
         (at, length) -> {
@@ -505,7 +519,7 @@ public record KvLayout(
           open[1] = length;
         };
     boolean full = usedTokens == tokensPerBlock;
-    for (int layer = 0; layer < layers; layer++) {
+    for (int layer = fromLayer; layer < toLayer; layer++) {
       for (int plane = 0; plane < planes; plane++) {
         long slab = slabOffset(block, layer, plane);
         if (full || order == MemoryOrder.BLOCK_MAJOR) {

@@ -14,7 +14,9 @@ public record LeaseToken(String value) {
   /** How many random bytes a token holds. */
   static final int BYTES = 16;
 
-  private static final int HEX_LENGTH = 2 * BYTES;
+  /** The length of a token in hex digits. */
+  public static final int HEX_LENGTH = 2 * BYTES;
+
   private static final char[] DIGITS = "0123456789abcdef".toCharArray();
   private static final SecureRandom RANDOM = new SecureRandom();
 

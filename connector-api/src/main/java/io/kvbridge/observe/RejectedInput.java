@@ -55,5 +55,19 @@ public enum RejectedInput {
    * Transfer parameters whose trace context ({@code traceparent}, {@code tracestate}) is malformed:
    * it is ignored and the load goes on in a trace of its own.
    */
-  MALFORMED_TRACE_CONTEXT
+  MALFORMED_TRACE_CONTEXT,
+  /** A LAYERS announcement of a streamed lease naming layers it announced already. */
+  LAYERS_DUPLICATE,
+  /** A LAYERS announcement that skips layers: it does not start where the last one ended. */
+  LAYERS_OUT_OF_ORDER,
+  /**
+   * A LAYERS announcement that goes beyond the model's layers, or names other ranks or blocks than
+   * the lease's.
+   */
+  LAYERS_BEYOND_MODEL,
+  /**
+   * A completion of a streamed lease before its producer announced its last layer: nothing can have
+   * read what is not computed yet. Answered with NACK; the lease stays live.
+   */
+  LAYERS_MISSING
 }

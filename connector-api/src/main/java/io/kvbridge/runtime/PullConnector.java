@@ -19,6 +19,7 @@ import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.SchedulerSide;
+import io.kvbridge.spi.StartedRequest;
 import io.kvbridge.spi.StepMetadata;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
@@ -253,6 +254,7 @@ public final class PullConnector implements KvConnector {
     handleNotifications();
     consumer.progress();
     producer.expire();
+    producer.announceLayers();
   }
 
   /** Drains the transport's notifications and routes each protocol message to its side. */
@@ -358,6 +360,16 @@ public final class PullConnector implements KvConnector {
     }
 
     @Override
+    public Optional<TransferParams> requestStarted(StartedRequest request) {
+      if (!settings.role().produces() || closed) {
+        return Optional.empty();
+      }
+      Optional<TransferParams> params = producer.requestStarted(request);
+      wakeProgress();
+      return params;
+    }
+
+    @Override
     public FinishDecision requestFinished(FinishedRequest request) {
       if (!settings.role().produces() || closed) {
         return FinishDecision.freeNow();
@@ -445,6 +457,13 @@ public final class PullConnector implements KvConnector {
       }
       for (ConnectorListener listener : listeners) {
         listener.kvCacheRegistered(rank, layout);
+      }
+    }
+
+    @Override
+    public void layerSaved(String requestId, int layer) {
+      if (settings.role().produces() && !closed && producer.layerSaved(rank, requestId, layer)) {
+        wakeProgress(); // the progress thread tells the consumer at once
       }
     }
 

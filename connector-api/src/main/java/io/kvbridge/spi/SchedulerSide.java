@@ -1,6 +1,7 @@
 package io.kvbridge.spi;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The deciding half of a connector: one per engine, owns no KV memory, called by the engine's
@@ -53,6 +54,24 @@ public interface SchedulerSide {
   StepMetadata buildStepMetadata();
 
   /**
+   * Called by a producer's scheduler when it starts the prefill of a request whose KV a consumer
+   * will read, once the request's blocks are allocated: grants the request's lease now, so that its
+   * parameters reach the consumer while P still computes (a <em>streamed</em> lease). As each rank
+   * writes a layer's KV of the request it calls {@link WorkerSide#layerSaved}; the consumer reads
+   * each layer once every rank saved it. The engine then calls {@link #requestFinished} as for any
+   * request: its answer holds the blocks until {@code doneSending}, as for a lease granted there.
+   *
+   * <p>Answers empty when the request is not streamed (shorter than {@code
+   * kvbridge.streaming.min-tokens}, or not a producer): the engine goes on as for any request and
+   * {@link #requestFinished} grants the lease once the prefill is done.
+   *
+   * <p>Until {@link #requestFinished}, {@code doneSending} never names the request, even if its
+   * lease ends meanwhile (the engine still computes into its blocks); if it did end, {@link
+   * #requestFinished} answers to free the blocks at once.
+   */
+  Optional<TransferParams> requestStarted(StartedRequest request);
+
+  /**
    * Called by a producer's scheduler when a request finishes or is aborted.
    *
    * <p>A request that finished normally with at least one computed token, and whose KV a consumer
@@ -60,6 +79,10 @@ public interface SchedulerSide {
    * included): the answer says {@code delayFree}, and the engine keeps every block of the request
    * until {@link WorkerSide#getFinished} names it in {@code doneSending}. An aborted request, one
    * with no computed token, or one nobody will read is freed at once.
+   *
+   * <p>A request whose lease is streamed ({@link #requestStarted}): the layers a rank has not saved
+   * yet count as saved now (the engine says the KV is complete), and the lease of an aborted one is
+   * revoked; the answer holds the blocks until {@code doneSending}, unless the lease ended already.
    */
   FinishDecision requestFinished(FinishedRequest request);
 

@@ -37,6 +37,9 @@ import java.util.Optional;
  * @param traceContext the trace of the request's transfer path, as W3C {@code traceparent} and
  *     {@code tracestate}: D's spans join P's trace. Optional and never refused: malformed fields
  *     are read as {@link TraceContext.Ignored}, and the consumer counts and ignores them
+ * @param streamed whether P grants the lease while it still computes the request and announces its
+ *     layers as they are computed, each with its checksums (LAYERS notifications), instead of
+ *     {@code blockChecksums}, which are then empty ({@link SchedulerSide#requestStarted})
  */
 public record TransferParams(
     String producerEngineId,
@@ -50,7 +53,8 @@ public record TransferParams(
     Optional<String> handshakeAddress,
     ChecksumScheme checksumScheme,
     List<List<Integer>> blockChecksums,
-    TraceContext traceContext) {
+    TraceContext traceContext,
+    boolean streamed) {
 
   /** The most blocks one request may name; more is refused as malformed. */
   public static final int MAX_BLOCKS = 65_536;
@@ -96,10 +100,16 @@ public record TransferParams(
       throw new InvalidTransferParamsException("checksum_scheme is missing");
     }
     int blocks = blockIds.size();
-    if (blockChecksums == null
-        || blockChecksums.isEmpty()
-        || blockChecksums.size() > MAX_RANKS
-        || blockChecksums.stream().anyMatch(c -> c == null || c.size() != blocks)) {
+    if (streamed && (blockChecksums == null || !blockChecksums.isEmpty())) {
+      throw new InvalidTransferParamsException(
+          "block_checksums must be empty when streamed: a streamed lease's checksums come with its"
+              + " layers");
+    }
+    if (!streamed
+        && (blockChecksums == null
+            || blockChecksums.isEmpty()
+            || blockChecksums.size() > MAX_RANKS
+            || blockChecksums.stream().anyMatch(c -> c == null || c.size() != blocks))) {
       throw new InvalidTransferParamsException(
           "block_checksums must hold, for each of 1 to "
               + MAX_RANKS
@@ -111,6 +121,36 @@ public record TransferParams(
     if (traceContext == null) {
       throw new InvalidTransferParamsException("trace context must be absent or present, not null");
     }
+  }
+
+  /** Parameters of a lease granted once the request was computed (not streamed). */
+  public TransferParams(
+      String producerEngineId,
+      long producerIncarnation,
+      String requestId,
+      List<Integer> blockIds,
+      int tokens,
+      String promptDigest,
+      String leaseToken,
+      long deadlineNanos,
+      Optional<String> handshakeAddress,
+      ChecksumScheme checksumScheme,
+      List<List<Integer>> blockChecksums,
+      TraceContext traceContext) {
+    this(
+        producerEngineId,
+        producerIncarnation,
+        requestId,
+        blockIds,
+        tokens,
+        promptDigest,
+        leaseToken,
+        deadlineNanos,
+        handshakeAddress,
+        checksumScheme,
+        blockChecksums,
+        traceContext,
+        false);
   }
 
   /** Parameters that carry no trace context. */
@@ -160,6 +200,9 @@ public record TransferParams(
       map.put("traceparent", w3c.traceparent());
       w3c.tracestate().ifPresent(state -> map.put("tracestate", state));
     }
+    if (streamed) {
+      map.put("streamed", true);
+    }
     return map;
   }
 
@@ -190,7 +233,19 @@ public record TransferParams(
             : Optional.empty(),
         scheme(text(map, "checksum_scheme")),
         checksumsPerRank(map.get("block_checksums")),
-        TraceContext.read(map.get("traceparent"), map.get("tracestate")));
+        TraceContext.read(map.get("traceparent"), map.get("tracestate")),
+        streamed(map.get("streamed")));
+  }
+
+  private static boolean streamed(Object value) {
+    if (value == null) {
+      return false;
+    }
+    if (value instanceof Boolean b) {
+      return b;
+    }
+    throw new InvalidTransferParamsException(
+        "streamed must be true or false, got " + typeOf(value));
   }
 
   /** Writes checksums as 8 lowercase hex digits each, big-endian, concatenated. */
@@ -204,11 +259,12 @@ public record TransferParams(
   }
 
   private static List<List<Integer>> checksumsPerRank(Object value) {
-    if (!(value instanceof List<?> ranks) || ranks.isEmpty() || ranks.size() > MAX_RANKS) {
+    // Empty for a streamed lease; the constructor refuses an empty list otherwise.
+    if (!(value instanceof List<?> ranks) || ranks.size() > MAX_RANKS) {
       throw new InvalidTransferParamsException(
           "block_checksums must be a list of 1 to "
               + MAX_RANKS
-              + " strings, one per producer rank, got "
+              + " strings, one per producer rank (none when streamed), got "
               + typeOf(value));
     }
     List<List<Integer>> out = new ArrayList<>(ranks.size());

@@ -66,6 +66,18 @@ public interface WorkerSide {
   }
 
   /**
+   * Called by a producer's worker on each rank as the forward pass writes a layer of a request's KV
+   * into that rank's memory, in layer order, 0 first: {@code layer} of {@code requestId} is
+   * complete and will not change. Once every rank saved a layer, the consumer reading the request's
+   * streamed lease ({@link SchedulerSide#requestStarted}) is told, with the layer's checksums, and
+   * reads it. Ignored for a request whose lease is not streamed, so an engine may call it for every
+   * request.
+   *
+   * @throws IllegalArgumentException if {@code layer} is not this rank's next layer of the request
+   */
+  void layerSaved(String requestId, int layer);
+
+  /**
    * Called by a consumer's worker each step with the scheduler's metadata: handshakes with new
    * producers, checks each lease against the safety margin and posts the reads. Loads that cannot
    * start are reported as failures by the next {@link #getFinished}.

@@ -33,7 +33,7 @@ import java.util.List;
 public final class Handshake {
 
   /** The handshake version this code speaks; a frame of another version is refused. */
-  public static final int VERSION = 5;
+  public static final int VERSION = 6;
 
   /** The largest handshake frame accepted (a NIXL metadata blob is a few KiB). */
   public static final int MAX_FRAME_BYTES = 4 * 1024 * 1024;

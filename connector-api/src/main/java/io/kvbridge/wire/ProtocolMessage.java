@@ -69,8 +69,8 @@ public sealed interface ProtocolMessage {
   }
 
   /**
-   * A message P sends and D handles: {@link Ack}, {@link Nack}, {@link Renewed} or {@link
-   * Confirmed}.
+   * A message P sends and D handles: {@link Ack}, {@link Nack}, {@link Renewed}, {@link Confirmed}
+   * or {@link Layers}.
    */
   sealed interface ToConsumer extends ProtocolMessage {
     @Override
@@ -90,6 +90,8 @@ public sealed interface ProtocolMessage {
       void renewed(Renewed renewed);
 
       void confirmed(Confirmed confirmed);
+
+      void layers(Layers layers);
     }
   }
 
@@ -100,7 +102,7 @@ public sealed interface ProtocolMessage {
   }
 
   /** The protocol version this code speaks; a message of another version is refused. */
-  int VERSION = 5;
+  int VERSION = 6;
 
   /** The longest notification accepted. */
   int MAX_BYTES = 256 * 1024;
@@ -110,6 +112,15 @@ public sealed interface ProtocolMessage {
 
   /** The longest id or reason accepted. */
   int MAX_TEXT = 256;
+
+  /** The most layers a model may have, and so the highest layer a {@link Layers} may name. */
+  int MAX_LAYERS = 65_535;
+
+  /** The most producer ranks a {@link Layers} may name. */
+  int MAX_RANKS = 255;
+
+  /** The most blocks a {@link Layers} may name. */
+  int MAX_BLOCKS = 65_536;
 
   /**
    * D → P: "I read the blocks of this lease; may I use them?" P answers {@link Ack} (the lease ends
@@ -144,6 +155,16 @@ public sealed interface ProtocolMessage {
    * @param reason why, e.g. {@code WRONG_BLOCKS} or {@code EXPIRED}
    */
   record Nack(LeaseRef lease, String reason) implements ToConsumer, LeaseMessage {
+
+    /** The reason of a completion of a streamed lease before its last layer was announced. */
+    public static final String LAYERS_MISSING = "LAYERS_MISSING";
+
+    /**
+     * The reason P gives, unasked, to the consumer of a streamed lease it revoked while it still
+     * computed (the request was aborted, or P shuts down): the layers not announced never come.
+     */
+    public static final String REVOKED = "REVOKED";
+
     @Override
     public void handleBy(ToConsumer.Handler handler) {
       handler.nack(this);
@@ -256,6 +277,79 @@ public sealed interface ProtocolMessage {
     }
   }
 
+  /**
+   * P → D, for a lease P streams while it still computes: the layers {@code [fromLayer, toLayer)}
+   * of every block of the lease are computed on every rank, and will not change while the lease
+   * lives; D may read them. Sent to the consumer that confirmed the lease, in order: the first
+   * names layer 0, each next one starts where the last ended, and the last one ends at the model's
+   * last layer. D refuses (and counts) a message that names layers it was told of already, that
+   * skips some, or that goes beyond the model's layers.
+   *
+   * @param lease the lease and its token
+   * @param fromLayer the first layer announced
+   * @param toLayer the layer after the last one announced
+   * @param checksums by producer rank, then by layer of the range, then by block of the lease (in
+   *     the order of its {@code block_ids}): the checksum of the block's used bytes of that layer
+   *     on that rank, in memory order
+   */
+  record Layers(LeaseRef lease, int fromLayer, int toLayer, List<List<List<Integer>>> checksums)
+      implements ToConsumer, LeaseMessage {
+
+    /** Copies the checksums; refuses a range or a shape the wire cannot carry. */
+    public Layers {
+      if (fromLayer < 0 || toLayer <= fromLayer || toLayer > MAX_LAYERS) {
+        throw new IllegalArgumentException(
+            "layers ["
+                + fromLayer
+                + ", "
+                + toLayer
+                + ") must be a range within 0 to "
+                + MAX_LAYERS);
+      }
+      int layers = toLayer - fromLayer;
+      if (checksums.isEmpty()
+          || checksums.size() > MAX_RANKS
+          || checksums.stream().anyMatch(rank -> rank.size() != layers)) {
+        throw new IllegalArgumentException(
+            "checksums must hold, for each of 1 to " + MAX_RANKS + " ranks, one list per layer");
+      }
+      int blocks = checksums.get(0).get(0).size();
+      if (blocks == 0
+          || blocks > MAX_BLOCKS
+          || checksums.stream().flatMap(List::stream).anyMatch(layer -> layer.size() != blocks)) {
+        throw new IllegalArgumentException(
+            "checksums must hold 1 to " + MAX_BLOCKS + " blocks, as many in every layer");
+      }
+      checksums =
+          checksums.stream()
+              .<List<List<Integer>>>map(
+                  rank -> rank.stream().<List<Integer>>map(List::copyOf).toList())
+              .toList();
+    }
+
+    /**
+     * At most the encoded size of a message of this shape, in bytes, for {@code requestId}: for
+     * splitting an announcement into messages that each fit {@link #MAX_BYTES}.
+     */
+    public static int encodedBytes(String requestId, int ranks, int layers, int blocks) {
+      return Codec.MAGIC.length
+          + 2
+          + 4
+          + requestId.length() * 3
+          + LeaseToken.HEX_LENGTH
+          + 2
+          + 2
+          + 1
+          + 4
+          + 4 * ranks * layers * blocks;
+    }
+
+    @Override
+    public void handleBy(ToConsumer.Handler handler) {
+      handler.layers(this);
+    }
+  }
+
   /** Encodes a message. */
   static byte[] encode(ProtocolMessage message) {
     WireWriter w = new WireWriter().raw(Codec.MAGIC).u8(VERSION);
@@ -299,6 +393,14 @@ public sealed interface ProtocolMessage {
       w.u8(Codec.RELEASE);
       Codec.writeLease(w, r.lease());
       w.text(r.consumerEngineId()).text(Codec.clip(r.reason()));
+    } else if (message instanceof Layers l) {
+      w.u8(Codec.LAYERS);
+      Codec.writeLease(w, l.lease());
+      w.u16(l.fromLayer())
+          .u16(l.toLayer())
+          .u8(l.checksums().size())
+          .i32(l.checksums().get(0).get(0).size());
+      l.checksums().forEach(rank -> rank.forEach(layer -> layer.forEach(w::i32)));
     }
     return w.toByteArray();
   }
@@ -354,6 +456,7 @@ public sealed interface ProtocolMessage {
                   Codec.readLease(r),
                   r.text("consumer engine id", MAX_TEXT),
                   r.text("reason", MAX_TEXT));
+          case Codec.LAYERS -> Codec.readLayers(r);
           default -> throw new MalformedMessageException("unknown message type " + type);
         };
     r.expectEnd();
@@ -371,6 +474,7 @@ public sealed interface ProtocolMessage {
     static final int CONFIRM = 6;
     static final int CONFIRMED = 7;
     static final int RELEASE = 8;
+    static final int LAYERS = 9;
 
     private Codec() {}
 
@@ -406,6 +510,38 @@ public sealed interface ProtocolMessage {
             "a heartbeat or renewal names 1 to " + MAX_HEARTBEAT_LEASES + " leases, got " + count);
       }
       return count;
+    }
+
+    static Layers readLayers(WireReader r) throws MalformedMessageException {
+      LeaseRef lease = readLease(r);
+      int from = r.u16();
+      int to = r.u16();
+      if (to <= from) {
+        throw new MalformedMessageException(
+            "layers [" + from + ", " + to + ") name no layer: the end must follow the start");
+      }
+      int ranks = r.u8();
+      int blocks = r.i32();
+      if (ranks == 0) {
+        throw new MalformedMessageException("layers of 0 ranks; at least 1");
+      }
+      if (blocks <= 0 || blocks > MAX_BLOCKS) {
+        throw new MalformedMessageException(
+            "layers of " + blocks + " blocks; 1 to " + MAX_BLOCKS + " are accepted");
+      }
+      List<List<List<Integer>>> checksums = new ArrayList<>(ranks);
+      for (int q = 0; q < ranks; q++) {
+        List<List<Integer>> layers = new ArrayList<>(to - from);
+        for (int l = from; l < to; l++) {
+          List<Integer> values = new ArrayList<>(blocks);
+          for (int b = 0; b < blocks; b++) {
+            values.add(r.i32());
+          }
+          layers.add(values);
+        }
+        checksums.add(layers);
+      }
+      return new Layers(lease, from, to, checksums);
     }
 
     static String clip(String text) {

@@ -40,6 +40,46 @@ class TransferParamsTest {
   }
 
   @Test
+  void streamedParamsTravelWithoutChecksumsAndSurviveTheRoundTrip() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("block_checksums", List.of());
+    map.put("streamed", true);
+
+    TransferParams streamed = TransferParams.fromMap(map);
+
+    assertThat(streamed.streamed()).isTrue();
+    assertThat(streamed.blockChecksums()).isEmpty();
+    assertThat(streamed.toMap()).containsEntry("streamed", true);
+    assertThat(TransferParams.fromMap(streamed.toMap())).isEqualTo(streamed);
+    assertThat(params.toMap()).doesNotContainKey("streamed");
+  }
+
+  @Test
+  void streamedParamsWithChecksumsAndWholeOnesWithoutAreRefused() {
+    Map<String, Object> streamedWithChecksums = new HashMap<>(params.toMap());
+    streamedWithChecksums.put("streamed", true);
+    Map<String, Object> wholeWithout = new HashMap<>(params.toMap());
+    wholeWithout.put("block_checksums", List.of());
+
+    assertThatThrownBy(() -> TransferParams.fromMap(streamedWithChecksums))
+        .isInstanceOf(InvalidTransferParamsException.class)
+        .hasMessageContaining("must be empty when streamed");
+    assertThatThrownBy(() -> TransferParams.fromMap(wholeWithout))
+        .isInstanceOf(InvalidTransferParamsException.class)
+        .hasMessageContaining("one checksum per block");
+  }
+
+  @Test
+  void streamedOfAnotherJsonTypeIsRefusedNamingIt() {
+    Map<String, Object> map = new HashMap<>(params.toMap());
+    map.put("streamed", "yes");
+
+    assertThatThrownBy(() -> TransferParams.fromMap(map))
+        .isInstanceOf(InvalidTransferParamsException.class)
+        .hasMessageEndingWith("streamed must be true or false, got a string");
+  }
+
+  @Test
   void checksumListOfAnotherLengthIsRefused() {
     Map<String, Object> map = new HashMap<>(params.toMap());
     map.put("block_checksums", List.of("8badf00d00000011", "8badf00d"));

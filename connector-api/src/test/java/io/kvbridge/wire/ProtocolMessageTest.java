@@ -51,7 +51,8 @@ class ProtocolMessageTest {
             new ProtocolMessage.Renewed(1, 2, List.of(new ProtocolMessage.Renewal(lease, 3))),
             new ProtocolMessage.Confirm(lease, "d", digest(), 0, 1),
             new ProtocolMessage.Confirmed(lease, 1, 2, 3),
-            new ProtocolMessage.Release(lease, "d", "cancelled"));
+            new ProtocolMessage.Release(lease, "d", "cancelled"),
+            new ProtocolMessage.Layers(lease, 0, 1, List.of(List.of(List.of(7)))));
 
     all.forEach(m -> m.route(router));
 
@@ -64,7 +65,8 @@ class ProtocolMessageTest {
             "D renewed",
             "P confirm",
             "D confirmed",
-            "P release");
+            "P release",
+            "D layers");
   }
 
   private static ReadDigest digest() {
@@ -86,7 +88,14 @@ class ProtocolMessageTest {
                 17L, 99L, List.of(new ProtocolMessage.Renewal(lease, 1_000_000L))),
             new ProtocolMessage.Confirm(lease, "decode-0", DIGEST, 32, 5L),
             new ProtocolMessage.Confirmed(lease, 1_000_000L, 5L, 77L),
-            new ProtocolMessage.Release(lease, "decode-0", "aborted on D"));
+            new ProtocolMessage.Release(lease, "decode-0", "aborted on D"),
+            new ProtocolMessage.Layers(
+                lease,
+                3,
+                5,
+                List.of(
+                    List.of(List.of(1, -2, 3), List.of(4, 5, Integer.MIN_VALUE)),
+                    List.of(List.of(7, 8, 9), List.of(10, 11, Integer.MAX_VALUE)))));
 
     for (ProtocolMessage message : messages) {
       assertThat(ProtocolMessage.decode(ProtocolMessage.encode(message))).isEqualTo(message);
@@ -98,6 +107,59 @@ class ProtocolMessageTest {
     assertThatThrownBy(() -> ProtocolMessage.decode("req-1:1".getBytes(StandardCharsets.UTF_8)))
         .isInstanceOf(MalformedMessageException.class)
         .hasMessageContaining("magic");
+  }
+
+  @Test
+  void layersThatNameNoLayerOrNoRankOrNoBlockAreRefusedOnTheWire() {
+    byte[] good =
+        ProtocolMessage.encode(
+            new ProtocolMessage.Layers(lease, 2, 3, List.of(List.of(List.of(1, 2)))));
+    // magic, version, type, then the lease: 2 + 5 ("req-1") + 2 + 32 (the token)
+    int at = 3 + 1 + 1 + 2 + 5 + 2 + 32;
+
+    byte[] backwards = good.clone();
+    backwards[at + 1] = 4; // from 4
+    assertThatThrownBy(() -> ProtocolMessage.decode(backwards))
+        .isInstanceOf(MalformedMessageException.class)
+        .hasMessageContaining("name no layer");
+    byte[] noRank = good.clone();
+    noRank[at + 4] = 0;
+    assertThatThrownBy(() -> ProtocolMessage.decode(noRank))
+        .isInstanceOf(MalformedMessageException.class)
+        .hasMessageContaining("0 ranks");
+    byte[] noBlock = good.clone();
+    noBlock[at + 8] = 0;
+    assertThatThrownBy(() -> ProtocolMessage.decode(noBlock))
+        .isInstanceOf(MalformedMessageException.class)
+        .hasMessageContaining("0 blocks");
+    byte[] truncated = Arrays.copyOf(good, good.length - 1);
+    assertThatThrownBy(() -> ProtocolMessage.decode(truncated))
+        .isInstanceOf(MalformedMessageException.class);
+  }
+
+  @Test
+  void layersOfUnevenShapeCannotBeMade() {
+    assertThatThrownBy(
+            () ->
+                new ProtocolMessage.Layers(
+                    lease, 0, 2, List.of(List.of(List.of(1), List.of(1, 2)))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("as many in every layer");
+    assertThatThrownBy(() -> new ProtocolMessage.Layers(lease, 0, 2, List.of(List.of(List.of(1)))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("one list per layer");
+    assertThatThrownBy(() -> new ProtocolMessage.Layers(lease, 1, 1, List.of()))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void theLayersSizeBoundCoversTheEncodedMessage() {
+    ProtocolMessage.Layers layers =
+        new ProtocolMessage.Layers(
+            lease, 0, 3, Collections.nCopies(2, Collections.nCopies(3, Collections.nCopies(5, 9))));
+
+    assertThat(ProtocolMessage.encode(layers).length)
+        .isLessThanOrEqualTo(ProtocolMessage.Layers.encodedBytes(lease.requestId(), 2, 3, 5));
   }
 
   @Test

@@ -71,6 +71,31 @@ public final class KvContent {
   }
 
   /**
+   * {@link #write} of the layers {@code [fromLayer, toLayer)} alone, as a forward pass writes a
+   * request's KV layer by layer; the other layers' bytes are left as they are.
+   */
+  public static void writeLayers(
+      KvLayout layout,
+      byte[] block,
+      long seed,
+      int firstToken,
+      int usedTokens,
+      int fromLayer,
+      int toLayer) {
+    int vector = layout.vectorBytes();
+    forEachVector(
+        layout,
+        usedTokens,
+        (layer, plane, head, token, offset) -> {
+          if (layer >= fromLayer && layer < toLayer) {
+            for (int e = 0; e < vector; e++) {
+              block[(int) offset + e] = value(seed, layer, plane, head, firstToken + token, e);
+            }
+          }
+        });
+  }
+
+  /**
    * The first byte of {@code block}, one block of {@code layout} holding the tokens from {@code
    * firstToken} on, where its first {@code usedTokens} tokens differ from request {@code seed}'s
    * KV, described by (layer, plane, head, token, byte); or nothing if they hold it exactly.

@@ -2,6 +2,7 @@ package io.kvbridge.tck;
 
 import io.kvbridge.tck.shapes.RankFailureConformance;
 import io.kvbridge.tck.shapes.RefusedShapeConformance;
+import io.kvbridge.tck.shapes.StreamedLayerConformance;
 import io.kvbridge.tck.shapes.TranslatedShapeConformance;
 import java.util.Objects;
 import org.junit.jupiter.api.Nested;
@@ -41,6 +42,13 @@ public abstract class ShapeTranslationConformanceTest {
   @Nested
   class RankFailures extends RankFailureConformance {
     RankFailures() {
+      super(connector);
+    }
+  }
+
+  @Nested
+  class StreamedLayers extends StreamedLayerConformance {
+    StreamedLayers() {
       super(connector);
     }
   }

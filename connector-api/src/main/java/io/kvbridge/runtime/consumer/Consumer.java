@@ -1,5 +1,6 @@
 package io.kvbridge.runtime.consumer;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.observe.TransferSpans;
 import io.kvbridge.runtime.engine.ConnectorCounters;
@@ -14,6 +15,7 @@ import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.TransportException;
+import io.kvbridge.wire.ProtocolMessage;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -369,6 +371,57 @@ public final class Consumer {
     }
   }
 
+  /**
+   * The producer of a streamed load announced more of its layers: they are recorded and, if the
+   * load reads already, read at once. Layers announced twice, out of turn, beyond the model, or of
+   * other ranks or blocks than the lease's are refused and counted, changing nothing.
+   */
+  void layersAnnounced(Load load, ProtocolMessage.Layers layers) {
+    String what =
+        "layers " + layers.fromLayer() + " to " + layers.toLayer() + " of " + load.requestId();
+    if (!load.params().streamed()) {
+      counters.rejected(RejectedInput.UNEXPECTED_REPLY, what + ", whose lease is not streamed");
+      return;
+    }
+    List<KvLayout> producer = load.peer().layouts();
+    if (layers.fromLayer() < load.layersAnnounced()) {
+      counters.rejected(
+          RejectedInput.LAYERS_DUPLICATE,
+          what + ": layers to " + load.layersAnnounced() + " were announced already");
+      return;
+    }
+    if (layers.fromLayer() > load.layersAnnounced()) {
+      counters.rejected(
+          RejectedInput.LAYERS_OUT_OF_ORDER,
+          what + ": layer " + load.layersAnnounced() + " comes first");
+      return;
+    }
+    if (layers.toLayer() > producer.get(0).layers()
+        || layers.checksums().size() != producer.size()
+        || layers.checksums().get(0).get(0).size() != load.params().blockIds().size()) {
+      counters.rejected(
+          RejectedInput.LAYERS_BEYOND_MODEL,
+          what
+              + ": the model has "
+              + producer.get(0).layers()
+              + " layers, its producer "
+              + producer.size()
+              + " ranks, the lease "
+              + load.params().blockIds().size()
+              + " blocks");
+      return;
+    }
+    load.announced(layers);
+    if (load.state() == Load.State.READING) {
+      try {
+        reads.postLayers(load, new TransferPlanner.Layers(layers.fromLayer(), layers.toLayer()));
+      } catch (TransportException | IllegalArgumentException e) {
+        handshakes.suspect(load.peer().engineId());
+        fail(load, "read could not be posted: " + e.getMessage());
+      }
+    }
+  }
+
   /** The read was validated by P: the request is received. */
   void receivedAfterAck(Load load) {
     load.received();
@@ -418,9 +471,17 @@ public final class Consumer {
         fail(load, "copying the staged read into place failed: " + e.getMessage());
         return;
       }
+      Load.Stage checked = stage.get();
       Optional<String> corrupt =
-          LoadChecks.contentProblem(
-              load.params(), load.plan(), ranks, stage.get().fromIndex(), stage.get().toIndex());
+          checked.layers().isPresent()
+              ? LoadChecks.layerProblem(
+                  load.params(),
+                  load.plan(),
+                  ranks,
+                  checked.layers().get(),
+                  load.layerChecksums(checked.layers().get()))
+              : LoadChecks.contentProblem(
+                  load.params(), load.plan(), ranks, checked.fromIndex(), checked.toIndex());
       if (corrupt.isPresent()) {
         counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId() + ": " + corrupt.get());
         fail(load, corrupt.get() + "; not using the read");
@@ -436,7 +497,9 @@ public final class Consumer {
       fail(load, "read could not be posted: " + e.getMessage());
       return;
     }
-    if (status instanceof TransferStatus.Done && load.everyStageChecked()) {
+    if (status instanceof TransferStatus.Done
+        && load.everyStageChecked()
+        && load.everyLayerAnnounced()) {
       reads.reportTelemetry(load); // before the release, which drops what the transport measured
       reads.release(load);
       if (ConsumerReplies.sendCompletion(ranks.lead(), settings.engineId(), counters, load)) {

@@ -86,8 +86,27 @@ public final class ConsumerReplies {
       } else if (load.state() == Load.State.AWAITING_REPLY) {
         load.phase().tag(TransferSpans.REPLY, "nack");
         consumer.fail(load, why + "; the read is not used");
+      } else if (load.state() == Load.State.READING
+          && load.params().streamed()
+          && nack.reason().equals(ProtocolMessage.Nack.REVOKED)) {
+        // A streamed lease revoked while P still computed: its last layers will never come.
+        consumer.fail(load, why + "; the read is not used");
       } else {
         unexpected(nack, fromAgent);
+      }
+    }
+
+    @Override
+    public void layers(ProtocolMessage.Layers layers) {
+      Optional<Load> found = loadOf(fromAgent, layers.lease().requestId());
+      if (found.isEmpty()) {
+        unexpected(layers, fromAgent);
+      } else if (!found.get().lease().token().equals(layers.lease().token())) {
+        counters.rejected(
+            RejectedInput.WRONG_TOKEN,
+            "layers of " + layers.lease().requestId() + " from agent " + fromAgent);
+      } else {
+        consumer.layersAnnounced(found.get(), layers);
       }
     }
 
@@ -184,13 +203,17 @@ public final class ConsumerReplies {
 
   /** The load that reads {@code ref}'s lease from {@code fromAgent}'s producer, token checked. */
   private Optional<Load> loadFor(String fromAgent, LeaseRef ref) {
+    return loadOf(fromAgent, ref.requestId())
+        .filter(load -> load.lease().token().equals(ref.token()));
+  }
+
+  /** The load that reads lease {@code requestId} from {@code fromAgent}'s producer; any token. */
+  private Optional<Load> loadOf(String fromAgent, String requestId) {
     return consumer
         .handshakes()
         .byAgent(fromAgent)
-        .flatMap(
-            peer -> consumer.loads().byLease(new Load.LeaseKey(peer.engineId(), ref.requestId())))
-        .filter(load -> load.hasPeer() && load.peer().agentName().equals(fromAgent))
-        .filter(load -> load.lease().token().equals(ref.token()));
+        .flatMap(peer -> consumer.loads().byLease(new Load.LeaseKey(peer.engineId(), requestId)))
+        .filter(load -> load.hasPeer() && load.peer().agentName().equals(fromAgent));
   }
 
   private void unexpected(ProtocolMessage.LeaseMessage message, String fromAgent) {

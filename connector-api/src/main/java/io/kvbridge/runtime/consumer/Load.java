@@ -6,6 +6,7 @@ import io.kvbridge.observe.TransferSpans;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.TransferHandle;
 import io.kvbridge.wire.LeaseRef;
+import io.kvbridge.wire.ProtocolMessage;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -158,6 +159,11 @@ final class Load {
 
   /** The lease's deadline on P's clock, as P last confirmed it. */
   private long producerDeadline;
+
+  // A streamed lease: the layers its producer announced, and their checksums by producer rank,
+  // then by layer, then by block of the lease.
+  private int layersAnnounced;
+  private final List<List<List<Integer>>> layerChecksums = new ArrayList<>();
 
   /** A load whose lease is to be confirmed by {@code confirmDeadline}, on this clock. */
   Load(String requestId, TransferParams params, int skipTokens, long epoch, long confirmDeadline) {
@@ -428,6 +434,43 @@ final class Load {
         : Optional.empty();
   }
 
+  /** How many layers of a streamed lease its producer announced computed: layers 0 to this. */
+  int layersAnnounced() {
+    return layersAnnounced;
+  }
+
+  /** The producer announced layers {@code [from, to)} computed, with their checksums. */
+  void announced(ProtocolMessage.Layers layers) {
+    if (layers.fromLayer() != layersAnnounced) {
+      throw new IllegalStateException(
+          "load of " + requestId + " was announced layer " + layers.fromLayer() + " out of turn");
+    }
+    for (int q = 0; q < layers.checksums().size(); q++) {
+      if (layerChecksums.size() == q) {
+        layerChecksums.add(new ArrayList<>());
+      }
+      layerChecksums.get(q).addAll(layers.checksums().get(q));
+    }
+    layersAnnounced = layers.toLayer();
+  }
+
+  /** The checksums announced of {@code layers}, by producer rank, then layer, then block. */
+  List<List<List<Integer>>> layerChecksums(TransferPlanner.Layers layers) {
+    List<List<List<Integer>>> out = new ArrayList<>(layerChecksums.size());
+    for (List<List<Integer>> rank : layerChecksums) {
+      out.add(rank.subList(layers.from(), layers.to()));
+    }
+    return out;
+  }
+
+  /**
+   * Whether every layer of the lease may be read: always, unless it is streamed and its producer
+   * has not announced its last layer yet.
+   */
+  boolean everyLayerAnnounced() {
+    return !params.streamed() || layersAnnounced == peer.layouts().get(0).layers();
+  }
+
   /** Whether every stage of the read was posted and checked out. */
   boolean everyStageChecked() {
     return stagesChecked == posting.stages.size();
@@ -546,12 +589,19 @@ final class Load {
   static final class Stage {
     private final int fromIndex;
     private final int toIndex;
+    private final Optional<TransferPlanner.Layers> layers;
     private final List<Read> reads = new ArrayList<>();
     private boolean posted;
 
-    Stage(int fromIndex, int toIndex) {
+    Stage(int fromIndex, int toIndex, Optional<TransferPlanner.Layers> layers) {
       this.fromIndex = fromIndex;
       this.toIndex = toIndex;
+      this.layers = layers;
+    }
+
+    /** The layers the stage moves, when it moves some of a streamed lease's; empty: every layer. */
+    Optional<TransferPlanner.Layers> layers() {
+      return layers;
     }
 
     int fromIndex() {
@@ -585,7 +635,15 @@ final class Load {
 
     /** Adds the stage of producer blocks {@code [fromIndex, toIndex)}, not yet posted. */
     void addStage(int fromIndex, int toIndex) {
-      stages.add(new Stage(fromIndex, toIndex));
+      stages.add(new Stage(fromIndex, toIndex, Optional.empty()));
+    }
+
+    /**
+     * Adds the stage of the layers {@code layers} of producer blocks {@code [fromIndex, toIndex)},
+     * not yet posted: the layers of a streamed lease its producer announced.
+     */
+    void addStage(int fromIndex, int toIndex, TransferPlanner.Layers layers) {
+      stages.add(new Stage(fromIndex, toIndex, Optional.of(layers)));
     }
 
     /** The first stage not yet posted, if any. */

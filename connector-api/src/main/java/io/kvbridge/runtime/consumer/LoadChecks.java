@@ -67,7 +67,7 @@ final class LoadChecks {
                 + " blocks");
       }
     }
-    if (params.blockChecksums().size() != peer.ranks().size()) {
+    if (!params.streamed() && params.blockChecksums().size() != peer.ranks().size()) {
       return Optional.of(
           "block_checksums has "
               + params.blockChecksums().size()
@@ -124,25 +124,85 @@ final class LoadChecks {
       Ranks ranks,
       int fromIndex,
       int toIndex) {
+    return contentProblem(
+        params,
+        plan,
+        ranks,
+        fromIndex,
+        toIndex,
+        TransferPlanner.Layers.all(plan),
+        (q, index) -> params.blockChecksums().get(q).get(index),
+        "");
+  }
+
+  /**
+   * Compares each producer block of a streamed read, layer by layer, with the checksums its
+   * producer announced for the layers {@code layers}: {@code announced.get(q).get(l).get(index)} is
+   * rank {@code q}'s checksum of layer {@code layers.from() + l} of block {@code index}.
+   */
+  static Optional<String> layerProblem(
+      TransferParams params,
+      TransferPlanner.Request plan,
+      Ranks ranks,
+      TransferPlanner.Layers layers,
+      List<List<List<Integer>>> announced) {
+    for (int layer = layers.from(); layer < layers.to(); layer++) {
+      int l = layer - layers.from();
+      Optional<String> problem =
+          contentProblem(
+              params,
+              plan,
+              ranks,
+              plan.firstBlock(),
+              plan.producerBlocks().size(),
+              new TransferPlanner.Layers(layer, layer + 1),
+              (q, index) -> announced.get(q).get(l).get(index),
+              " layer " + layer);
+      if (problem.isPresent()) {
+        return problem;
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The checksum the producer recorded of one of its rank's blocks (or of one layer of it). */
+  @FunctionalInterface
+  private interface Expected {
+    int of(int producerRank, int index);
+  }
+
+  private static Optional<String> contentProblem(
+      TransferParams params,
+      TransferPlanner.Request plan,
+      Ranks ranks,
+      int fromIndex,
+      int toIndex,
+      TransferPlanner.Layers layers,
+      Expected expected,
+      String what) {
+    boolean everyLayer = layers.coversEvery(plan.producer().get(0));
     for (int q = 0; q < plan.producer().size(); q++) {
       for (int index = Math.max(fromIndex, plan.firstBlock()); index < toIndex; index++) {
         List<ChecksumInput.Range> landed = new ArrayList<>();
+        TransferPlanner.SegmentSink into =
+            (producerRank, producerOffset, consumerRank, consumerOffset, length) ->
+                landed.add(
+                    ChecksumInput.Range.at(ranks.memory(consumerRank), consumerOffset, length));
         TransferPlanner.segments(
             plan,
             q,
             index,
-            (producerRank, producerOffset, consumerRank, consumerOffset, length) ->
-                landed.add(
-                    ChecksumInput.Range.at(ranks.memory(consumerRank), consumerOffset, length)));
+            everyLayer ? into : TransferPlanner.clipped(plan, q, index, layers, into));
         if (landed.isEmpty()) {
           continue; // every head of rank q was read from another producer rank that holds it
         }
         int actual = params.checksumScheme().checksum(ChecksumInput.of(landed));
-        int expected = params.blockChecksums().get(q).get(index);
-        if (actual != expected) {
+        int recorded = expected.of(q, index);
+        if (actual != recorded) {
           return Optional.of(
               "block "
                   + params.blockIds().get(index)
+                  + what
                   + " of producer "
                   + params.producerEngineId()
                   + " rank "
@@ -152,7 +212,7 @@ final class LoadChecks {
                   + " "
                   + Integer.toHexString(actual)
                   + ", the lease recorded "
-                  + Integer.toHexString(expected));
+                  + Integer.toHexString(recorded));
         }
       }
     }

@@ -65,6 +65,17 @@ final class LoadReads {
    */
   Load.Posting post(Load load, TransferPlanner.Request plan) {
     Load.Posting posting = new Load.Posting();
+    if (load.params().streamed()) {
+      // A streamed lease: the layers announced so far now; each later announcement its own stage.
+      if (load.layersAnnounced() > 0) {
+        posting.addStage(
+            plan.firstBlock(),
+            plan.producerBlocks().size(),
+            new TransferPlanner.Layers(0, load.layersAnnounced()));
+      }
+      postStages(load, plan, posting);
+      return posting;
+    }
     int first = plan.firstBlock();
     int blocks = plan.producerBlocks().size() - first;
     int[] bounds =
@@ -75,6 +86,19 @@ final class LoadReads {
     }
     postStages(load, plan, posting);
     return posting;
+  }
+
+  /**
+   * Posts the read of the layers {@code layers} of a streamed {@code load} that reads already, as a
+   * stage of its own, read in place.
+   *
+   * @throws TransportException if a transport refuses a READ; the load's reads are released then
+   * @throws IllegalArgumentException if the plan does not fit the ranks; likewise
+   */
+  void postLayers(Load load, TransferPlanner.Layers layers) {
+    TransferPlanner.Request plan = load.plan();
+    load.posting().addStage(plan.firstBlock(), plan.producerBlocks().size(), layers);
+    postStages(load, plan, load.posting());
   }
 
   /**
@@ -97,6 +121,18 @@ final class LoadReads {
           next.isPresent();
           next = posting.nextUnposted()) {
         Load.Stage stage = next.get();
+        if (stage.layers().isPresent()) {
+          // Some layers of a streamed lease: read in place, never staged.
+          posting.beginStage(stage);
+          TransferPlanner.plan(
+                  plan,
+                  stage.fromIndex(),
+                  stage.toIndex(),
+                  stage.layers().get(),
+                  TransferPlanner.Staging.NONE)
+              .forEach((pair, pieces) -> prepared.post(load.peer(), pair, pieces, posting));
+          continue;
+        }
         Optional<Map<TransferPlanner.RankPair, StagedRead>> reserved =
             staging.reserve(plan, stage.fromIndex(), stage.toIndex(), posting.holdsStaging());
         if (reserved.isEmpty()) {

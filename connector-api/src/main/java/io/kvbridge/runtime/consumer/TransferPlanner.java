@@ -302,6 +302,40 @@ final class TransferPlanner {
    * them.
    */
   static Map<RankPair, Pieces> plan(Request load, int fromIndex, int toIndex, Staging staging) {
+    return plan(load, fromIndex, toIndex, Layers.all(load), staging);
+  }
+
+  /**
+   * The layers {@code [from, to)} of the model: what one stage of a streamed read moves, once the
+   * producer announced them computed.
+   */
+  record Layers(int from, int to) {
+    Layers {
+      if (from < 0 || from >= to) {
+        throw new IllegalArgumentException("layers [" + from + ", " + to + ") are empty");
+      }
+    }
+
+    /** Every layer of {@code load}'s model. */
+    static Layers all(Request load) {
+      return new Layers(0, load.producer().get(0).layers());
+    }
+
+    boolean coversEvery(KvLayout layout) {
+      return from == 0 && to == layout.layers();
+    }
+  }
+
+  /**
+   * {@link #plan(Request, int, int, Staging)} of the layers {@code layers} alone: each piece is
+   * clipped to those layers' slabs ({@link #clipped}); a read of some layers is never staged.
+   */
+  static Map<RankPair, Pieces> plan(
+      Request load, int fromIndex, int toIndex, Layers layers, Staging staging) {
+    boolean everyLayer = layers.coversEvery(load.producer().get(0));
+    if (!everyLayer && staging != Staging.NONE) {
+      throw new IllegalArgumentException("a read of some layers is not staged");
+    }
     int producers = load.producer().size();
     int pairs = load.consumer().size() * producers;
     // Indexed by consumerRank * producers + producerRank, so that a segment costs no key object,
@@ -356,7 +390,13 @@ final class TransferPlanner {
             cursor[i] +=
                 stagedSegments(load, q, r, ranges[r][q], index, cursor[i], scatters[i], sink);
           } else if (ranges[r][q] != null) {
-            readSegments(load, q, r, ranges[r][q], index, sink);
+            readSegments(
+                load,
+                q,
+                r,
+                ranges[r][q],
+                index,
+                everyLayer ? sink : clipped(load, q, index, layers, sink));
           }
         }
       }
@@ -465,6 +505,40 @@ final class TransferPlanner {
         }
       }
     }
+  }
+
+  /**
+   * A sink that hands {@code sink} the part of each segment of producer rank {@code q}'s block
+   * {@code index} that lies in a slab of {@code layers}, and nothing of the other layers. A segment
+   * is a plain copy, so its part keeps the same distance between producer and consumer offsets. The
+   * slabs are in memory order in every placement, so the parts keep the producer's memory order.
+   */
+  static SegmentSink clipped(Request load, int q, int index, Layers layers, SegmentSink sink) {
+    KvLayout p = load.producer().get(q);
+    int pBlock = load.producerBlocks().get(index);
+    int planes = p.planes();
+    long[] starts = new long[(layers.to() - layers.from()) * planes];
+    for (int layer = layers.from(); layer < layers.to(); layer++) {
+      for (int plane = 0; plane < planes; plane++) {
+        starts[(layer - layers.from()) * planes + plane] = p.slabOffset(pBlock, layer, plane);
+      }
+    }
+    long slab = p.slabBytes();
+    return (producerRank, producerOffset, consumerRank, consumerOffset, length) -> {
+      long end = producerOffset + length;
+      for (long start : starts) {
+        long from = Math.max(producerOffset, start);
+        long to = Math.min(end, start + slab);
+        if (from < to) {
+          sink.accept(
+              producerRank,
+              from,
+              consumerRank,
+              consumerOffset + (from - producerOffset),
+              to - from);
+        }
+      }
+    };
   }
 
   /**

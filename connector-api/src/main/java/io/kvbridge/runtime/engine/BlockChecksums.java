@@ -24,6 +24,20 @@ public final class BlockChecksums {
    */
   public static List<Integer> of(
       ChecksumScheme scheme, KvRegions memory, List<Integer> blocks, int tokens) {
+    return ofLayers(scheme, memory, blocks, tokens, 0, memory.layout().layers());
+  }
+
+  /**
+   * {@link #of} of the layers {@code [fromLayer, toLayer)} alone: what a producer that streams a
+   * request records of each block once those layers are computed.
+   */
+  public static List<Integer> ofLayers(
+      ChecksumScheme scheme,
+      KvRegions memory,
+      List<Integer> blocks,
+      int tokens,
+      int fromLayer,
+      int toLayer) {
     KvLayout layout = memory.layout();
     List<Integer> out = new ArrayList<>(blocks.size());
     for (int i = 0; i < blocks.size(); i++) {
@@ -32,6 +46,8 @@ public final class BlockChecksums {
       layout.forEachUsedRange(
           blocks.get(i),
           used,
+          fromLayer,
+          toLayer,
           (at, length) -> ranges.add(ChecksumInput.Range.at(memory, at, length)));
       out.add(scheme.checksum(ChecksumInput.of(ranges)));
     }

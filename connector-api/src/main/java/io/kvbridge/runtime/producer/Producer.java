@@ -20,6 +20,8 @@ import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
 import io.kvbridge.spi.ProducerStatus;
+import io.kvbridge.spi.StartedRequest;
+import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.transfer.TransportException;
@@ -34,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * P's half of the pull protocol: grants leases, answers handshakes ({@link HandshakeResponder}),
@@ -53,6 +56,11 @@ public final class Producer {
   private final LeaseTable leases;
   private final LeaseEnds ends;
   private final Ranks ranks;
+  // Known once every rank registered its memory (start).
+  private volatile ChecksumScheme scheme;
+  private volatile LayerStreams streams = new LayerStreams(null, null);
+  // The parameters of the streamed leases whose requests the engine has not finished.
+  private final Map<String, TransferParams> streamed = new ConcurrentHashMap<>();
   private volatile HandshakeResponder responder;
   private volatile HandshakeChannel.Server server;
 
@@ -67,6 +75,8 @@ public final class Producer {
 
   /** Starts answering handshakes, once every rank registered its KV cache. */
   public void start() throws IOException {
+    this.scheme = ChecksumScheme.forMemory(ranks.memory(0).kind());
+    this.streams = new LayerStreams(ranks, scheme);
     this.responder = new HandshakeResponder(settings, ranks, counters, ends::consumerRestarted);
     this.server =
         HandshakeChannel.forAddress(settings.handshakeAddress())
@@ -86,7 +96,53 @@ public final class Producer {
         ranks.memory(0).kind());
   }
 
+  /**
+   * Grants a streamed lease on a request whose prefill starts: its parameters, or empty where the
+   * request is not streamed (nothing to hold, no handshake server yet, or one layer's checksums too
+   * many for one LAYERS message); the engine then goes the whole-request way, {@link
+   * #requestFinished}.
+   */
+  public Optional<TransferParams> requestStarted(StartedRequest request) {
+    HandshakeChannel.Server s = server;
+    if (s == null) {
+      return Optional.empty();
+    }
+    int perBlock = ranks.layout(0).tokensPerBlock();
+    int tokens = Math.min(request.tokens(), request.blockIds().size() * perBlock);
+    if (tokens == 0) {
+      return Optional.empty();
+    }
+    List<Integer> blocks = request.blockIds().subList(0, (tokens + perBlock - 1) / perBlock);
+    if (!LayerStreams.fits(request.requestId(), ranks.count(), blocks.size())) {
+      return Optional.empty();
+    }
+    TransferParams params = grant(request.requestId(), blocks, tokens, request.prompt(), List.of());
+    streamed.put(request.requestId(), params);
+    streams.start(
+        new LeaseRef(request.requestId(), params.leaseToken()), params.blockIds(), tokens);
+    return Optional.of(params);
+  }
+
+  /**
+   * Rank {@code rank} saved layer {@code layer} of {@code requestId} in its memory; whether every
+   * rank has now saved a layer more (the layers to announce moved).
+   */
+  public boolean layerSaved(int rank, String requestId, int layer) {
+    return streams.saved(rank, requestId, layer);
+  }
+
+  /** Sends every consumer that confirmed a streamed lease the layers it was not told of yet. */
+  public void announceLayers() {
+    for (Map.Entry<String, ProtocolMessage.Layers> due : streams.announcements(leases::isLive)) {
+      answer(due.getKey(), "agent " + due.getKey(), due.getValue());
+    }
+  }
+
   public FinishDecision requestFinished(FinishedRequest request) {
+    TransferParams granted = streamed.remove(request.requestId());
+    if (granted != null) {
+      return streamFinished(request, granted);
+    }
     if (request.aborted() || !request.remoteDecode() || server == null) {
       return FinishDecision.freeNow();
     }
@@ -95,26 +151,76 @@ public final class Producer {
     if (tokens == 0) {
       return FinishDecision.freeNow();
     }
-    TransferSpan span = settings.tracer().startLease(request.requestId());
-    TransferSpan grant = span.startChild(TransferSpans.LEASE_GRANT);
     // Every block holding a computed token, the partly filled tail included.
     List<Integer> blocks = request.blockIds().subList(0, (tokens + perBlock - 1) / perBlock);
-    String promptDigest = request.prompt().digest(tokens);
     // Fingerprinted before the grant: from here on the blocks belong to the lease, and the engine
     // does not write them until doneSending names the request.
-    ChecksumScheme scheme = ChecksumScheme.forMemory(ranks.memory(0).kind());
     List<List<Integer>> checksums = new ArrayList<>(ranks.count());
     for (int rank = 0; rank < ranks.count(); rank++) {
       checksums.add(BlockChecksums.of(scheme, ranks.memory(rank), blocks, tokens));
     }
+    return FinishDecision.holdFor(
+        grant(request.requestId(), blocks, tokens, request.prompt(), checksums));
+  }
+
+  /**
+   * The engine finished a request it streamed: its last layers are announced (the engine says its
+   * KV is complete); an aborted one has its lease revoked. The blocks are held until {@code
+   * doneSending} names the request, unless its lease ended while it computed: then they are the
+   * engine's again at once.
+   */
+  private FinishDecision streamFinished(FinishedRequest request, TransferParams params) {
+    String id = request.requestId();
+    boolean aborted = request.aborted() || !request.remoteDecode();
+    if (aborted) {
+      revokeStreamed(id, "the request was aborted while it was streamed");
+    }
+    // A lease that ended while the request computed was kept back from doneSending: free now.
+    return streams.finish(id, !aborted) ? FinishDecision.freeNow() : FinishDecision.holdFor(params);
+  }
+
+  /**
+   * Revokes a streamed lease and tells the consumers it was announced to (NACK {@code REVOKED}), so
+   * that a load waiting for layers that will never come fails at once.
+   */
+  private void revokeStreamed(String requestId, String why) {
+    if (leases.revoke(requestId, why).isPresent()) {
+      streams
+          .ending(requestId)
+          .ifPresent(
+              told ->
+                  told.getValue()
+                      .forEach(
+                          agent ->
+                              answer(
+                                  agent,
+                                  "agent " + agent,
+                                  new ProtocolMessage.Nack(
+                                      told.getKey(), ProtocolMessage.Nack.REVOKED))));
+    }
+  }
+
+  /**
+   * Grants the lease of {@code blocks}, holding {@code tokens} tokens of {@code prompt}: its
+   * parameters, with {@code checksums} per rank, or none when it is streamed.
+   */
+  private TransferParams grant(
+      String requestId,
+      List<Integer> blocks,
+      int tokens,
+      TokenIds prompt,
+      List<List<Integer>> checksums) {
+    TransferSpan span = settings.tracer().startLease(requestId);
+    TransferSpan grant = span.startChild(TransferSpans.LEASE_GRANT);
+    String promptDigest = prompt.digest(tokens);
     Lease lease;
     try {
       lease =
           leases.grant(
-              request.requestId(),
+              requestId,
               blocks,
               settings.acksRequired(),
-              ReadDigest.binding(request.requestId(), promptDigest, tokens, blocks));
+              ReadDigest.binding(requestId, promptDigest, tokens, blocks));
     } catch (RuntimeException e) {
       grant.error(e.getMessage());
       grant.end();
@@ -125,25 +231,25 @@ public final class Producer {
     grant.end();
     if (span != TransferSpan.NONE) {
       span.tag(TransferSpans.BLOCKS, blocks.size());
-      ends.traced(request.requestId(), span);
-      if (!leases.isLive(request.requestId())) {
-        ends.endedBeforeTraced(request.requestId(), span);
+      ends.traced(requestId, span);
+      if (!leases.isLive(requestId)) {
+        ends.endedBeforeTraced(requestId, span);
       }
     }
-    return FinishDecision.holdFor(
-        new TransferParams(
-            settings.engineId(),
-            settings.incarnation(),
-            request.requestId(),
-            blocks,
-            tokens,
-            promptDigest,
-            lease.token().value(),
-            lease.deadlineNanos(),
-            Optional.of(server.address().toString()),
-            scheme,
-            checksums,
-            span.context()));
+    return new TransferParams(
+        settings.engineId(),
+        settings.incarnation(),
+        requestId,
+        blocks,
+        tokens,
+        promptDigest,
+        lease.token().value(),
+        lease.deadlineNanos(),
+        Optional.of(server.address().toString()),
+        scheme,
+        checksums,
+        span.context(),
+        checksums.isEmpty());
   }
 
   /**
@@ -230,9 +336,12 @@ public final class Producer {
     return leases.size() > 0;
   }
 
-  /** The requests whose leases ended since the last call, for {@code doneSending}. */
+  /**
+   * The requests whose leases ended since the last call, for {@code doneSending}; a streamed
+   * request the engine still computes is named once it finished it.
+   */
   public Set<String> drainEnded() {
-    return ends.drainEnded();
+    return streams.releasable(ends.drainEnded());
   }
 
   /** The producer's part of the connector's status; safe on any thread. */
@@ -257,11 +366,24 @@ public final class Producer {
     if (s != null) {
       s.close();
     }
+    for (String requestId : streams.requests()) {
+      revokeStreamed(requestId, "connector closed");
+    }
     leases.revokeAll("connector closed");
   }
 
   private void onCompletion(String fromAgent, String consumer, ProtocolMessage.Completion c) {
     LeaseRef ref = c.lease();
+    if (!streams.complete(ref.requestId())
+        && leases.find(ref.requestId()).filter(l -> l.token().matches(ref.token())).isPresent()) {
+      // Nothing can have read layers not computed yet: the lease goes on.
+      counters.rejected(
+          RejectedInput.LAYERS_MISSING,
+          "completion of " + ref.requestId() + " from " + consumer + " before its last layer");
+      answer(
+          fromAgent, consumer, new ProtocolMessage.Nack(ref, ProtocolMessage.Nack.LAYERS_MISSING));
+      return;
+    }
     AckOutcome outcome =
         leases.acknowledge(
             ref.requestId(), ref.token(), readOf(consumer, c.readDigest(), c.skipTokens()));
@@ -286,6 +408,9 @@ public final class Producer {
           consumer,
           new ProtocolMessage.Confirmed(
               ref, renewed.deadlineNanos(), c.sentAtNanos(), settings.clock().nanoTime()));
+      // A streamed lease: the consumer is told of every layer computed so far, then of each next.
+      streams.confirmedBy(ref.requestId(), fromAgent);
+      announceLayers();
     } else if (outcome instanceof RenewOutcome.Ignored ignored) {
       counters.rejected(
           toInput(ignored.reason()), "confirmation of " + ref.requestId() + " from " + consumer);

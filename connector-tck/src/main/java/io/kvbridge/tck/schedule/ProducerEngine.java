@@ -151,7 +151,7 @@ final class ProducerEngine {
   Optional<TransferParams> prefill(String id, int tokens, boolean aborted) {
     int count = blocksFor(tokens);
     if (free.size() < count) {
-      ledger.recordFailedWithoutReason(1); // P refuses the request: it ends at once with an error.
+      ledger.recordRefusedOnProducer(id);
       return Optional.empty();
     }
     List<Integer> ids = new ArrayList<>();

@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -31,6 +32,9 @@ final class RequestLedger {
   private final Map<String, EndReason> leaseEnds = new ConcurrentHashMap<>();
   private final List<String> leasesEndedTwice = new CopyOnWriteArrayList<>();
   private final List<String> failureReasons = new ArrayList<>();
+  // Requests D still waited for when its process ended, by every D.
+  private final List<String> endedWithDecoder = new ArrayList<>();
+  private final List<String> refusedOnProducer = new ArrayList<>();
   // Requests a decoder still held when it shut down gracefully: it releases their leases as it
   // closes, so P may end them RELEASED.
   private final Set<String> closedWithDecoder = new HashSet<>();
@@ -142,9 +146,16 @@ final class RequestLedger {
     partlyLocal++;
   }
 
-  /** A request ended with an error before D learned why: P refused it, or D's process ended. */
-  void recordFailedWithoutReason(int count) {
-    failed += count;
+  /** P had no room for request {@code id} and refused it: it ends at once with an error. */
+  void recordRefusedOnProducer(String id) {
+    refusedOnProducer.add(id);
+    failed++;
+  }
+
+  /** D's process ended while it still waited for these requests: they failed with it. */
+  void recordEndedWithDecoder(Collection<String> ids) {
+    endedWithDecoder.addAll(ids);
+    failed += ids.size();
   }
 
   /** A load failed, or D's connector refused it, for {@code reason}. */
@@ -166,6 +177,28 @@ final class RequestLedger {
 
   void recordRestartProven() {
     restartsProven++;
+  }
+
+  /**
+   * What became of the requests, for a failed check: how many were routed, served and failed, why,
+   * and how P ended their leases.
+   */
+  @Override
+  public String toString() {
+    return "routed "
+        + routed
+        + ", served "
+        + served
+        + ", failed "
+        + failed
+        + " (reasons "
+        + failureReasons
+        + ", waited for when D ended "
+        + endedWithDecoder
+        + ", refused by P "
+        + refusedOnProducer
+        + "), leases ended "
+        + new TreeMap<>(leaseEnds);
   }
 
   /** P ended a lease; recorded once per request. */

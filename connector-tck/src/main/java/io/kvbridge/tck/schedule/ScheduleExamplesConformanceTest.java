@@ -58,7 +58,7 @@ public abstract class ScheduleExamplesConformanceTest {
     Simulation simulation =
         run(List.of(STALL, ROUTED, new Advance(35_000), new Unstall(), new Advance(3_000)));
 
-    assertThat(simulation.served()).isZero();
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
   }
 
@@ -66,7 +66,7 @@ public abstract class ScheduleExamplesConformanceTest {
   void lostConfirmationFailsTheLoadAndTheLeaseStillEnds() {
     Simulation simulation = run(List.of(new DropNotifications(1), ROUTED, new Advance(3_000)));
 
-    assertThat(simulation.served()).isZero();
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
     assertThat(simulation.failureReasons().get(0)).contains("did not confirm the lease");
   }
@@ -79,12 +79,12 @@ public abstract class ScheduleExamplesConformanceTest {
         run(
             List.of(STALL, ROUTED, new DropNotifications(1), new Unstall(), new Advance(3_000)),
             rightAfter -> {
-              assertThat(rightAfter.served()).isZero();
+              assertThat(rightAfter.served()).as("served, of %s", rightAfter).isZero();
               assertThat(rightAfter.failed()).isEqualTo(1);
               assertThat(rightAfter.failureReasons().get(0)).contains("no ACK");
             });
 
-    assertThat(simulation.served()).isZero();
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
     assertThat(simulation.leaseEnds()).isEqualTo(Map.of("r0", EndReason.EXPIRED));
   }
 
@@ -92,14 +92,14 @@ public abstract class ScheduleExamplesConformanceTest {
   void duplicatedMessagesServeTheRequestOnce() {
     Simulation simulation = run(List.of(new DuplicateNotifications(3), ROUTED, new Advance(1_000)));
 
-    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
   }
 
   @Test
   void decoderKilledMidReadLeavesNothingHeldOnTheProducer() {
     Simulation simulation = run(List.of(STALL, ROUTED, new KillDecoder(), new Advance(1_000)));
 
-    assertThat(simulation.served()).isZero();
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
   }
 
   @Test
@@ -114,7 +114,7 @@ public abstract class ScheduleExamplesConformanceTest {
     Simulation simulation =
         run(List.of(STALL, ROUTED, new Advance(14_000), new Unstall(), new Advance(1_000)));
 
-    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
   }
 
   @ParameterizedTest(name = "forgery {0}")
@@ -123,7 +123,7 @@ public abstract class ScheduleExamplesConformanceTest {
     Simulation simulation =
         run(List.of(ROUTED, new Op.ForgeBlockList(variant), ROUTED, new Advance(1_000)));
 
-    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(2);
     assertThat(simulation.failed()).isEqualTo(1);
   }
 
@@ -133,7 +133,7 @@ public abstract class ScheduleExamplesConformanceTest {
     Simulation simulation =
         run(List.of(new Op.RouteToAnotherPrompt(digestRewritten), ROUTED, new Advance(1_000)));
 
-    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
     assertThat(simulation.failed()).isEqualTo(1);
   }
 
@@ -151,7 +151,7 @@ public abstract class ScheduleExamplesConformanceTest {
                 new Unstall(),
                 new Advance(1_000)));
 
-    assertThat(simulation.served()).isZero();
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
   }
 
@@ -162,7 +162,7 @@ public abstract class ScheduleExamplesConformanceTest {
         run(List.of(ROUTED, new RestartProducer(graceful), ROUTED, new Advance(1_000)));
 
     assertThat(simulation.restartsProven()).isEqualTo(1);
-    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(2);
     assertThat(simulation.failed()).isZero();
   }
 
@@ -177,7 +177,7 @@ public abstract class ScheduleExamplesConformanceTest {
               assertThat(rightAfter.decoderFreeBlocks()).isEqualTo(rightAfter.decoderBlocks());
             });
 
-    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
   }
 
   @ParameterizedTest(name = "graceful: {0}")
@@ -187,7 +187,7 @@ public abstract class ScheduleExamplesConformanceTest {
         run(List.of(ROUTED, new RestartDecoder(graceful), ROUTED, new Advance(1_000)));
 
     assertThat(simulation.restartsProven()).isEqualTo(1);
-    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(2);
   }
 
   @ParameterizedTest(name = "stale {0}")
@@ -204,7 +204,7 @@ public abstract class ScheduleExamplesConformanceTest {
                 new Advance(1_000)));
 
     assertThat(simulation.restartsProven()).isEqualTo(2);
-    assertThat(simulation.served()).isEqualTo(3);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(3);
     assertThat(simulation.failureReasons())
         .singleElement()
         .asString()
@@ -227,7 +227,7 @@ public abstract class ScheduleExamplesConformanceTest {
                 new Advance(1_000)));
 
     assertThat(simulation.restartsProven()).isEqualTo(2);
-    assertThat(simulation.served()).isEqualTo(3);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(3);
   }
 
   @Test
@@ -242,7 +242,7 @@ public abstract class ScheduleExamplesConformanceTest {
               assertThat(rightAfter.decoderFreeBlocks()).isEqualTo(rightAfter.decoderBlocks());
             });
 
-    assertThat(simulation.served()).isZero();
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
     assertThat(simulation.aborted()).isEqualTo(1);
   }
 
@@ -256,7 +256,7 @@ public abstract class ScheduleExamplesConformanceTest {
                 assertThat(rightAfter.producerStatus().leasesEnded())
                     .containsEntry(EndReason.RELEASED, 1L));
 
-    assertThat(simulation.served()).isZero();
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
     assertThat(simulation.aborted()).isEqualTo(1);
   }
 
@@ -268,7 +268,7 @@ public abstract class ScheduleExamplesConformanceTest {
         run(List.of(new SlowHandshake(20_000), ROUTED, ROUTED, new Advance(1_000)));
 
     assertThat(simulation.restartsProven()).isEqualTo(1);
-    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
     assertThat(simulation.failed()).isEqualTo(1);
   }
 
@@ -286,7 +286,7 @@ public abstract class ScheduleExamplesConformanceTest {
 
     assertThat(simulation.failed()).isEqualTo(1);
     assertThat(simulation.failureReasons().get(0)).contains("deadline");
-    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
   }
 
   // ---------------------------------------------------------------- engines of several ranks
@@ -306,7 +306,7 @@ public abstract class ScheduleExamplesConformanceTest {
               assertThat(rightAfter.producerStatus().liveLeases()).isEqualTo(1);
             });
 
-    assertThat(simulation.served()).isZero();
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
     assertThat(simulation.leaseEnds()).isEqualTo(Map.of("r0", EndReason.EXPIRED));
   }
 
@@ -323,7 +323,7 @@ public abstract class ScheduleExamplesConformanceTest {
                 new Unstall(),
                 new Advance(3_000)));
 
-    assertThat(simulation.served()).isZero();
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
   }
 
@@ -341,7 +341,7 @@ public abstract class ScheduleExamplesConformanceTest {
             });
 
     assertThat(simulation.heldInFull()).isEqualTo(1);
-    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
   }
 
   @Test
@@ -356,7 +356,7 @@ public abstract class ScheduleExamplesConformanceTest {
                 assertThat(rightAfter.decoderBytesRead()).isEqualTo(7L * shape.tokenBytes()));
 
     assertThat(simulation.partlyLocal()).isEqualTo(1);
-    assertThat(simulation.served()).isEqualTo(1);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
     assertThat(simulation.leaseEnds()).isEqualTo(Map.of("r0", EndReason.READ));
   }
 
@@ -374,7 +374,7 @@ public abstract class ScheduleExamplesConformanceTest {
                 new Advance(1_000)));
 
     assertThat(simulation.restartsProven()).isEqualTo(1);
-    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(2);
     assertThat(simulation.failed()).isZero();
   }
 
@@ -406,7 +406,7 @@ public abstract class ScheduleExamplesConformanceTest {
                 new Advance(35_000)));
 
     assertThat(simulation.failed()).isEqualTo(1);
-    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(2);
     assertThat(simulation.restartsProven()).isEqualTo(1);
   }
 
@@ -432,7 +432,7 @@ public abstract class ScheduleExamplesConformanceTest {
                 new NewRequest(7, 4, false, false),
                 new Advance(1_000)));
 
-    assertThat(simulation.served()).isEqualTo(2);
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(2);
     assertThat(simulation.failed()).isZero();
     assertThat(simulation.restartsProven()).isEqualTo(1);
   }

@@ -175,6 +175,12 @@ final class Simulation implements AutoCloseable {
     ledger.checkLeaseEnds();
   }
 
+  /** What became of the requests so far, for a failed check. */
+  @Override
+  public String toString() {
+    return ledger.toString();
+  }
+
   @Override
   public void close() {
     adversary.close();
@@ -348,7 +354,7 @@ final class Simulation implements AutoCloseable {
     DecoderEngine old = engines.decoder();
     adversary.captureBeforeItEnds(old);
     List<String> waiting = old.waiting();
-    ledger.recordFailedWithoutReason(waiting.size());
+    ledger.recordEndedWithDecoder(waiting);
     if (graceful) {
       ledger.recordClosedWithDecoder(waiting);
     }

@@ -15,6 +15,7 @@ import io.kvbridge.spi.LoadFailure;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.ReadStaging;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.StartedRequest;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.tck.ConnectorUnderTest;
@@ -80,10 +81,16 @@ public abstract class ShapeTranslationFixture {
 
   /** The model's layout, whole, with {@code tokensPerBlock} and {@code blockCount}. */
   protected static KvLayout model(int tokensPerBlock, int blockCount, KvLayout.MemoryOrder order) {
+    return model(tokensPerBlock, blockCount, order, LAYERS);
+  }
+
+  /** The model's layout with {@code layers} layers, whole. */
+  protected static KvLayout model(
+      int tokensPerBlock, int blockCount, KvLayout.MemoryOrder order, int layers) {
     return new KvLayout(
         MODEL,
         DTYPE_BYTES,
-        LAYERS,
+        layers,
         2,
         KV_HEADS,
         0,
@@ -129,6 +136,56 @@ public abstract class ShapeTranslationFixture {
                   || consumer.failed.containsKey(requestId);
             });
     return new Transfer(requestId, tokens, seed, match, params.blockIds(), blocks);
+  }
+
+  /**
+   * Starts the prefill of {@code tokens} on {@code producer} as a streamed lease and has {@code
+   * consumer} take it while no layer is computed yet: asked, allocated and started, both engines
+   * stepped until the lease is confirmed.
+   */
+  protected Transfer startStreamed(Engine producer, Engine consumer, String requestId, int tokens) {
+    TransferParams params = producer.startPrefill(requestId, tokens);
+    assertThat(params.streamed()).isTrue();
+    LoadMatch match = consumer.match(requestId, params, 0);
+    assertThat(match).isInstanceOf(LoadMatch.Ready.class);
+    List<Integer> blocks = consumer.blocksFor(tokens);
+    consumer.connector.scheduler().afterAllocate(requestId, blocks);
+    consumer.connector.worker().startLoad(consumer.connector.scheduler().buildStepMetadata());
+    Transfer transfer =
+        new Transfer(
+            requestId, tokens, producer.seeds.get(requestId), match, params.blockIds(), blocks);
+    settle(producer, consumer);
+    return transfer;
+  }
+
+  /**
+   * Steps both engines until nothing they exchange is left to handle: several rounds, as many as an
+   * asynchronous transport needs to deliver what each round sent.
+   */
+  protected void settle(Engine producer, Engine consumer) {
+    for (int i = 0; i < 20; i++) {
+      producer.step();
+      consumer.step();
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError("interrupted while the engines settle", e);
+      }
+    }
+  }
+
+  /** Steps both engines until {@code request} is received or failed on {@code consumer}. */
+  protected void awaitEnded(Engine producer, Engine consumer, String request) {
+    await()
+        .atMost(underTest.patience())
+        .pollInterval(Duration.ofMillis(1))
+        .until(
+            () -> {
+              producer.step();
+              consumer.step();
+              return consumer.received.contains(request) || consumer.failed.containsKey(request);
+            });
   }
 
   /** How the engines started next read between ranks that split a token's heads differently. */
@@ -197,6 +254,10 @@ public abstract class ShapeTranslationFixture {
     final Set<String> sent = new HashSet<>();
     final Map<String, LoadFailure> failed = new HashMap<>();
     final Map<String, Long> seeds = new HashMap<>();
+    // The blocks of each request whose prefill started, streamed.
+    final Map<String, List<Integer>> prefilling = new HashMap<>();
+    final Map<String, Integer> prefillTokens = new HashMap<>();
+    final Map<String, TransferParams> streamed = new HashMap<>();
     private int nextBlock;
 
     Engine(KvConnector connector, List<KvRegions> memories, List<KvLayout> layouts) {
@@ -256,6 +317,80 @@ public abstract class ShapeTranslationFixture {
       return decision.params().orElseThrow();
     }
 
+    /**
+     * Starts the prefill of {@code tokens} of a prompt into fresh blocks holding whatever their
+     * last user left, and asks the connector for a streamed lease on them: its parameters.
+     */
+    TransferParams startPrefill(String requestId, int tokens) {
+      long seed = requestId.hashCode() * 0x9e3779b97f4a7c15L + tokens;
+      seeds.put(requestId, seed);
+      List<Integer> blocks = blocksFor(tokens);
+      prefilling.put(requestId, blocks);
+      prefillTokens.put(requestId, tokens);
+      for (int r = 0; r < layouts.size(); r++) {
+        for (int b = 0; b < blocks.size(); b++) {
+          byte[] block = new byte[layouts.get(r).blockBytes()];
+          new Random(seed + b).nextBytes(block);
+          memories.get(r).writeBlock(blocks.get(b), block);
+        }
+      }
+      TransferParams params =
+          connector
+              .scheduler()
+              .requestStarted(
+                  new StartedRequest(requestId, blocks, Prompts.of(requestId, tokens), tokens))
+              .orElseThrow(
+                  () -> new AssertionError("the lease of " + requestId + " is not streamed"));
+      streamed.put(requestId, params);
+      return params;
+    }
+
+    /** The token of the streamed lease of {@code requestId}. */
+    String leaseToken(String requestId) {
+      return streamed.get(requestId).leaseToken();
+    }
+
+    /**
+     * The forward pass writes layer {@code layer} of the prompt's KV into rank {@code rank}'s
+     * blocks, and the rank's worker reports it saved.
+     */
+    void computeLayer(String requestId, int rank, int layer) {
+      List<Integer> blocks = prefilling.get(requestId);
+      long seed = seeds.get(requestId);
+      int tokens = prefillTokens.get(requestId);
+      KvLayout layout = layouts.get(rank);
+      KvRegions memory = memories.get(rank);
+      for (int b = 0; b < blocks.size(); b++) {
+        byte[] block = memory.readBlock(blocks.get(b));
+        int first = b * layout.tokensPerBlock();
+        int used = Math.min(layout.tokensPerBlock(), tokens - first);
+        KvContent.writeLayers(layout, block, seed, first, used, layer, layer + 1);
+        memory.writeBlock(blocks.get(b), block);
+      }
+      connector.worker(rank).layerSaved(requestId, layer);
+    }
+
+    /** {@link #computeLayer} on every rank. */
+    void computeLayer(String requestId, int layer) {
+      for (int r = 0; r < layouts.size(); r++) {
+        computeLayer(requestId, r, layer);
+      }
+    }
+
+    /** The engine finishes (or aborts) a request it streams: the connector's answer. */
+    FinishDecision finishPrefill(String requestId, int tokens, boolean aborted) {
+      return connector
+          .scheduler()
+          .requestFinished(
+              new FinishedRequest(
+                  requestId,
+                  prefilling.get(requestId),
+                  Prompts.of(requestId, tokens),
+                  tokens,
+                  aborted,
+                  true));
+    }
+
     /** Asks about a load until the answer is not pending, stepping this engine and every other. */
     LoadMatch match(String requestId, TransferParams params, int localTokens) {
       TokenIds prompt = Prompts.of(params.requestId(), params.tokens());
@@ -313,13 +448,27 @@ public abstract class ShapeTranslationFixture {
       }
     }
 
+    /** Every byte of every token of layers {@code [fromLayer, toLayer)} is the request's KV. */
+    void assertHoldsLayers(Transfer t, int fromLayer, int toLayer) {
+      check(t, 0, t.tokens(), fromLayer, toLayer, true);
+    }
+
+    /** No byte of any token of layers {@code [fromLayer, toLayer)} was written. */
+    void assertUntouchedLayers(Transfer t, int fromLayer, int toLayer) {
+      check(t, 0, t.tokens(), fromLayer, toLayer, false);
+    }
+
     private void check(Transfer t, int from, int to, boolean holds) {
+      check(t, from, to, 0, layouts.get(0).layers(), holds);
+    }
+
+    private void check(Transfer t, int from, int to, int fromLayer, int toLayer, boolean holds) {
       for (int r = 0; r < layouts.size(); r++) {
         KvLayout layout = layouts.get(r);
         byte[] all = contents(r);
         for (int token = from; token < to; token++) {
           int block = t.consumerBlocks().get(token / layout.tokensPerBlock());
-          for (int layer = 0; layer < LAYERS; layer++) {
+          for (int layer = fromLayer; layer < toLayer; layer++) {
             for (int plane = 0; plane < layout.planes(); plane++) {
               for (int head = layout.headStart();
                   head < layout.headStart() + layout.headCount();

@@ -57,6 +57,16 @@ public final class GoldenValues {
   /** The producer's blocks holding the prompt's 8 tokens. */
   public static final List<Integer> BLOCKS = List.of(3, 17);
 
+  /**
+   * The checksums a LAYERS announcement of layers 0 and 1 of {@link #BLOCKS} on P's two ranks
+   * carries: by rank, then layer, then block, {@code 0x0a0b0c00 + 16 × rank + 4 × layer + block
+   * index}.
+   */
+  public static final List<List<List<Integer>>> LAYER_CHECKSUMS =
+      List.of(
+          List.of(List.of(0x0a0b0c00, 0x0a0b0c01), List.of(0x0a0b0c04, 0x0a0b0c05)),
+          List.of(List.of(0x0a0b0c10, 0x0a0b0c11), List.of(0x0a0b0c14, 0x0a0b0c15)));
+
   /** The binding of the lease on {@link #BLOCKS} for {@code req-1}. */
   public static final byte[] BINDING = ReadDigest.binding("req-1", PROMPT_DIGEST, 8, BLOCKS);
 
@@ -150,6 +160,7 @@ public final class GoldenValues {
         "message.confirmed",
         new ProtocolMessage.Confirmed(LEASE, 37_000_000_000L, 5_000_000_000L, 7_000_000_000L));
     m.put("message.release", new ProtocolMessage.Release(LEASE, "decode-0", "aborted on D"));
+    m.put("message.layers", new ProtocolMessage.Layers(LEASE, 0, 2, LAYER_CHECKSUMS));
     return m;
   }
 

@@ -63,6 +63,11 @@ final class StubConnector implements KvConnector {
       }
 
       @Override
+      public void layerSaved(String requestId, int layer) {
+        throw new UnsupportedOperationException("stub");
+      }
+
+      @Override
       public void startLoad(StepMetadata metadata) {
         throw new UnsupportedOperationException("stub");
       }

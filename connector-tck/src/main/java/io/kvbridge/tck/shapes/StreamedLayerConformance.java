@@ -1,0 +1,364 @@
+package io.kvbridge.tck.shapes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.kvbridge.layout.KvLayout;
+import io.kvbridge.lease.EndReason;
+import io.kvbridge.observe.RejectedInput;
+import io.kvbridge.spi.FinishDecision;
+import io.kvbridge.spi.Role;
+import io.kvbridge.tck.ConnectorUnderTest;
+import io.kvbridge.tck.Messages;
+import io.kvbridge.transfer.Transport;
+import io.kvbridge.wire.LeaseRef;
+import io.kvbridge.wire.ProtocolMessage;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Streamed leases: P grants the lease when a request's prefill starts and announces each layer as
+ * every rank saved it; D reads each layer as soon as it is announced, checks it against the layer's
+ * checksums, and completes the lease after the last one. Every byte lands where the consumer's
+ * layout puts it, whatever the memory shapes on either side; nothing of a layer is read before
+ * every rank of P saved it; announcements that repeat, skip or overrun layers, or carry another
+ * token, are refused and counted; a completion before the last layer is refused; a lease that ends
+ * while P still computes is never reported to P's engine before it finished the request.
+ */
+public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
+
+  private static final int STREAMED_LAYERS = 3;
+  private static final int TOKENS = 29;
+
+  /** These tests, run against {@code connector}. */
+  protected StreamedLayerConformance(ConnectorUnderTest connector) {
+    super(connector);
+  }
+
+  /**
+   * Each layer reaches the consumer once every producer rank saved it, and not before; the last one
+   * completes the load byte for byte, and P's engine learns the lease ended only once it finished
+   * the request.
+   */
+  @ParameterizedTest(name = "P {0}/{1} TP{2} x {3} -> D {4}/{5} TP{6} x {7}")
+  @MethodSource("io.kvbridge.tck.shapes.TranslatedShapeConformance#memoryShapes")
+  void eachLayerIsReadOnceEveryRankSavedItAndTheLastCompletesTheLoad(
+      KvLayout.Placement producerPlacement,
+      KvLayout.MemoryOrder producerOrder,
+      int producerTp,
+      int producerBlock,
+      KvLayout.Placement consumerPlacement,
+      KvLayout.MemoryOrder consumerOrder,
+      int consumerTp,
+      int consumerBlock) {
+    Engine producer =
+        start(
+            "p",
+            Role.PRODUCER,
+            model(producerBlock, 32, producerOrder, STREAMED_LAYERS)
+                .withMemory(producerOrder, producerPlacement),
+            producerTp);
+    Engine consumer =
+        start(
+            "d",
+            Role.CONSUMER,
+            model(consumerBlock, 64, consumerOrder, STREAMED_LAYERS)
+                .withMemory(consumerOrder, consumerPlacement),
+            consumerTp);
+
+    Transfer t = startStreamed(producer, consumer, "stream-1", TOKENS);
+    consumer.assertUntouchedLayers(t, 0, STREAMED_LAYERS);
+
+    for (int layer = 0; layer < STREAMED_LAYERS; layer++) {
+      if (producerTp > 1) {
+        // One rank's layer alone is not announced: the others may not have written it yet.
+        producer.computeLayer(t.requestId(), 0, layer);
+        settle(producer, consumer);
+        consumer.assertUntouchedLayers(t, layer, STREAMED_LAYERS);
+        for (int rank = 1; rank < producerTp; rank++) {
+          producer.computeLayer(t.requestId(), rank, layer);
+        }
+      } else {
+        producer.computeLayer(t.requestId(), layer);
+      }
+      if (layer + 1 < STREAMED_LAYERS) {
+        int through = layer + 1;
+        await()
+            .atMost(underTest.patience())
+            .pollInterval(Duration.ofMillis(1))
+            .untilAsserted(
+                () -> {
+                  producer.step();
+                  consumer.step();
+                  consumer.assertHoldsLayers(t, 0, through);
+                });
+        settle(producer, consumer);
+        consumer.assertUntouchedLayers(t, through, STREAMED_LAYERS);
+        assertThat(consumer.received).doesNotContain(t.requestId());
+      }
+    }
+    awaitEnded(producer, consumer, t.requestId());
+
+    assertThat(consumer.failed).isEmpty();
+    assertThat(consumer.received).contains(t.requestId());
+    consumer.assertHolds(t, 0, TOKENS);
+    consumer.assertUntouchedOutside(t);
+    assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.READ, 1L);
+    // The lease ended READ while P's engine still computed: it is not told to free the blocks it
+    // computes into, and once it finished the request it frees them at once, never told again.
+    producer.step();
+    assertThat(producer.sent).as("reported before the engine finished the request").isEmpty();
+    FinishDecision finished = producer.finishPrefill(t.requestId(), TOKENS, false);
+    assertThat(finished.delayFree()).isFalse();
+    producer.step();
+    assertThat(producer.sent).isEmpty();
+  }
+
+  /**
+   * Announcements that name layers announced already, skip layers, go beyond the model's layers or
+   * carry another lease token are refused, counted, and change nothing: the load goes on and reads
+   * exactly the layers P computed.
+   */
+  @Test
+  void announcementsThatRepeatSkipOrOverrunLayersOrCarryAnotherTokenAreRefused() {
+    List<Transport> producerAgents = new CopyOnWriteArrayList<>();
+    Engine producer = start("p", Role.PRODUCER, streamedModel(), 1, capture(producerAgents));
+    List<Transport> consumerAgents = new CopyOnWriteArrayList<>();
+    Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1, capture(consumerAgents));
+    Transfer t = startStreamed(producer, consumer, "stream-2", TOKENS);
+    producer.computeLayer(t.requestId(), 0);
+    awaitHolds(producer, consumer, t, 1);
+    String token = producer.leaseToken(t.requestId());
+    LeaseRef lease = new LeaseRef(t.requestId(), token);
+    String to = consumerAgents.get(0).agentName();
+    Transport from = producerAgents.get(0);
+
+    from.notify(to, encode(new ProtocolMessage.Layers(lease, 0, 1, zeros(t, 1))));
+    awaitRejected(producer, consumer, RejectedInput.LAYERS_DUPLICATE);
+    from.notify(to, encode(new ProtocolMessage.Layers(lease, 2, 3, zeros(t, 1))));
+    awaitRejected(producer, consumer, RejectedInput.LAYERS_OUT_OF_ORDER);
+    from.notify(
+        to,
+        encode(
+            new ProtocolMessage.Layers(lease, 1, STREAMED_LAYERS + 1, zeros(t, STREAMED_LAYERS))));
+    awaitRejected(producer, consumer, RejectedInput.LAYERS_BEYOND_MODEL);
+    String otherToken = token.startsWith("0") ? "1" + token.substring(1) : "0" + token.substring(1);
+    from.notify(
+        to,
+        encode(
+            new ProtocolMessage.Layers(
+                new LeaseRef(t.requestId(), otherToken), 1, 2, zeros(t, 1))));
+    awaitRejected(producer, consumer, RejectedInput.WRONG_TOKEN);
+
+    settle(producer, consumer);
+    consumer.assertUntouchedLayers(t, 1, STREAMED_LAYERS);
+    for (int layer = 1; layer < STREAMED_LAYERS; layer++) {
+      producer.computeLayer(t.requestId(), layer);
+    }
+    awaitEnded(producer, consumer, t.requestId());
+    assertThat(consumer.received).contains(t.requestId());
+    consumer.assertHolds(t, 0, TOKENS);
+  }
+
+  /**
+   * A completion of a streamed lease before its last layer was announced is refused (nothing can
+   * have read what is not computed yet) and the lease goes on to be read in full.
+   */
+  @Test
+  void aCompletionBeforeTheLastLayerIsRefusedAndTheLeaseGoesOn() {
+    List<Transport> producerAgents = new CopyOnWriteArrayList<>();
+    List<Transport> consumerAgents = new CopyOnWriteArrayList<>();
+    Engine producer = start("p", Role.PRODUCER, streamedModel(), 1, capture(producerAgents));
+    Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1, capture(consumerAgents));
+    Transfer t = startStreamed(producer, consumer, "stream-3", TOKENS);
+    producer.computeLayer(t.requestId(), 0);
+    awaitHolds(producer, consumer, t, 1);
+
+    consumerAgents
+        .get(0)
+        .notify(
+            producerAgents.get(0).agentName(),
+            Messages.completion(
+                new LeaseRef(t.requestId(), producer.leaseToken(t.requestId())),
+                consumer.connector.settings().engineId()));
+    awaitRejected(producer, producer, RejectedInput.LAYERS_MISSING);
+
+    assertThat(producer.connector.status().producer().orElseThrow().liveLeases()).isEqualTo(1);
+    for (int layer = 1; layer < STREAMED_LAYERS; layer++) {
+      producer.computeLayer(t.requestId(), layer);
+    }
+    awaitEnded(producer, consumer, t.requestId());
+    assertThat(consumer.received).contains(t.requestId());
+    consumer.assertHolds(t, 0, TOKENS);
+  }
+
+  /**
+   * P's engine aborts a request it streams: the lease is revoked, the consumer reading it is told
+   * at once and fails the load without using what it read, and P's engine frees the blocks at its
+   * next step.
+   */
+  @Test
+  void aRequestAbortedOnTheProducerMidStreamFailsTheLoadAtOnce() {
+    Engine producer = start("p", Role.PRODUCER, streamedModel(), 1);
+    Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1);
+    Transfer t = startStreamed(producer, consumer, "stream-4", TOKENS);
+    producer.computeLayer(t.requestId(), 0);
+    awaitHolds(producer, consumer, t, 1);
+
+    FinishDecision aborted = producer.finishPrefill(t.requestId(), TOKENS, true);
+    awaitEnded(producer, consumer, t.requestId());
+
+    assertThat(aborted.delayFree()).isTrue();
+    assertThat(consumer.received).doesNotContain(t.requestId());
+    assertThat(consumer.failed.get(t.requestId()).reason()).contains("REVOKED");
+    producer.step();
+    assertThat(producer.sent).containsExactly(t.requestId());
+    assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.REVOKED, 1L);
+  }
+
+  /**
+   * The client goes away on D mid-stream: D gives the lease back and the lease ends RELEASED, but
+   * P's engine, still computing into the blocks, is not told to free them; once it finishes the
+   * request it is answered to free them at once, and never told again.
+   */
+  @Test
+  void aLoadCancelledMidStreamEndsTheLeaseButPFreesTheBlocksOnlyOnceItFinished() {
+    Engine producer = start("p", Role.PRODUCER, streamedModel(), 1);
+    Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1);
+    Transfer t = startStreamed(producer, consumer, "stream-5", TOKENS);
+    producer.computeLayer(t.requestId(), 0);
+    awaitHolds(producer, consumer, t, 1);
+
+    assertThat(consumer.connector.scheduler().cancelLoad(t.requestId(), "client went away"))
+        .isTrue();
+    await()
+        .atMost(underTest.patience())
+        .pollInterval(Duration.ofMillis(1))
+        .until(
+            () -> {
+              producer.step();
+              consumer.step();
+              return producer.connector.status().producer().orElseThrow().liveLeases() == 0;
+            });
+    settle(producer, consumer);
+
+    assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
+        .containsEntry(EndReason.RELEASED, 1L);
+    assertThat(producer.sent).isEmpty();
+    producer.computeLayer(t.requestId(), 1);
+    FinishDecision finished = producer.finishPrefill(t.requestId(), TOKENS, false);
+    assertThat(finished.delayFree()).isFalse();
+    settle(producer, consumer);
+    assertThat(producer.sent).isEmpty();
+  }
+
+  /**
+   * P's connector closes mid-stream (its process shuts down): the consumer reading a streamed lease
+   * is told, and fails the load at once, serving nothing.
+   */
+  @Test
+  void theProducerClosingMidStreamFailsTheLoadAtOnce() {
+    Engine producer = start("p", Role.PRODUCER, streamedModel(), 1);
+    Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1);
+    Transfer t = startStreamed(producer, consumer, "stream-6", TOKENS);
+    producer.computeLayer(t.requestId(), 0);
+    awaitHolds(producer, consumer, t, 1);
+
+    producer.connector.close();
+    await()
+        .atMost(underTest.patience())
+        .pollInterval(Duration.ofMillis(1))
+        .until(
+            () -> {
+              consumer.step();
+              return consumer.failed.containsKey(t.requestId());
+            });
+
+    assertThat(consumer.received).isEmpty();
+    assertThat(consumer.failed.get(t.requestId()).reason()).contains("REVOKED");
+  }
+
+  /**
+   * A rank that reports a layer out of turn is refused naming the layer it owes; a report for a
+   * request whose lease is not streamed is ignored, so an engine may report every request's layers.
+   */
+  @Test
+  void aLayerSavedOutOfTurnIsRefusedAndOneOfARequestNotStreamedIsIgnored() {
+    Engine producer = start("p", Role.PRODUCER, streamedModel(), 1);
+    Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1);
+    Transfer t = startStreamed(producer, consumer, "stream-7", TOKENS);
+
+    assertThatThrownBy(() -> producer.connector.worker(0).layerSaved(t.requestId(), 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("its next layer is 0");
+    producer.connector.worker(0).layerSaved("never-streamed", 0);
+
+    for (int layer = 0; layer < STREAMED_LAYERS; layer++) {
+      producer.computeLayer(t.requestId(), layer);
+    }
+    awaitEnded(producer, consumer, t.requestId());
+    assertThat(consumer.received).contains(t.requestId());
+    consumer.assertHolds(t, 0, TOKENS);
+  }
+
+  private static KvLayout streamedModel() {
+    return model(8, 32, KvLayout.MemoryOrder.BLOCK_MAJOR, STREAMED_LAYERS);
+  }
+
+  private void awaitHolds(Engine producer, Engine consumer, Transfer t, int layers) {
+    await()
+        .atMost(underTest.patience())
+        .pollInterval(Duration.ofMillis(1))
+        .untilAsserted(
+            () -> {
+              producer.step();
+              consumer.step();
+              consumer.assertHoldsLayers(t, 0, layers);
+            });
+  }
+
+  private void awaitRejected(Engine producer, Engine counting, RejectedInput kind) {
+    Engine other = counting == producer ? null : counting;
+    await()
+        .atMost(underTest.patience())
+        .pollInterval(Duration.ofMillis(1))
+        .until(
+            () -> {
+              producer.step();
+              if (other != null) {
+                other.step();
+              }
+              return counting.connector.status().rejected().get(kind) >= 1;
+            });
+  }
+
+  /** Checksums of 0 for every block of {@code t}'s lease, for {@code layers} layers of one rank. */
+  private static List<List<List<Integer>>> zeros(Transfer t, int layers) {
+    List<List<Integer>> byLayer = new ArrayList<>();
+    for (int l = 0; l < layers; l++) {
+      byLayer.add(Collections.nCopies(t.producerBlocks().size(), 0));
+    }
+    return List.of(byLayer);
+  }
+
+  private static byte[] encode(ProtocolMessage message) {
+    return ProtocolMessage.encode(message);
+  }
+
+  private static UnaryOperator<Transport> capture(List<Transport> into) {
+    return transport -> {
+      into.add(transport);
+      return transport;
+    };
+  }
+}
