@@ -37,6 +37,7 @@ import org.springframework.util.unit.DataSize;
  * @param progressInterval How often each connector's progress thread moves transfers along while
  *     any is in flight, so that answers and finished reads do not wait for the engine's next step:
  *     '0s' runs no thread, at most 100ms.
+ * @param streaming When a producer streams a request's KV layer by layer while it computes.
  * @param handshake Where this engine answers handshakes, how long a consumer waits for one, and the
  *     deployment's shared secret.
  * @param consumer Limits a consumer keeps against slow or hostile producers.
@@ -53,6 +54,7 @@ public record KvBridgeProperties(
     @DefaultValue Lease lease,
     @DefaultValue("5s") Duration replyTimeout,
     @DefaultValue("500us") Duration progressInterval,
+    @DefaultValue Streaming streaming,
     @DefaultValue Handshake handshake,
     @DefaultValue Consumer consumer,
     @DefaultValue("fail") LoadFailurePolicy loadFailurePolicy,
@@ -85,6 +87,7 @@ public record KvBridgeProperties(
         .acksRequired(lease.acksRequired())
         .replyTimeout(replyTimeout)
         .progressInterval(progressInterval)
+        .streamingMinTokens(streaming.minTokens())
         .handshakeAddress(handshake.address())
         .handshakeTimeout(handshake.timeout())
         .handshakeSecret(handshake.secret())
@@ -104,6 +107,16 @@ public record KvBridgeProperties(
    *     (in-JVM, for tests and demos) or 'nixl'.
    */
   public record Connector(@DefaultValue("fake") String type) {}
+
+  /**
+   * Layer-wise streaming: a producer engine that reports each layer it computes ({@code
+   * requestStarted}, {@code layerSaved}) has the consumer read it while later layers still compute.
+   *
+   * @param minTokens The fewest prompt tokens a request needs to be streamed; a shorter one is
+   *     leased once its prefill finished, so short prompts never pay per-layer overhead. At least
+   *     1.
+   */
+  public record Streaming(@DefaultValue("1024") int minTokens) {}
 
   /**
    * Lease terms and the timers that keep leases alive.

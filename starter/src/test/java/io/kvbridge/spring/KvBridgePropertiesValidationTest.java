@@ -59,6 +59,14 @@ class KvBridgePropertiesValidationTest {
   }
 
   @Test
+  void aStreamingThresholdBelowOneTokenIsRejected() {
+    assertRejected(
+        "kvbridge.streaming.min-tokens",
+        "kvbridge.streaming.min-tokens (0) must be at least 1, e.g. 1024",
+        "kvbridge.streaming.min-tokens=0");
+  }
+
+  @Test
   void aProgressIntervalBeyondAHundredMillisecondsIsRejected() {
     assertRejected(
         "kvbridge.progress-interval",

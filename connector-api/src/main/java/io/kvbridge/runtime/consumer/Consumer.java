@@ -456,9 +456,31 @@ public final class Consumer {
 
   private void pollRead(Load load, long now) {
     TransferStatus status = reads.status(load);
+    if (status instanceof TransferStatus.Failed failed && load.params().streamed()) {
+      // A streamed load's layers are read in ranges as P computes them: the first range whose
+      // READs fail is posted once more before the load fails.
+      if (!load.retried()) {
+        load.retrying();
+        LOG.log(
+            Level.WARNING,
+            "a read of {0} failed ({1}); reading its layers once more",
+            load.requestId(),
+            failed.reason());
+        try {
+          if (reads.repostFailedStage(load)) {
+            return;
+          }
+        } catch (TransportException | IllegalArgumentException e) {
+          handshakes.suspect(load.peer().engineId());
+          fail(load, "read could not be posted again: " + e.getMessage());
+          return;
+        }
+      }
+      status = reads.status(load);
+    }
     if (status instanceof TransferStatus.Failed failed) {
       handshakes.suspect(load.peer().engineId());
-      fail(load, "read failed: " + failed.reason());
+      fail(load, "read failed: " + failed.reason() + (load.retried() ? ", read twice" : ""));
       return;
     }
     // Each stage's blocks are checked once its reads are done, while later stages still move.

@@ -163,6 +163,7 @@ final class Load {
   // A streamed lease: the layers its producer announced, and their checksums by producer rank,
   // then by layer, then by block of the lease.
   private int layersAnnounced;
+  private boolean retried;
   private final List<List<List<Integer>>> layerChecksums = new ArrayList<>();
 
   /** A load whose lease is to be confirmed by {@code confirmDeadline}, on this clock. */
@@ -471,6 +472,28 @@ final class Load {
     return !params.streamed() || layersAnnounced == peer.layouts().get(0).layers();
   }
 
+  /** The stages of the read posted and not checked yet, in order. */
+  List<Stage> uncheckedStages() {
+    List<Stage> out = new ArrayList<>();
+    for (int i = stagesChecked; i < posting.stages.size(); i++) {
+      if (posting.stages.get(i).posted) {
+        out.add(posting.stages.get(i));
+      }
+    }
+    return out;
+  }
+
+  /** Whether a stage of the read was posted again after its READs failed. */
+  boolean retried() {
+    return retried;
+  }
+
+  /** A stage of the read is posted again after its READs failed: the load's one retry. */
+  void retrying() {
+    expect("retry a stage of its read", State.READING);
+    retried = true;
+  }
+
   /** Whether every stage of the read was posted and checked out. */
   boolean everyStageChecked() {
     return stagesChecked == posting.stages.size();
@@ -655,6 +678,18 @@ final class Load {
     void beginStage(Stage stage) {
       stage.posted = true;
       current = stage;
+    }
+
+    /**
+     * Takes back the READs of posted {@code stage}, which the caller releases, so that the stage is
+     * posted again: the next {@link #nextUnposted} names it.
+     */
+    List<Read> unpost(Stage stage) {
+      List<Read> out = List.copyOf(stage.reads);
+      reads.removeAll(out);
+      stage.reads.clear();
+      stage.posted = false;
+      return out;
     }
 
     /** Adds one posted read that moves {@code bytes} in {@code descriptors} descriptors. */

@@ -168,6 +168,24 @@ final class LoadReads {
   }
 
   /**
+   * Posts again the first stage of a streamed {@code load} whose READs failed, its failed READs
+   * released first: whether there was one, read in place.
+   *
+   * @throws TransportException if a transport refuses a READ; the load's reads are released then
+   * @throws IllegalArgumentException if the plan does not fit the ranks; likewise
+   */
+  boolean repostFailedStage(Load load) {
+    for (Load.Stage stage : load.uncheckedStages()) {
+      if (stage.layers().isPresent() && status(stage.reads()) instanceof TransferStatus.Failed) {
+        release(load.requestId(), load.posting().unpost(stage));
+        postStages(load, load.plan(), load.posting());
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * Copies the rows of every staged READ among {@code reads} (all done) into place and gives their
    * staging ranges back.
    */

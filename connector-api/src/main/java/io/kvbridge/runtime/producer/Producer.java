@@ -98,9 +98,9 @@ public final class Producer {
 
   /**
    * Grants a streamed lease on a request whose prefill starts: its parameters, or empty where the
-   * request is not streamed (nothing to hold, no handshake server yet, or one layer's checksums too
-   * many for one LAYERS message); the engine then goes the whole-request way, {@link
-   * #requestFinished}.
+   * request is not streamed (fewer tokens than {@code streaming.min-tokens}, no handshake server
+   * yet, or one layer's checksums too many for one LAYERS message); the engine then goes the
+   * whole-request way, {@link #requestFinished}.
    */
   public Optional<TransferParams> requestStarted(StartedRequest request) {
     HandshakeChannel.Server s = server;
@@ -109,7 +109,7 @@ public final class Producer {
     }
     int perBlock = ranks.layout(0).tokensPerBlock();
     int tokens = Math.min(request.tokens(), request.blockIds().size() * perBlock);
-    if (tokens == 0) {
+    if (tokens == 0 || tokens < settings.streamingMinTokens()) {
       return Optional.empty();
     }
     List<Integer> blocks = request.blockIds().subList(0, (tokens + perBlock - 1) / perBlock);

@@ -188,6 +188,9 @@ public abstract class ShapeTranslationFixture {
             });
   }
 
+  /** The fewest prompt tokens whose lease the producers started next stream. */
+  protected int streamingMinTokens = 1;
+
   /** How the engines started next read between ranks that split a token's heads differently. */
   protected ReadStaging staging = ReadStaging.DEFAULT;
 
@@ -230,6 +233,7 @@ public abstract class ShapeTranslationFixture {
             // Driven step by step on a manual clock: no progress thread between steps
             // (ProgressConformance runs one on the real clock).
             .progressInterval(Duration.ZERO)
+            .streamingMinTokens(streamingMinTokens)
             .staging(staging)
             .properties(underTest.connectorProperties())
             .build();

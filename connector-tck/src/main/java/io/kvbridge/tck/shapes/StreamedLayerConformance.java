@@ -9,8 +9,16 @@ import io.kvbridge.lease.EndReason;
 import io.kvbridge.observe.RejectedInput;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.StartedRequest;
 import io.kvbridge.tck.ConnectorUnderTest;
 import io.kvbridge.tck.Messages;
+import io.kvbridge.tck.Prompts;
+import io.kvbridge.transfer.DescriptorList;
+import io.kvbridge.transfer.ForwardingTransport;
+import io.kvbridge.transfer.PreparedList;
+import io.kvbridge.transfer.TransferHandle;
+import io.kvbridge.transfer.TransferOp;
+import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
@@ -18,11 +26,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Streamed leases: P grants the lease when a request's prefill starts and announces each layer as
@@ -309,6 +322,119 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
     awaitEnded(producer, consumer, t.requestId());
     assertThat(consumer.received).contains(t.requestId());
     consumer.assertHolds(t, 0, TOKENS);
+  }
+
+  /**
+   * A prompt shorter than the producer's streaming threshold is not streamed: its lease is granted
+   * once its prefill finished, and the load goes the whole-request way.
+   */
+  @Test
+  void aPromptShorterThanTheThresholdIsLeasedOnceItsPrefillFinished() {
+    streamingMinTokens = TOKENS + 1;
+    Engine producer = start("p", Role.PRODUCER, streamedModel(), 1);
+    Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1);
+
+    assertThat(
+            producer
+                .connector
+                .scheduler()
+                .requestStarted(
+                    new StartedRequest(
+                        "short", List.of(1, 3, 5, 7), Prompts.of("short", TOKENS), TOKENS)))
+        .isEmpty();
+    Transfer t = transfer(producer, consumer, "short-1", TOKENS, 0);
+
+    assertThat(consumer.received).contains(t.requestId());
+    consumer.assertHolds(t, 0, TOKENS);
+  }
+
+  /**
+   * A READ of announced layers that fails is read once more, and the load completes byte for byte;
+   * a second failure fails the load, serving nothing.
+   */
+  @ParameterizedTest(name = "{0} failed READs")
+  @ValueSource(ints = {1, 2})
+  void aFailedLayerReadIsReadOnceMoreThenTheLoadFails(int failures) {
+    List<FailingReads> agents = new CopyOnWriteArrayList<>();
+    Engine producer = start("p", Role.PRODUCER, streamedModel(), 1);
+    Engine consumer =
+        start(
+            "d",
+            Role.CONSUMER,
+            streamedModel(),
+            1,
+            transport -> {
+              FailingReads failing = new FailingReads(transport);
+              agents.add(failing);
+              return failing;
+            });
+    Transfer t = startStreamed(producer, consumer, "stream-8", TOKENS);
+    producer.computeLayer(t.requestId(), 0);
+    awaitHolds(producer, consumer, t, 1);
+
+    agents.get(0).failNext(failures);
+    for (int layer = 1; layer < STREAMED_LAYERS; layer++) {
+      producer.computeLayer(t.requestId(), layer);
+    }
+    awaitEnded(producer, consumer, t.requestId());
+
+    if (failures == 1) {
+      assertThat(consumer.received).contains(t.requestId());
+      consumer.assertHolds(t, 0, TOKENS);
+    } else {
+      assertThat(consumer.received).isEmpty();
+      assertThat(consumer.failed.get(t.requestId()).reason()).contains("read twice");
+    }
+  }
+
+  /** A transport whose next READs posted report failure, as a broken link would. */
+  private static final class FailingReads extends ForwardingTransport {
+    private final Set<TransferHandle> doomed = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger toFail = new AtomicInteger();
+
+    FailingReads(Transport delegate) {
+      super(delegate);
+    }
+
+    void failNext(int count) {
+      toFail.set(count);
+    }
+
+    private TransferHandle mark(TransferHandle handle) {
+      if (toFail.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        doomed.add(handle);
+      }
+      return handle;
+    }
+
+    @Override
+    public TransferHandle post(
+        TransferOp op,
+        DescriptorList local,
+        String remoteAgent,
+        DescriptorList remote,
+        Optional<byte[]> notification) {
+      return mark(super.post(op, local, remoteAgent, remote, notification));
+    }
+
+    @Override
+    public TransferHandle post(
+        TransferOp op,
+        PreparedList local,
+        int[] localIndices,
+        PreparedList remote,
+        int[] remoteIndices,
+        Optional<byte[]> notification) {
+      return mark(super.post(op, local, localIndices, remote, remoteIndices, notification));
+    }
+
+    @Override
+    public TransferStatus status(TransferHandle handle) {
+      TransferStatus status = super.status(handle);
+      return doomed.contains(handle) && !(status instanceof TransferStatus.InProgress)
+          ? new TransferStatus.Failed("injected: the link dropped the read")
+          : status;
+    }
   }
 
   private static KvLayout streamedModel() {
