@@ -40,12 +40,15 @@ public class SampleApplication {
   }
 
   /**
-   * How this JVM's engines are built: the load-failure policy, the step interval, the context; each
-   * node gives its engine's shape.
+   * How this JVM's engines are built: the load-failure policy, the step interval, the context, the
+   * prefill cost; each node gives its engine's shape.
    */
   @Bean
   public EngineFactory engineFactory(SampleProperties sample, KvBridgeProperties kvbridge) {
     return new EngineFactory(
-        kvbridge.loadFailurePolicy(), sample.engine().stepInterval(), sample.engine().context());
+        kvbridge.loadFailurePolicy(),
+        sample.engine().stepInterval(),
+        sample.engine().context(),
+        sample.engine().prefillCost());
   }
 }

@@ -118,6 +118,10 @@ public record SampleProperties(
    *     2, ...]}, as FlashInfer, or an MLA latent per layer) or {@code per-layer-plane} (a K and a
    *     V tensor per layer); each tensor is registered as a region of its own
    * @param stepInterval how long an idle engine waits between steps
+   * @param prefillCost what computing one layer of one prompt token costs an engine (the toy model
+   *     itself costs next to nothing), e.g. {@code 2us}: a prompt of {@code n} tokens then takes
+   *     {@code n × layers × prefill-cost} to prefill, so that streaming's effect on the time to
+   *     first token shows on any machine; {@code 0s} to {@code 10ms}
    * @param maxContextTokens the most prompt tokens plus {@code max_tokens} one request may ask for;
    *     the nodes and the router refuse a request beyond it with 400, so the router's value should
    *     match the nodes'
@@ -131,6 +135,7 @@ public record SampleProperties(
       @DefaultValue("head-major") String memoryOrder,
       @DefaultValue("cross-layer") String memoryPlacement,
       @DefaultValue("2ms") Duration stepInterval,
+      @DefaultValue("0s") Duration prefillCost,
       @DefaultValue("" + ContextWindow.DEFAULT_TOKENS) int maxContextTokens) {
 
     /** Checks sizes, the step interval and the context. */
@@ -143,6 +148,12 @@ public record SampleProperties(
       parseOrder(ENGINE, memoryOrder);
       parsePlacement(ENGINE, memoryPlacement);
       requirePositive(ENGINE + "step-interval", stepInterval);
+      if (prefillCost == null
+          || prefillCost.isNegative()
+          || prefillCost.compareTo(MAX_PREFILL_COST) > 0) {
+        throw new IllegalArgumentException(
+            ENGINE + "prefill-cost must be 0s to 10ms, got " + prefillCost);
+      }
       requirePositive(ContextWindow.PROPERTY, maxContextTokens);
     }
 
@@ -318,6 +329,11 @@ public record SampleProperties(
    * @param seed seeds the prompts and lengths, so a run can be repeated
    * @param exitAfter stop the application once the summary is printed (exit code 0 only if every
    *     check passed)
+   * @param ttftRequests after the workload, how many prompts of {@code ttftPromptTokens} are sent
+   *     each way, one at a time, from the prefill engine to the decode engine: streamed layer by
+   *     layer and whole, to print the time to first token of both; 0 for none
+   * @param ttftPromptTokens the length of those prompts, at least {@code
+   *     kvbridge.streaming.min-tokens} for them to be streamed
    */
   public record Demo(
       @DefaultValue("true") boolean enabled,
@@ -329,7 +345,9 @@ public record SampleProperties(
       @DefaultValue("24") int maxTokens,
       @DefaultValue("0.1") double dropAfterPrefill,
       @DefaultValue("42") long seed,
-      @DefaultValue("false") boolean exitAfter) {
+      @DefaultValue("false") boolean exitAfter,
+      @DefaultValue("6") int ttftRequests,
+      @DefaultValue("2048") int ttftPromptTokens) {
 
     /** Checks the counts. */
     public Demo {
@@ -340,12 +358,20 @@ public record SampleProperties(
       requirePositive("kvbridge.sample.demo.max-prompt-bytes", maxPromptBytes);
       requirePositive("kvbridge.sample.demo.max-tokens", maxTokens);
       requireShare("kvbridge.sample.demo.drop-after-prefill", dropAfterPrefill);
+      if (ttftRequests < 0) {
+        throw new IllegalArgumentException(
+            "kvbridge.sample.demo.ttft-requests must be 0 (no comparison) or more, got "
+                + ttftRequests);
+      }
+      requirePositive("kvbridge.sample.demo.ttft-prompt-tokens", ttftPromptTokens);
     }
   }
 
   private static final String ENGINE = "kvbridge.sample.engine.";
 
   private static final String TOY = "toy";
+
+  private static final Duration MAX_PREFILL_COST = Duration.ofMillis(10);
 
   /** The most bytes one region of a rank may hold: the fake connector's region is one buffer. */
   private static final long MAX_REGION_BYTES = Integer.MAX_VALUE;

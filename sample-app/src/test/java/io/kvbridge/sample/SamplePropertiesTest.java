@@ -25,6 +25,21 @@ class SamplePropertiesTest {
   }
 
   @Test
+  void aNegativeOrHugePrefillCostIsRejectedNamingTheProperty() {
+    for (String cost : new String[] {"-1us", "11ms"}) {
+      runner
+          .withPropertyValues("kvbridge.sample.engine.prefill-cost=" + cost)
+          .run(
+              context ->
+                  assertThat(context)
+                      .getFailure()
+                      .rootCause()
+                      .hasMessageContaining(
+                          "kvbridge.sample.engine.prefill-cost must be 0s to 10ms"));
+    }
+  }
+
+  @Test
   void aContextOfNoTokensIsRejectedNamingTheProperty() {
     runner
         .withPropertyValues("kvbridge.sample.engine.max-context-tokens=0")

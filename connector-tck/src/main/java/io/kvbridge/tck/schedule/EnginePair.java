@@ -107,9 +107,13 @@ final class EnginePair implements AutoCloseable {
     producerSilent = silent;
   }
 
-  /** The sweeps that are due, which also send the heartbeats that are due; none by a silent P. */
+  /**
+   * The sweeps that are due, which also send the heartbeats that are due, and the next layer of
+   * every request P streams; none of P's while it is silent.
+   */
   void sweep() {
     if (!producerSilent) {
+      producer.computeNextLayers();
       producer.sweep();
     }
     decoder.sweep();

@@ -101,6 +101,8 @@ final class EngineStarter {
         // Driven step by step on a manual clock: no progress thread between steps
         // (ProgressConformance runs one on the real clock).
         .progressInterval(Duration.ZERO)
+        // Streamed requests are as short as any: every one asked for is streamed.
+        .streamingMinTokens(1)
         .observer(observer)
         .build();
   }

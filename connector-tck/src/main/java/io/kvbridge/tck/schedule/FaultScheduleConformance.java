@@ -24,6 +24,7 @@ import io.kvbridge.tck.schedule.Op.RouteToAnotherPrompt;
 import io.kvbridge.tck.schedule.Op.SilentProducer;
 import io.kvbridge.tck.schedule.Op.SlowHandshake;
 import io.kvbridge.tck.schedule.Op.StallNextRead;
+import io.kvbridge.tck.schedule.Op.StreamedRequest;
 import io.kvbridge.tck.schedule.Op.Unstall;
 import java.util.List;
 import java.util.Objects;
@@ -147,11 +148,13 @@ public abstract class FaultScheduleConformance {
   }
 
   /**
-   * Schedules of 1 to 60 ops: requests, simulated time and faults, 5 : 3 : 3; one fault in five
-   * ends or stalls a process (a restart, a slow handshake, a silent producer). Prompts are 1 to 16
-   * tokens (one to four of P's blocks, mostly the last partly filled); D holds none of a prompt in
-   * six requests of nine, a prefix in two, all of it in one. Read faults name the link they hit: a
-   * rank of D reading from a rank of P.
+   * Schedules of 1 to 60 ops: requests leased once computed, streamed requests, simulated time and
+   * faults, 5 : 2 : 3 : 3; one fault in five ends or stalls a process (a restart, a slow handshake,
+   * a silent producer). Prompts are 1 to 16 tokens (one to four of P's blocks, mostly the last
+   * partly filled); D holds none of a prompt in six requests of nine, a prefix in two, all of it in
+   * one. A streamed request has 0 to 3 of its layers computed at once (the rest as time passes),
+   * and any fault may fall between its layers. Read faults name the link they hit: a rank of D
+   * reading from a rank of P.
    */
   @Provide
   protected Arbitrary<List<Op>> schedules() {
@@ -171,6 +174,13 @@ public abstract class FaultScheduleConformance {
                         .as(
                             (local, drops, aborted) ->
                                 new NewRequest(tokens, local, drops, aborted)));
+    Arbitrary<Op> streamedRequest =
+        Combinators.combine(
+                Arbitraries.integers().between(1, 16),
+                Arbitraries.integers().between(0, 3),
+                Arbitraries.of(false, false, false, true),
+                Arbitraries.of(false, false, false, false, false, false, false, true))
+            .as(StreamedRequest::new);
     Arbitrary<Integer> rank = Arbitraries.integers().between(0, 3);
     Arbitrary<Op> advance = Arbitraries.integers().between(1, 12_000).map(Advance::new);
     Arbitrary<Op> messagesAndReads =
@@ -203,7 +213,10 @@ public abstract class FaultScheduleConformance {
     Arbitrary<Op> faults =
         Arbitraries.frequencyOf(Tuple.of(4, messagesAndReads), Tuple.of(1, processes));
     return Arbitraries.frequencyOf(
-            Tuple.of(5, newRequest), Tuple.of(3, advance), Tuple.of(3, faults))
+            Tuple.of(5, newRequest),
+            Tuple.of(2, streamedRequest),
+            Tuple.of(3, advance),
+            Tuple.of(3, faults))
         .list()
         .ofMinSize(1)
         .ofMaxSize(60);

@@ -11,7 +11,20 @@ public sealed interface Op {
   record NewRequest(int tokens, int localTokens, boolean routerDrops, boolean abortedOnP)
       implements Op {}
 
-  /** Simulated time passes; the scheduled sweeps and heartbeats run on their intervals. */
+  /**
+   * P starts the prefill of a prompt of {@code tokens} tokens as a streamed lease, and the router
+   * drops or forwards its parameters to D at once; P then computes its first {@code layersNow}
+   * layers (each saved on every rank), the engines settling after each, and, {@code abortedOnP},
+   * aborts it. Its other layers follow one per sweep interval of simulated time, as the forward
+   * pass goes on.
+   */
+  record StreamedRequest(int tokens, int layersNow, boolean routerDrops, boolean abortedOnP)
+      implements Op {}
+
+  /**
+   * Simulated time passes; the scheduled sweeps and heartbeats run on their intervals, and P
+   * computes the next layer of every request it streams at each.
+   */
   record Advance(int millis) implements Op {}
 
   /** The next {@code count} notifications vanish. */

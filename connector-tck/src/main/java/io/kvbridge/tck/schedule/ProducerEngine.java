@@ -11,6 +11,7 @@ import io.kvbridge.spi.FinishedTransfers;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.ProducerStatus;
 import io.kvbridge.spi.Role;
+import io.kvbridge.spi.StartedRequest;
 import io.kvbridge.spi.TransferParams;
 import io.kvbridge.tck.KvContent;
 import io.kvbridge.tck.Prompts;
@@ -51,6 +52,7 @@ final class ProducerEngine {
   private final List<KvRegions> memories;
   private final Deque<Integer> free = new ArrayDeque<>();
   private final Map<String, Held> held = new LinkedHashMap<>();
+  private final Map<String, Computing> computing = new LinkedHashMap<>();
 
   /**
    * Starts P.
@@ -201,28 +203,161 @@ final class ProducerEngine {
   }
 
   /**
+   * Starts the prefill of a prompt of {@code tokens} tokens as a streamed lease: fresh blocks of
+   * every rank holding whatever their last user left, the lease granted now; its layers are
+   * computed later ({@link #computeLayer}). Empty if P has no room for it, and refuses it.
+   */
+  Optional<TransferParams> startStreamed(String id, int tokens) {
+    int count = blocksFor(tokens);
+    if (free.size() < count) {
+      ledger.recordRefusedOnProducer(id);
+      return Optional.empty();
+    }
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      ids.add(free.poll());
+    }
+    long seed = random.nextLong();
+    ledger.recordComputed(id, new RequestLedger.Prompt(seed, tokens));
+    TransferParams params =
+        connector
+            .scheduler()
+            .requestStarted(new StartedRequest(id, ids, Prompts.of(id, tokens), tokens))
+            .orElseThrow(() -> new AssertionError("P did not stream " + id));
+    if (!params.streamed() || params.tokens() != tokens || !params.blockIds().equals(ids)) {
+      throw new AssertionError("P must stream every token of " + id + ": " + params);
+    }
+    held.put(id, new Held(ids, clock.nanoTime()));
+    computing.put(id, new Computing(ids, tokens, seed));
+    return Optional.of(params);
+  }
+
+  /** The requests P still computes, in the order it started them. */
+  List<String> computing() {
+    return List.copyOf(computing.keySet());
+  }
+
+  /**
+   * The forward pass writes the next layer of {@code id} on every rank, each rank reporting it
+   * saved; after the last layer the request is finished. Whether it was computing.
+   */
+  boolean computeLayer(String id) {
+    Computing c = computing.get(id);
+    if (c == null) {
+      return false;
+    }
+    for (int r = 0; r < shape.producerTp(); r++) {
+      KvLayout layout = layouts.get(r);
+      for (int i = 0; i < c.blocks().size(); i++) {
+        byte[] block = memories.get(r).readBlock(c.blocks().get(i));
+        KvContent.writeLayers(
+            layout,
+            block,
+            c.seed(),
+            i * layout.tokensPerBlock(),
+            KvBlocks.usedTokens(i, layout.tokensPerBlock(), c.tokens()),
+            c.layers,
+            c.layers + 1);
+        memories.get(r).writeBlock(c.blocks().get(i), block);
+      }
+      connector.worker(r).layerSaved(id, c.layers);
+    }
+    c.layers++;
+    if (c.layers == layouts.get(0).layers()) {
+      finish(id, false);
+    }
+    return true;
+  }
+
+  /** Every request P computes gets its next layer: the forward pass moves on. */
+  void computeNextLayers() {
+    for (String id : computing()) {
+      computeLayer(id);
+    }
+  }
+
+  /** The client goes away on P while it computes {@code id}: the request is aborted. */
+  void abort(String id) {
+    if (computing.containsKey(id)) {
+      finish(id, true);
+    }
+  }
+
+  /**
+   * The engine finishes (or aborts) a request it streamed: the connector says whether to hold its
+   * blocks until {@code doneSending} or free them now (its lease ended while it computed).
+   */
+  private void finish(String id, boolean aborted) {
+    Computing c = computing.remove(id);
+    FinishDecision decision =
+        connector
+            .scheduler()
+            .requestFinished(
+                new FinishedRequest(
+                    id, c.blocks(), Prompts.of(id, c.tokens()), c.tokens(), aborted, true));
+    if (!decision.delayFree()) {
+      free(id);
+    }
+  }
+
+  /**
    * One step of the engine: frees, and overwrites, the blocks of what {@code doneSending} names.
    */
   void step() {
     FinishedTransfers finished = connector.worker().getFinished(Set.of());
     for (String id : finished.doneSending()) {
-      Held h = held.remove(id);
-      if (h == null) {
+      if (computing.containsKey(id)) {
         throw new AssertionError(
-            "doneSending named " + id + ", which holds no blocks: a double free");
+            "doneSending named " + id + " while P still computes into its blocks");
       }
-      for (int block : h.blocks()) {
-        if (free.contains(block)) {
-          throw new AssertionError("block " + block + " of " + id + " freed twice");
-        }
-        free.add(block);
-        for (int r = 0; r < shape.producerTp(); r++) {
-          byte[] junk = new byte[layouts.get(r).blockBytes()];
-          random.nextBytes(junk);
-          // as the next request reusing the block would
-          memories.get(r).writeBlock(block, junk);
-        }
+      free(id);
+    }
+  }
+
+  /** Frees, and overwrites, the blocks of {@code id}, as the next request reusing them would. */
+  private void free(String id) {
+    Held h = held.remove(id);
+    if (h == null) {
+      throw new AssertionError(
+          "doneSending named " + id + ", which holds no blocks: a double free");
+    }
+    for (int block : h.blocks()) {
+      if (free.contains(block)) {
+        throw new AssertionError("block " + block + " of " + id + " freed twice");
       }
+      free.add(block);
+      for (int r = 0; r < shape.producerTp(); r++) {
+        byte[] junk = new byte[layouts.get(r).blockBytes()];
+        random.nextBytes(junk);
+        // as the next request reusing the block would
+        memories.get(r).writeBlock(block, junk);
+      }
+    }
+  }
+
+  /** A request P computes layer by layer: its blocks, tokens, KV seed and layers computed. */
+  private static final class Computing {
+    private final List<Integer> blocks;
+    private final int tokens;
+    private final long seed;
+    private int layers;
+
+    Computing(List<Integer> blocks, int tokens, long seed) {
+      this.blocks = blocks;
+      this.tokens = tokens;
+      this.seed = seed;
+    }
+
+    List<Integer> blocks() {
+      return blocks;
+    }
+
+    int tokens() {
+      return tokens;
+    }
+
+    long seed() {
+      return seed;
     }
   }
 
@@ -263,7 +398,8 @@ final class ProducerEngine {
   void checkNothingHeldTooLong() {
     long limit = EngineStarter.MAX_LIFETIME.plus(EnginePair.SWEEP).toNanos();
     for (Map.Entry<String, Held> e : held.entrySet()) {
-      if (clock.nanoTime() - e.getValue().since() > limit) {
+      // A request P still computes holds its blocks as long as its forward pass runs.
+      if (!computing.containsKey(e.getKey()) && clock.nanoTime() - e.getValue().since() > limit) {
         throw new AssertionError("P holds " + e.getKey() + " past max lifetime plus one sweep");
       }
     }
@@ -271,6 +407,9 @@ final class ProducerEngine {
 
   /** P holds no request, has every block back in its pool, and no live lease. */
   void checkEverythingEnded() {
+    if (!computing.isEmpty()) {
+      throw new AssertionError("P still computes " + computing.keySet());
+    }
     if (!held.isEmpty()) {
       throw new AssertionError("P still holds blocks of " + held.keySet());
     }

@@ -22,7 +22,9 @@ import io.kvbridge.tck.schedule.Op.RestartProducer;
 import io.kvbridge.tck.schedule.Op.SilentProducer;
 import io.kvbridge.tck.schedule.Op.SlowHandshake;
 import io.kvbridge.tck.schedule.Op.StallNextRead;
+import io.kvbridge.tck.schedule.Op.StreamedRequest;
 import io.kvbridge.tck.schedule.Op.Unstall;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -153,6 +155,78 @@ public abstract class ScheduleExamplesConformanceTest {
 
     assertThat(simulation.served()).as("served, of %s", simulation).isZero();
     assertThat(simulation.failed()).isEqualTo(1);
+  }
+
+  @Test
+  void aStreamedRequestIsServedOnceEveryLayerIsComputed() {
+    Simulation simulation =
+        run(List.of(new StreamedRequest(7, 1, false, false), new Advance(5_000)));
+
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
+    assertThat(simulation.leaseEnds()).containsEntry("r0", EndReason.READ);
+  }
+
+  @ParameterizedTest(name = "graceful: {0}")
+  @ValueSource(booleans = {true, false})
+  void aProducerThatEndsMidStreamServesNothingAndThePairServesAgain(boolean graceful) {
+    Simulation simulation =
+        run(
+            List.of(
+                new StreamedRequest(7, 1, false, false),
+                new RestartProducer(graceful),
+                new Advance(15_000)));
+
+    assertThat(simulation.served()).as("served, of %s", simulation).isEqualTo(1);
+    assertThat(simulation.failed()).isEqualTo(1);
+    assertThat(simulation.restartsProven()).isEqualTo(1);
+  }
+
+  @Test
+  void aDecoderKilledMidStreamLeavesNothingHeldOnceTheLeaseExpires() {
+    Simulation simulation =
+        run(
+            List.of(
+                new StreamedRequest(7, 1, false, false), new KillDecoder(), new Advance(40_000)));
+
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
+    assertThat(simulation.leaseEnds()).containsEntry("r0", EndReason.EXPIRED);
+  }
+
+  @Test
+  void aLoadAbortedOnTheDecoderMidStreamReleasesTheLease() {
+    Simulation simulation =
+        run(List.of(new StreamedRequest(7, 1, false, false), new AbortOnDecoder()));
+
+    assertThat(simulation.aborted()).isEqualTo(1);
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
+    assertThat(simulation.leaseEnds()).containsEntry("r0", EndReason.RELEASED);
+  }
+
+  @Test
+  void aRequestAbortedOnTheProducerMidStreamFailsOnTheDecoder() {
+    Simulation simulation = run(List.of(new StreamedRequest(7, 1, false, true)));
+
+    assertThat(simulation.served()).as("served, of %s", simulation).isZero();
+    assertThat(simulation.failed()).isEqualTo(1);
+    assertThat(simulation.failureReasons().get(0)).contains("REVOKED");
+    assertThat(simulation.leaseEnds()).containsEntry("r0", EndReason.REVOKED);
+  }
+
+  @ParameterizedTest(name = "{0} failed READs")
+  @ValueSource(ints = {1, 2})
+  void aFailedReadOfAStreamedLayerIsReadOnceMore(int failures) {
+    List<Op> schedule = new ArrayList<>();
+    schedule.add(new StreamedRequest(7, 0, false, false));
+    for (int i = 0; i < failures; i++) {
+      schedule.add(new FailNextRead(0, 0));
+    }
+    schedule.add(new Advance(5_000));
+    Simulation simulation = run(schedule);
+
+    assertThat(simulation.served())
+        .as("served, of %s", simulation)
+        .isEqualTo(failures == 1 ? 1 : 0);
+    assertThat(simulation.failed()).isEqualTo(failures == 1 ? 0 : 1);
   }
 
   @ParameterizedTest(name = "graceful: {0}")

@@ -10,6 +10,7 @@ import io.kvbridge.transfer.Transport;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.function.Function;
 
@@ -190,6 +191,8 @@ final class Simulation implements AutoCloseable {
   private void apply(Op op) {
     if (op instanceof Op.NewRequest r) {
       newRequest(r);
+    } else if (op instanceof Op.StreamedRequest r) {
+      streamedRequest(r);
     } else if (op instanceof Op.Advance a) {
       advance(a.millis());
     } else if (op instanceof Op.DropNotifications d) {
@@ -286,6 +289,30 @@ final class Simulation implements AutoCloseable {
                 engines.decoder().accept(id, params, r.localTokens());
               }
             });
+  }
+
+  /**
+   * P starts a streamed prefill; the router forwards its parameters at once (unless it drops them),
+   * and P computes its first layers, the engines settling after each, while D reads what P
+   * announced.
+   */
+  private void streamedRequest(Op.StreamedRequest r) {
+    ProducerEngine producer = engines.producer();
+    String id = ledger.newRequest();
+    Optional<TransferParams> params = producer.startStreamed(id, r.tokens());
+    if (params.isEmpty()) {
+      return;
+    }
+    if (!r.routerDrops()) {
+      ledger.recordRouted();
+      engines.decoder().accept(id, params.get(), 0);
+    }
+    for (int layer = 0; layer < r.layersNow() && producer.computeLayer(id); layer++) {
+      engines.settle();
+    }
+    if (r.abortedOnP()) {
+      producer.abort(id);
+    }
   }
 
   /**

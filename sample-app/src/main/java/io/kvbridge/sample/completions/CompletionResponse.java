@@ -66,9 +66,11 @@ public record CompletionResponse(
   /**
    * Where the prompt's KV came from; the three counts add up to the prompt's tokens.
    *
-   * @param engineId the engine that generated the text
+   * @param engineId the engine that generated the text (or, {@code STREAMED}, that computes it)
    * @param kvSource {@code COMPUTED}, {@code LOADED}, {@code CACHED} (the engine's prefix cache
-   *     held every token the prefill node leased, so nothing was loaded) or {@code RECOMPUTED}
+   *     held every token the prefill node leased, so nothing was loaded), {@code RECOMPUTED}, or
+   *     {@code STREAMED}: a prefill node's answer given as the request's lease was granted, while
+   *     its prefill still computes (no text; the decode node reads each layer as it is done)
    * @param cachedTokens the prompt's first tokens, taken from the engine's prefix cache
    * @param loadedTokens prompt tokens whose KV was loaded from a prefill node
    * @param computedTokens prompt tokens computed on the engine

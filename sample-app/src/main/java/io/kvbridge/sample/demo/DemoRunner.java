@@ -78,7 +78,8 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
             p.engine(),
             d.engine(),
             kvbridge.lease().duration(),
-            kvbridge.lease().sweepInterval());
+            kvbridge.lease().sweepInterval(),
+            properties.engine().prefillCost());
     Thread thread =
         new Thread(
             () -> {

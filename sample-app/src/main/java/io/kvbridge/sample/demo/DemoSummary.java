@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The outcome of a demo run, with the checks that prove kvbridge did its job.
@@ -37,6 +38,8 @@ import java.util.Map;
  * @param blocksHeldOnDecode blocks requests still hold on the decode engine
  * @param mismatches completions that differ from the colocated reference
  * @param elapsed how long the workload took, without the wait for expiry
+ * @param ttft the time to first token of prompts streamed layer by layer and sent whole, when the
+ *     demo compared them
  */
 public record DemoSummary(
     String engines,
@@ -61,7 +64,8 @@ public record DemoSummary(
     int blocksHeldOnPrefill,
     int blocksHeldOnDecode,
     int mismatches,
-    Duration elapsed) {
+    Duration elapsed,
+    Optional<DemoTtft.Comparison> ttft) {
 
   /** Copies the collections and fills in every end reason. */
   public DemoSummary {
@@ -71,6 +75,35 @@ public record DemoSummary(
       all.put(reason, leasesEnded.getOrDefault(reason, 0L));
     }
     leasesEnded = Map.copyOf(all);
+  }
+
+  /** This summary with the time-to-first-token comparison run after the workload. */
+  public DemoSummary withTtft(DemoTtft.Comparison comparison) {
+    return new DemoSummary(
+        engines,
+        requests,
+        conversations,
+        served,
+        dropped,
+        failed,
+        failures,
+        servedFromTransfer,
+        servedLocally,
+        recomputed,
+        tokensFromCache,
+        tokensMoved,
+        tokensComputed,
+        prefillTokensFromCache,
+        blocksMoved,
+        bytesMoved,
+        leasesGranted,
+        leasesEnded,
+        liveLeases,
+        blocksHeldOnPrefill,
+        blocksHeldOnDecode,
+        mismatches,
+        elapsed,
+        Optional.of(comparison));
   }
 
   /** Leases that ended for {@code reason}. */
@@ -91,6 +124,11 @@ public record DemoSummary(
         "every lease held whole in the decode node's prefix cache was RELEASED",
         ended(EndReason.RELEASED) == servedLocally);
     checks.put("no request failed", failed == 0);
+    ttft.ifPresent(
+        t ->
+            checks.put(
+                "no time-to-first-token output differs from the colocated reference",
+                t.mismatches() == 0));
     return checks;
   }
 
@@ -163,6 +201,7 @@ public record DemoSummary(
             blocksHeldOnDecode));
     lines.add(
         String.format(Locale.ROOT, "outputs != reference         %d of %d", mismatches, served));
+    ttft.ifPresent(t -> lines.addAll(t.lines()));
     checks().forEach((name, ok) -> lines.add((ok ? "  [ok]     " : "  [FAILED] ") + name));
     lines.add(passed() ? "all checks passed" : "SOME CHECKS FAILED");
     lines.add("===============================================================");
@@ -197,6 +236,17 @@ public record DemoSummary(
     map.put("blocksHeldOnPrefill", blocksHeldOnPrefill);
     map.put("blocksHeldOnDecode", blocksHeldOnDecode);
     map.put("mismatches", mismatches);
+    ttft.ifPresent(
+        t -> {
+          Map<String, Object> both = new LinkedHashMap<>();
+          both.put("promptTokens", t.promptTokens());
+          both.put("requests", t.requests());
+          both.put("streamedP50Millis", t.streamedNanos() / 1e6);
+          both.put("wholeP50Millis", t.wholeNanos() / 1e6);
+          both.put("notStreamed", t.notStreamed());
+          both.put("mismatches", t.mismatches());
+          map.put("timeToFirstToken", both);
+        });
     map.put("passed", passed());
     return map;
   }

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -38,7 +39,8 @@ import org.springframework.web.client.RestClientException;
  * prefill; checks every completion against the colocated reference; waits until the dropped
  * requests' leases are past their duration; and summarizes what kvbridge did, from the same
  * connector status the {@code kvbridge} actuator endpoint shows, and where the decode node's KV
- * came from (its prefix cache, the prefill node, itself).
+ * came from (its prefix cache, the prefill node, itself); then compares the time to first token of
+ * prompts streamed layer by layer and sent whole ({@link DemoTtft}).
  *
  * <p>Threads: {@link #run()} blocks its caller and uses its own pool for the requests.
  */
@@ -55,6 +57,7 @@ public final class DemoWorkload {
   private final ToyModel reference;
   private final Duration leaseDuration;
   private final Duration sweepInterval;
+  private final Duration prefillCost;
   private final DemoPrompts prompts;
 
   /**
@@ -68,8 +71,10 @@ public final class DemoWorkload {
       Engine prefill,
       Engine decode,
       Duration leaseDuration,
-      Duration sweepInterval) {
+      Duration sweepInterval,
+      Duration prefillCost) {
     this.settings = settings;
+    this.prefillCost = prefillCost;
     this.client = client;
     this.routerBase = routerBase;
     this.prefill = prefill;
@@ -130,7 +135,24 @@ public final class DemoWorkload {
     }
     Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
     awaitLeases(tally);
-    return summarize(tally, conversations, elapsed);
+    // The workload's numbers, before the comparison's requests add theirs to the engines' counts.
+    DemoSummary summary = summarize(tally, conversations, elapsed, Optional.empty());
+    if (settings.ttftRequests() > 0) {
+      LOG.info(
+          "demo: time to first token of {}-token prompts, {} each way, streamed and whole",
+          settings.ttftPromptTokens(),
+          settings.ttftRequests());
+      summary =
+          summary.withTtft(
+              new DemoTtft(
+                      prefill,
+                      decode,
+                      settings.ttftRequests(),
+                      settings.ttftPromptTokens(),
+                      prefillCost)
+                  .measure());
+    }
+    return summary;
   }
 
   /** The engines' shapes, for the log and the summary. */
@@ -253,7 +275,8 @@ public final class DemoWorkload {
     }
   }
 
-  private DemoSummary summarize(Tally tally, int conversations, Duration elapsed) {
+  private DemoSummary summarize(
+      Tally tally, int conversations, Duration elapsed, Optional<DemoTtft.Comparison> ttft) {
     ProducerStatus producer = prefill.connector().status().producer().orElseThrow();
     ConsumerStatus consumer = decode.connector().status().consumer().orElseThrow();
     EngineStats d = decode.stats();
@@ -280,7 +303,8 @@ public final class DemoWorkload {
         prefill.stats().heldBlocks(),
         decode.stats().heldBlocks(),
         tally.mismatches.get(),
-        elapsed);
+        elapsed,
+        ttft);
   }
 
   private static ThreadFactory demoThreads() {

@@ -145,6 +145,15 @@ public final class BlockPool {
    * written, so the other slots of a block may be written by someone else meanwhile.
    */
   public void writeTokens(List<Integer> blockIds, int from, int to, byte[] kv) {
+    writeTokens(blockIds, from, to, kv, 0, Integer.MAX_VALUE);
+  }
+
+  /**
+   * {@link #writeTokens(List, int, int, byte[])} of the layers {@code [fromLayer, toLayer)} alone,
+   * as a forward pass writes a prompt's KV layer by layer; {@code kv} holds every layer.
+   */
+  public void writeTokens(
+      List<Integer> blockIds, int from, int to, byte[] kv, int fromLayer, int toLayer) {
     checkRange(blockIds, from, to);
     if (kv.length != (to - from) * bytesPerToken) {
       throw new IllegalArgumentException(
@@ -170,6 +179,10 @@ public final class BlockPool {
         // In memory order, so that neighbours join one write: a head's slots lie together in a
         // head-major slab, a slot's heads in a block-major one.
         for (int g = 0; g < groups.size(); g++) {
+          int layer = g / layout.planes();
+          if (layer < fromLayer || layer >= toLayer) {
+            continue;
+          }
           List<Piece> group = groups.get(g);
           // Pieces lie at their offset in the block's image; the slab of (layer, plane) g lies
           // wherever the placement puts it.

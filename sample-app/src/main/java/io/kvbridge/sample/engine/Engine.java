@@ -4,6 +4,7 @@ import io.kvbridge.layout.KvLayout;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.LoadMatch;
+import io.kvbridge.spi.TransferParams;
 import io.kvbridge.spi.WorkerSide;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.KvRegions;
@@ -12,11 +13,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,6 +81,7 @@ public final class Engine implements AutoCloseable {
   private final ToyModel model;
   private final LoadFailurePolicy policy;
   private final Duration stepInterval;
+  private final Duration prefillCost;
   private final LinkedBlockingQueue<PendingRequest> inbox = new LinkedBlockingQueue<>();
   private final ConcurrentLinkedQueue<CancelRequest> cancels = new ConcurrentLinkedQueue<>();
 
@@ -114,8 +118,10 @@ public final class Engine implements AutoCloseable {
       EngineShape shape,
       LoadFailurePolicy policy,
       Duration stepInterval,
-      ContextWindow context) {
+      ContextWindow context,
+      Duration prefillCost) {
     this.connector = Objects.requireNonNull(connector, "connector");
+    this.prefillCost = Objects.requireNonNull(prefillCost, "prefillCost");
     this.engineId = connector.settings().engineId();
     this.shape = Objects.requireNonNull(shape, "shape");
     this.context = Objects.requireNonNull(context, "context");
@@ -158,7 +164,8 @@ public final class Engine implements AutoCloseable {
       pool = new BlockPool(memories);
       cache = new PrefixCache(pool, shape.prefixCacheBlocks());
       scheduler =
-          new StepScheduler(connector, shape, model, policy, pool, cache, counters, inbox, cancels);
+          new StepScheduler(
+              connector, shape, model, policy, pool, cache, counters, inbox, cancels, prefillCost);
       running = true;
       thread = new Thread(this::run, "engine-" + engineId);
       thread.setDaemon(true);
@@ -216,6 +223,25 @@ public final class Engine implements AutoCloseable {
    * EngineFailedException} if its step loop dies first (at once if it already has).
    */
   public CompletableFuture<Generation> submit(EngineRequest request) {
+    return submit(request, Optional.empty());
+  }
+
+  /**
+   * {@link #submit(EngineRequest)} of a request a decode node will read, whose caller forwards the
+   * transfer parameters as soon as the lease is granted: the engine asks the connector for a lease
+   * as the prefill starts ({@code requestStarted}) and, when the connector streams it (at least
+   * {@code kvbridge.streaming.min-tokens} tokens), tells {@code onLeased} the parameters on the
+   * engine thread, then reports each layer saved as it computes it. The future still completes once
+   * the prefill is done. A request not streamed is leased when it finishes, and {@code onLeased} is
+   * not called.
+   */
+  public CompletableFuture<Generation> submit(
+      EngineRequest request, Consumer<TransferParams> onLeased) {
+    return submit(request, Optional.of(onLeased));
+  }
+
+  private CompletableFuture<Generation> submit(
+      EngineRequest request, Optional<Consumer<TransferParams>> onLeased) {
     CompletableFuture<Generation> future = new CompletableFuture<>();
     int[] tokens = model.tokenize(request.prompt());
     if (tokens.length == 0) {
@@ -244,7 +270,7 @@ public final class Engine implements AutoCloseable {
     if (!running) {
       return CompletableFuture.failedFuture(stopped());
     }
-    PendingRequest pending = new PendingRequest(request, tokens, future);
+    PendingRequest pending = new PendingRequest(request, tokens, future, onLeased);
     inbox.add(pending);
     // The loop may have stopped since the check; whoever takes the request out fails it.
     if (!running && inbox.remove(pending)) {
@@ -315,7 +341,8 @@ public final class Engine implements AutoCloseable {
         counters.cachedTokens.get(),
         counters.computedTokens.get(),
         counters.recomputed.get(),
-        counters.steps.get());
+        counters.steps.get(),
+        counters.streamed.get());
   }
 
   /**

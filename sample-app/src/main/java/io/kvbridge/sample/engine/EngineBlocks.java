@@ -1,6 +1,9 @@
 package io.kvbridge.sample.engine;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntConsumer;
 
 /**
  * An engine's blocks and what it computes into them: how many a request could be given (free ones
@@ -16,9 +19,20 @@ final class EngineBlocks {
   private final ToyModel model;
   private final BlockPool pool;
   private final PrefixCache cache;
+  // What computing one layer of one token costs.
+  private final Duration prefillCost;
+
+  // Below this a wait spins: parking overshoots by tens of microseconds.
+  private static final long SPIN_NANOS = 100_000;
 
   EngineBlocks(
-      String engineId, EngineShape shape, ToyModel model, BlockPool pool, PrefixCache cache) {
+      String engineId,
+      EngineShape shape,
+      ToyModel model,
+      BlockPool pool,
+      PrefixCache cache,
+      Duration prefillCost) {
+    this.prefillCost = prefillCost;
     this.engineId = engineId;
     this.shape = shape;
     this.model = model;
@@ -63,6 +77,15 @@ final class EngineBlocks {
    * returns it (those tokens' KV in token order; empty if there are none).
    */
   byte[] compute(int[] tokens, List<Integer> blocks, int from) {
+    return compute(tokens, blocks, from, layer -> {});
+  }
+
+  /**
+   * {@link #compute(int[], List, int)} layer by layer, as a forward pass runs: each layer costs
+   * {@code prefillCost} per token computed, is written into the blocks, and then handed to {@code
+   * saved}.
+   */
+  byte[] compute(int[] tokens, List<Integer> blocks, int from, IntConsumer saved) {
     int to = tokens.length;
     if (from >= to) {
       return new byte[0];
@@ -74,7 +97,24 @@ final class EngineBlocks {
         from,
         to,
         (i, token) -> System.arraycopy(token, 0, kv, (i - from) * bytesPerToken, bytesPerToken));
-    pool.writeTokens(blocks, from, to, kv);
+    int layers = shape.model().layers();
+    for (int layer = 0; layer < layers; layer++) {
+      spend(prefillCost.multipliedBy(to - from));
+      pool.writeTokens(blocks, from, to, kv, layer, layer + 1);
+      saved.accept(layer);
+    }
     return kv;
+  }
+
+  /** Spends {@code time} on the engine thread, as computing would. */
+  private static void spend(Duration time) {
+    long until = System.nanoTime() + time.toNanos();
+    for (long left = time.toNanos(); left > 0; left = until - System.nanoTime()) {
+      if (left > SPIN_NANOS) {
+        LockSupport.parkNanos(left - SPIN_NANOS);
+      } else {
+        Thread.onSpinWait();
+      }
+    }
   }
 }

@@ -15,6 +15,7 @@ final class EngineCounters {
   final AtomicLong computedTokens = new AtomicLong();
   final AtomicLong recomputed = new AtomicLong();
   final AtomicLong steps = new AtomicLong();
+  final AtomicLong streamed = new AtomicLong();
   volatile int waitingCount;
   volatile int loadingCount;
   volatile int heldForTransferCount;

@@ -20,6 +20,8 @@ package io.kvbridge.sample.engine;
  * @param computedTokens prompt tokens whose KV was computed on this engine
  * @param recomputed requests whose load failed and were computed here instead
  * @param steps steps the engine's loop has begun
+ * @param streamed requests whose lease was granted as their prefill started, each layer read by the
+ *     decode node while the next ones computed
  */
 public record EngineStats(
     String engineId,
@@ -37,4 +39,5 @@ public record EngineStats(
     long cachedTokens,
     long computedTokens,
     long recomputed,
-    long steps) {}
+    long steps,
+    long streamed) {}

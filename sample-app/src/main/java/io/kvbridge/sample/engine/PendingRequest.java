@@ -1,9 +1,11 @@
 package io.kvbridge.sample.engine;
 
+import io.kvbridge.spi.TransferParams;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,10 +19,32 @@ final class PendingRequest {
   // Null until the first admission attempt looks the prompt up; MISS once the hit is released.
   PrefixCache.@Nullable Hit hit;
 
-  PendingRequest(EngineRequest request, int[] tokens, CompletableFuture<Generation> future) {
+  // Told the transfer parameters of a lease granted as the prefill starts (streamed); empty when
+  // the caller takes the parameters only once the prefill is done.
+  private final Optional<Consumer<TransferParams>> onLeased;
+
+  PendingRequest(
+      EngineRequest request,
+      int[] tokens,
+      CompletableFuture<Generation> future,
+      Optional<Consumer<TransferParams>> onLeased) {
     this.request = request;
     this.tokens = tokens;
     this.future = future;
+    this.onLeased = onLeased;
+  }
+
+  /**
+   * Whether the request's lease may be streamed: a decode node reads it, and its caller forwards
+   * the parameters as soon as the lease is granted.
+   */
+  boolean streamable() {
+    return request.remoteDecode() && onLeased.isPresent();
+  }
+
+  /** The connector granted the request's lease as its prefill starts: its caller is told. */
+  void leased(TransferParams params) {
+    onLeased.ifPresent(listener -> listener.accept(params));
   }
 
   /** Takes request {@code id} out of {@code queue}, if it is there. */

@@ -10,9 +10,11 @@ import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.LoadMatch;
 import io.kvbridge.spi.LoadSpec;
 import io.kvbridge.spi.SchedulerSide;
+import io.kvbridge.spi.StartedRequest;
 import io.kvbridge.spi.StepMetadata;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.HashMap;
@@ -76,7 +78,8 @@ final class StepScheduler {
       PrefixCache cache,
       EngineCounters counters,
       Queue<PendingRequest> inbox,
-      Queue<CancelRequest> cancels) {
+      Queue<CancelRequest> cancels,
+      Duration prefillCost) {
     this.connector = connector;
     this.engineId = connector.settings().engineId();
     this.shape = shape;
@@ -85,7 +88,7 @@ final class StepScheduler {
     this.pool = pool;
     this.cache = cache;
     this.counters = counters;
-    this.work = new EngineBlocks(engineId, shape, model, pool, cache);
+    this.work = new EngineBlocks(engineId, shape, model, pool, cache, prefillCost);
     this.inbox = inbox;
     this.cancels = cancels;
   }
@@ -447,7 +450,13 @@ final class StepScheduler {
     fail(l.pending(), new KvLoadFailedException(requestId, reason));
   }
 
-  /** Copies the request's cached prefix into its own blocks, computes the rest and generates. */
+  /**
+   * Copies the request's cached prefix into its own blocks, computes the rest and generates. A
+   * request a decode node will read is streamed when the connector grants its lease as the prefill
+   * starts ({@code requestStarted}): its caller gets the transfer parameters at once, and each
+   * layer is reported saved on every rank as it is written, so the decode node reads it while the
+   * next ones compute.
+   */
   private void computeHere(PendingRequest p, KvSource source, Set<String> finishedThisStep) {
     int tokens = p.tokens.length;
     int local = p.hit.tokens();
@@ -455,7 +464,31 @@ final class StepScheduler {
     byte[] computed;
     try {
       copyFromCache(p, local, blocks);
-      computed = work.compute(p.tokens, blocks, local);
+      Optional<TransferParams> streamed =
+          p.streamable() && local < tokens
+              ? connector
+                  .scheduler()
+                  .requestStarted(
+                      new StartedRequest(
+                          p.request.requestId(), blocks, TokenIds.of(p.tokens), tokens))
+              : Optional.empty();
+      if (streamed.isPresent()) {
+        counters.streamed.incrementAndGet();
+        p.leased(streamed.get());
+        String id = p.request.requestId();
+        computed =
+            work.compute(
+                p.tokens,
+                blocks,
+                local,
+                layer -> {
+                  for (int rank = 0; rank < shape.tpDegree(); rank++) {
+                    connector.worker(rank).layerSaved(id, layer);
+                  }
+                });
+      } else {
+        computed = work.compute(p.tokens, blocks, local);
+      }
     } catch (RuntimeException e) {
       pool.free(blocks);
       throw e;

@@ -28,6 +28,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A prefill or decode node: serves OpenAI-style completion requests on an {@link Engine} of its
@@ -44,6 +46,14 @@ import java.util.function.Function;
  * <p>Thread-safe: called by the web server's request threads.
  */
 public final class Node implements AutoCloseable {
+
+  /**
+   * The {@code kv.source} of a prefill node's answer given as its lease was granted, before the
+   * prefill finished: the decode node reads each layer while the next ones compute.
+   */
+  public static final String STREAMED = "STREAMED";
+
+  private static final Logger LOG = LoggerFactory.getLogger(Node.class);
 
   /** How long a timed-out request's cancel may take before the engine counts as stuck. */
   static final Duration CANCEL_WAIT = Duration.ofSeconds(1);
@@ -126,9 +136,13 @@ public final class Node implements AutoCloseable {
     EngineRequest engineRequest =
         new EngineRequest(id, request.prompt(), request.maxTokensOrDefault(), remoteDecode, params);
     Optional<String> producer = params.map(TransferParams::producerEngineId);
-    CompletableFuture<CompletionResponse> answer =
-        engine
-            .submit(engineRequest)
+    CompletableFuture<TransferParams> leased = new CompletableFuture<>();
+    CompletableFuture<Generation> generated =
+        remoteDecode
+            ? engine.submit(engineRequest, leased::complete)
+            : engine.submit(engineRequest);
+    CompletableFuture<CompletionResponse> done =
+        generated
             .copy()
             .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
             .handle(
@@ -137,7 +151,44 @@ public final class Node implements AutoCloseable {
                         ? CompletableFuture.completedFuture(answer(request, id, generation))
                         : failed(id, producer, failure))
             .thenCompose(Function.identity());
+    CompletableFuture<CompletionResponse> answer = done;
+    if (remoteDecode) {
+      // A streamed lease: the router gets the parameters as the prefill starts, and the decode node
+      // reads each layer while the next ones compute; what the prefill then produces is not used.
+      CompletableFuture<CompletionResponse> early =
+          leased.thenApply(p -> streamedAnswer(request, id, p));
+      generated.whenComplete(
+          (generation, failure) -> {
+            if (failure != null && leased.isDone()) {
+              LOG.warn("streamed prefill of {} failed after its lease was granted", id, failure);
+            }
+          });
+      answer = CompletableFuture.anyOf(early, done).thenCompose(first -> firstDone(early, done));
+    }
     return new Running(id, answer);
+  }
+
+  /** {@code early} if it completed, else {@code late}: the answer of whichever came first. */
+  private static CompletableFuture<CompletionResponse> firstDone(
+      CompletableFuture<CompletionResponse> early, CompletableFuture<CompletionResponse> late) {
+    return early.isDone() && !early.isCompletedExceptionally() ? early : late;
+  }
+
+  /**
+   * The answer to a prefill whose lease was granted as it started: the transfer parameters, no
+   * completion text yet (the decode node generates it), every prompt token computed here.
+   */
+  private CompletionResponse streamedAnswer(
+      CompletionRequest request, String id, TransferParams params) {
+    return new CompletionResponse(
+        id,
+        "text_completion",
+        Instant.now().getEpochSecond(),
+        request.model(),
+        List.of(new CompletionResponse.Choice(0, "", "length")),
+        new CompletionResponse.Usage(params.tokens(), 0, params.tokens()),
+        params.toMap(),
+        new CompletionResponse.KvInfo(engine.engineId(), STREAMED, 0, 0, params.tokens()));
   }
 
   /**

@@ -7,6 +7,7 @@ import io.kvbridge.sample.completions.CompletionResponse;
 import io.kvbridge.sample.completions.KvTransferRequest;
 import io.kvbridge.sample.completions.RevokeRequest;
 import io.kvbridge.sample.engine.ContextWindow;
+import io.kvbridge.sample.node.Node;
 import io.kvbridge.sample.node.NodeKind;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,6 +85,7 @@ public final class PdRouter {
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicLong cancelled = new AtomicLong();
+  private final AtomicLong streamed = new AtomicLong();
 
   /**
    * A router calling the nodes of {@code prefill} and {@code decode} through {@code nodes}. {@code
@@ -177,6 +179,7 @@ public final class PdRouter {
         dropped.get(),
         failed.get(),
         cancelled.get(),
+        streamed.get(),
         prefill.stats(),
         decode.stats());
   }
@@ -276,6 +279,10 @@ public final class PdRouter {
 
     private CompletableFuture<CompletionResponse> decodeAfter(Prefilled prefilled) {
       Map<String, Object> params = prefilled.answer().kvTransferParams();
+      CompletionResponse.KvInfo kv = prefilled.answer().kvbridge();
+      if (kv != null && Node.STREAMED.equals(kv.kvSource())) {
+        streamed.incrementAndGet();
+      }
       if (client.isGone()) {
         return revoke(prefilled, "the client closed its connection after prefill")
             .thenCompose(

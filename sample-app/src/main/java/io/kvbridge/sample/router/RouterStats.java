@@ -10,6 +10,8 @@ import java.util.List;
  * @param dropped requests dropped after prefill by fault injection
  * @param failed requests answered with an error for any other reason
  * @param cancelled requests whose client went away first; their work was cancelled
+ * @param streamed requests whose prefill node answered as it granted the lease, before its prefill
+ *     finished, so that the decode node read each layer while the next ones computed
  * @param prefill each prefill node: health and calls
  * @param decode each decode node: health and calls
  */
@@ -19,6 +21,7 @@ public record RouterStats(
     long dropped,
     long failed,
     long cancelled,
+    long streamed,
     List<NodeStats> prefill,
     List<NodeStats> decode) {
 

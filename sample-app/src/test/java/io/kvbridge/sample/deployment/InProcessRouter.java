@@ -42,6 +42,18 @@ final class InProcessRouter implements AutoCloseable {
             .run(arguments.toArray(String[]::new)));
   }
 
+  /** What the router reports of itself on {@code /actuator/info}. */
+  @SuppressWarnings("unchecked")
+  Map<String, Object> stats() {
+    return (Map<String, Object>)
+        RestClient.create(url)
+            .get()
+            .uri("/actuator/info")
+            .retrieve()
+            .body(ChildNode.JSON)
+            .get("kvbridgeRouter");
+  }
+
   /** Waits until the router's own probes found every node UP. */
   @SuppressWarnings("unchecked")
   void awaitSeesEveryNodeHealthy() {
@@ -50,14 +62,7 @@ final class InProcessRouter implements AutoCloseable {
         .pollInterval(Duration.ofMillis(250))
         .untilAsserted(
             () -> {
-              Map<String, Object> router =
-                  (Map<String, Object>)
-                      RestClient.create(url)
-                          .get()
-                          .uri("/actuator/info")
-                          .retrieve()
-                          .body(ChildNode.JSON)
-                          .get("kvbridgeRouter");
+              Map<String, Object> router = stats();
               for (String pool : List.of("prefill", "decode")) {
                 assertThat((List<Map<String, Object>>) router.get(pool))
                     .as("the router's %s nodes", pool)

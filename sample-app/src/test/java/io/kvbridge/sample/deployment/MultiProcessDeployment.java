@@ -41,6 +41,11 @@ abstract class MultiProcessDeployment {
     return List.of();
   }
 
+  /** Whether the nodes stream every request: the prefill node answers as it grants the lease. */
+  boolean streamed() {
+    return false;
+  }
+
   /** What the colocated model computes: the toy model at the KV size of the nodes' model. */
   ToyModel reference() {
     return ToyModel.standard();
@@ -89,6 +94,15 @@ abstract class MultiProcessDeployment {
           .isEqualTo(reference.referenceCompletion(a.prompt(), a.maxTokens()));
       assertThat(a.body().get("kvbridge")).asString().contains("kv_source=LOADED");
     }
+  }
+
+  @Test
+  void everyPrefillWasStreamedExactlyWhenTheNodesStream() {
+    Map<String, Object> stats = router.stats();
+
+    assertThat(((Number) stats.get("streamed")).longValue())
+        .as("requests streamed, of %s", stats)
+        .isEqualTo(streamed() ? REQUESTS : 0);
   }
 
   @Test

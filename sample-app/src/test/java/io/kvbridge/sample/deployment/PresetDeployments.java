@@ -3,6 +3,7 @@ package io.kvbridge.sample.deployment;
 import io.kvbridge.layout.KvModel;
 import io.kvbridge.sample.engine.ToyModel;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * Published models' KV shapes the deployment tests run at real size, in the memory shapes engines
@@ -41,6 +42,18 @@ final class PresetDeployments {
           "--kvbridge.sample.engine.memory-placement=per-layer-block-first",
           "--kvbridge.sample.prefill.engine.tp-degree=2",
           "--kvbridge.sample.decode.engine.tp-degree=4");
+
+  /**
+   * {@link #LLAMA_PER_LAYER}, every request streamed ({@code kvbridge.streaming.min-tokens=1}) and
+   * a prefill that costs 5 µs per layer and token: the prefill node answers the router as the lease
+   * is granted, and the decode node reads each layer while the next ones compute.
+   */
+  static final List<String> LLAMA_STREAMED =
+      Stream.concat(
+              LLAMA_PER_LAYER.stream(),
+              Stream.of(
+                  "--kvbridge.streaming.min-tokens=1", "--kvbridge.sample.engine.prefill-cost=5us"))
+          .toList();
 
   /** The colocated reference of {@code model}'s KV size. */
   static ToyModel reference(KvModel model) {
