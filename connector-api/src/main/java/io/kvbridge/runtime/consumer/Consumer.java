@@ -456,68 +456,24 @@ public final class Consumer {
 
   private void pollRead(Load load, long now) {
     TransferStatus status = reads.status(load);
-    if (status instanceof TransferStatus.Failed failed && load.params().streamed()) {
-      // A streamed load's layers are read in ranges as P computes them: the first range whose
-      // READs fail is posted once more before the load fails.
-      if (!load.retried()) {
-        load.retrying();
-        LOG.log(
-            Level.WARNING,
-            "a read of {0} failed ({1}); reading its layers once more",
-            load.requestId(),
-            failed.reason());
-        try {
-          if (reads.repostFailedStage(load)) {
-            return;
-          }
-        } catch (TransportException | IllegalArgumentException e) {
-          handshakes.suspect(load.peer().engineId());
-          fail(load, "read could not be posted again: " + e.getMessage());
-          return;
-        }
-      }
-      status = reads.status(load);
-    }
     if (status instanceof TransferStatus.Failed failed) {
-      handshakes.suspect(load.peer().engineId());
-      fail(load, "read failed: " + failed.reason() + (load.retried() ? ", read twice" : ""));
+      readFailed(load, failed);
       return;
     }
-    // Each stage's blocks are checked once its reads are done, while later stages still move.
-    for (Optional<Load.Stage> stage = load.uncheckedStage();
-        stage.isPresent() && reads.status(stage.get().reads()) instanceof TransferStatus.Done;
-        stage = load.uncheckedStage()) {
-      try {
-        reads.scatter(stage.get().reads());
-      } catch (RuntimeException e) {
-        fail(load, "copying the staged read into place failed: " + e.getMessage());
-        return;
-      }
-      Load.Stage checked = stage.get();
-      Optional<String> corrupt =
-          checked.layers().isPresent()
-              ? LoadChecks.layerProblem(
-                  load.params(),
-                  load.plan(),
-                  ranks,
-                  checked.layers().get(),
-                  load.layerChecksums(checked.layers().get()))
-              : LoadChecks.contentProblem(
-                  load.params(), load.plan(), ranks, checked.fromIndex(), checked.toIndex());
-      if (corrupt.isPresent()) {
-        counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId() + ": " + corrupt.get());
-        fail(load, corrupt.get() + "; not using the read");
-        return;
-      }
-      load.stageChecked();
-    }
-    try {
-      // Stages that waited for staging room go out once the stages checked gave theirs back.
-      reads.postWaiting(load);
-    } catch (TransportException | IllegalArgumentException e) {
-      handshakes.suspect(load.peer().engineId());
-      fail(load, "read could not be posted: " + e.getMessage());
+    if (!checkStages(load)) {
       return;
+    }
+    if (!(status instanceof TransferStatus.Done)) {
+      // READs that finished since the first look: their stages are checked now, and the load
+      // moves on in this round, not the next.
+      status = reads.status(load);
+      if (status instanceof TransferStatus.Failed failed) {
+        readFailed(load, failed);
+        return;
+      }
+      if (status instanceof TransferStatus.Done && !checkStages(load)) {
+        return;
+      }
     }
     if (status instanceof TransferStatus.Done
         && load.everyStageChecked()
@@ -534,6 +490,75 @@ public final class Consumer {
     } else if (now >= load.stateDeadline()) {
       fail(load, "read did not finish before the lease deadline; its bytes are not trusted");
     }
+  }
+
+  /**
+   * A READ of {@code load} failed: a streamed load's failed range is posted once more (its layers
+   * are read in ranges as P computes them), any other load fails.
+   */
+  private void readFailed(Load load, TransferStatus.Failed failed) {
+    if (load.params().streamed() && !load.retried()) {
+      load.retrying();
+      LOG.log(
+          Level.WARNING,
+          "a read of {0} failed ({1}); reading its layers once more",
+          load.requestId(),
+          failed.reason());
+      try {
+        if (reads.repostFailedStage(load)) {
+          return;
+        }
+      } catch (TransportException | IllegalArgumentException e) {
+        handshakes.suspect(load.peer().engineId());
+        fail(load, "read could not be posted again: " + e.getMessage());
+        return;
+      }
+    }
+    handshakes.suspect(load.peer().engineId());
+    fail(load, "read failed: " + failed.reason() + (load.retried() ? ", read twice" : ""));
+  }
+
+  /**
+   * Checks each stage of {@code load} whose READs are done, in order, while later stages still
+   * move, and posts the stages that waited for staging room once the checked ones gave theirs back;
+   * whether the load goes on (a mismatch or a failed post fails it).
+   */
+  private boolean checkStages(Load load) {
+    for (Optional<Load.Stage> stage = load.uncheckedStage();
+        stage.isPresent() && reads.status(stage.get().reads()) instanceof TransferStatus.Done;
+        stage = load.uncheckedStage()) {
+      try {
+        reads.scatter(stage.get().reads());
+      } catch (RuntimeException e) {
+        fail(load, "copying the staged read into place failed: " + e.getMessage());
+        return false;
+      }
+      Load.Stage checked = stage.get();
+      Optional<String> corrupt =
+          checked.layers().isPresent()
+              ? LoadChecks.layerProblem(
+                  load.params(),
+                  load.plan(),
+                  ranks,
+                  checked.layers().get(),
+                  load.layerChecksums(checked.layers().get()))
+              : LoadChecks.contentProblem(
+                  load.params(), load.plan(), ranks, checked.fromIndex(), checked.toIndex());
+      if (corrupt.isPresent()) {
+        counters.rejected(RejectedInput.CHECKSUM_MISMATCH, load.requestId() + ": " + corrupt.get());
+        fail(load, corrupt.get() + "; not using the read");
+        return false;
+      }
+      load.stageChecked();
+    }
+    try {
+      reads.postWaiting(load);
+    } catch (TransportException | IllegalArgumentException e) {
+      handshakes.suspect(load.peer().engineId());
+      fail(load, "read could not be posted: " + e.getMessage());
+      return false;
+    }
+    return true;
   }
 
   /**

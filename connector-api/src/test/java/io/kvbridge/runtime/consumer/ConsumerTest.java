@@ -426,6 +426,20 @@ class ConsumerTest {
   }
 
   @Test
+  void aReadThatFinishesBetweenTwoLooksOfOneRoundIsCompletedInThatRound() throws Exception {
+    Load load = reading();
+    transport.status = TransferStatus.DONE;
+    // The round's first look finds the READ in progress; it is done by the time its stage is
+    // checked, with nothing left in flight: the round must move the load on, not wait for another.
+    transport.looksInProgress = 1;
+
+    consumer.progress();
+
+    assertThat(sent()).hasOnlyElementsOfType(ProtocolMessage.Completion.class).hasSize(1);
+    assertThat(load.state()).isEqualTo(Load.State.AWAITING_REPLY);
+  }
+
+  @Test
   void aFinishedReadWhoseTelemetryCannotBeReadStillCompletes() {
     Load load = reading();
     transport.status = TransferStatus.DONE;

@@ -47,6 +47,9 @@ public final class StubTransport implements Transport {
   public boolean refuseTelemetry;
   public TransferStatus status = TransferStatus.IN_PROGRESS;
 
+  /** How many of the next status looks answer in progress, whatever the transfer's status. */
+  public int looksInProgress;
+
   /**
    * What {@link #status} answers for a handle, where the test set it; {@link #status} otherwise.
    */
@@ -181,6 +184,10 @@ public final class StubTransport implements Transport {
 
   @Override
   public TransferStatus status(TransferHandle handle) {
+    if (looksInProgress > 0) {
+      looksInProgress--;
+      return TransferStatus.IN_PROGRESS;
+    }
     return statusOf.getOrDefault(handle, status);
   }
 
