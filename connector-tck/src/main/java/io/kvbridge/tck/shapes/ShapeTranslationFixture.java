@@ -38,6 +38,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.UnaryOperator;
+import org.awaitility.core.ThrowingRunnable;
 import org.junit.jupiter.api.AfterEach;
 
 /**
@@ -177,14 +178,30 @@ public abstract class ShapeTranslationFixture {
 
   /** Steps both engines until {@code request} is received or failed on {@code consumer}. */
   protected void awaitEnded(Engine producer, Engine consumer, String request) {
+    stepUntil(
+        producer,
+        consumer,
+        () ->
+            assertThat(consumer.received.contains(request) || consumer.failed.containsKey(request))
+                .as("%s ended on the consumer", request)
+                .isTrue());
+  }
+
+  /**
+   * Steps both engines (each at most once per poll; {@code consumer} may be {@code producer}, or
+   * null) until {@code check} passes, within the connector's patience.
+   */
+  protected void stepUntil(Engine producer, Engine consumer, ThrowingRunnable check) {
     await()
         .atMost(underTest.patience())
         .pollInterval(Duration.ofMillis(1))
-        .until(
+        .untilAsserted(
             () -> {
               producer.step();
-              consumer.step();
-              return consumer.received.contains(request) || consumer.failed.containsKey(request);
+              if (consumer != null && consumer != producer) {
+                consumer.step();
+              }
+              check.run();
             });
   }
 

@@ -2,7 +2,6 @@ package io.kvbridge.tck.shapes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.lease.EndReason;
@@ -22,7 +21,6 @@ import io.kvbridge.transfer.TransferStatus;
 import io.kvbridge.transfer.Transport;
 import io.kvbridge.wire.LeaseRef;
 import io.kvbridge.wire.ProtocolMessage;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -104,15 +102,7 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
       }
       if (layer + 1 < STREAMED_LAYERS) {
         int through = layer + 1;
-        await()
-            .atMost(underTest.patience())
-            .pollInterval(Duration.ofMillis(1))
-            .untilAsserted(
-                () -> {
-                  producer.step();
-                  consumer.step();
-                  consumer.assertHoldsLayers(t, 0, through);
-                });
+        stepUntil(producer, consumer, () -> consumer.assertHoldsLayers(t, 0, through));
         settle(producer, consumer);
         consumer.assertUntouchedLayers(t, through, STREAMED_LAYERS);
         assertThat(consumer.received).doesNotContain(t.requestId());
@@ -147,9 +137,7 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
     Engine producer = start("p", Role.PRODUCER, streamedModel(), 1, capture(producerAgents));
     List<Transport> consumerAgents = new CopyOnWriteArrayList<>();
     Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1, capture(consumerAgents));
-    Transfer t = startStreamed(producer, consumer, "stream-2", TOKENS);
-    producer.computeLayer(t.requestId(), 0);
-    awaitHolds(producer, consumer, t, 1);
+    Transfer t = streamedThroughLayerZero(producer, consumer, "stream-2");
     String token = producer.leaseToken(t.requestId());
     LeaseRef lease = new LeaseRef(t.requestId(), token);
     String to = consumerAgents.get(0).agentName();
@@ -174,12 +162,7 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
 
     settle(producer, consumer);
     consumer.assertUntouchedLayers(t, 1, STREAMED_LAYERS);
-    for (int layer = 1; layer < STREAMED_LAYERS; layer++) {
-      producer.computeLayer(t.requestId(), layer);
-    }
-    awaitEnded(producer, consumer, t.requestId());
-    assertThat(consumer.received).contains(t.requestId());
-    consumer.assertHolds(t, 0, TOKENS);
+    computeTheRestAndExpectServed(producer, consumer, t, 1);
   }
 
   /**
@@ -192,9 +175,7 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
     List<Transport> consumerAgents = new CopyOnWriteArrayList<>();
     Engine producer = start("p", Role.PRODUCER, streamedModel(), 1, capture(producerAgents));
     Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1, capture(consumerAgents));
-    Transfer t = startStreamed(producer, consumer, "stream-3", TOKENS);
-    producer.computeLayer(t.requestId(), 0);
-    awaitHolds(producer, consumer, t, 1);
+    Transfer t = streamedThroughLayerZero(producer, consumer, "stream-3");
 
     consumerAgents
         .get(0)
@@ -206,12 +187,7 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
     awaitRejected(producer, producer, RejectedInput.LAYERS_MISSING);
 
     assertThat(producer.connector.status().producer().orElseThrow().liveLeases()).isEqualTo(1);
-    for (int layer = 1; layer < STREAMED_LAYERS; layer++) {
-      producer.computeLayer(t.requestId(), layer);
-    }
-    awaitEnded(producer, consumer, t.requestId());
-    assertThat(consumer.received).contains(t.requestId());
-    consumer.assertHolds(t, 0, TOKENS);
+    computeTheRestAndExpectServed(producer, consumer, t, 1);
   }
 
   /**
@@ -223,9 +199,7 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
   void aRequestAbortedOnTheProducerMidStreamFailsTheLoadAtOnce() {
     Engine producer = start("p", Role.PRODUCER, streamedModel(), 1);
     Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1);
-    Transfer t = startStreamed(producer, consumer, "stream-4", TOKENS);
-    producer.computeLayer(t.requestId(), 0);
-    awaitHolds(producer, consumer, t, 1);
+    Transfer t = streamedThroughLayerZero(producer, consumer, "stream-4");
 
     FinishDecision aborted = producer.finishPrefill(t.requestId(), TOKENS, true);
     awaitEnded(producer, consumer, t.requestId());
@@ -248,21 +222,15 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
   void aLoadCancelledMidStreamEndsTheLeaseButPFreesTheBlocksOnlyOnceItFinished() {
     Engine producer = start("p", Role.PRODUCER, streamedModel(), 1);
     Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1);
-    Transfer t = startStreamed(producer, consumer, "stream-5", TOKENS);
-    producer.computeLayer(t.requestId(), 0);
-    awaitHolds(producer, consumer, t, 1);
+    Transfer t = streamedThroughLayerZero(producer, consumer, "stream-5");
 
     assertThat(consumer.connector.scheduler().cancelLoad(t.requestId(), "client went away"))
         .isTrue();
-    await()
-        .atMost(underTest.patience())
-        .pollInterval(Duration.ofMillis(1))
-        .until(
-            () -> {
-              producer.step();
-              consumer.step();
-              return producer.connector.status().producer().orElseThrow().liveLeases() == 0;
-            });
+    stepUntil(
+        producer,
+        consumer,
+        () ->
+            assertThat(producer.connector.status().producer().orElseThrow().liveLeases()).isZero());
     settle(producer, consumer);
 
     assertThat(producer.connector.status().producer().orElseThrow().leasesEnded())
@@ -283,19 +251,10 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
   void theProducerClosingMidStreamFailsTheLoadAtOnce() {
     Engine producer = start("p", Role.PRODUCER, streamedModel(), 1);
     Engine consumer = start("d", Role.CONSUMER, streamedModel(), 1);
-    Transfer t = startStreamed(producer, consumer, "stream-6", TOKENS);
-    producer.computeLayer(t.requestId(), 0);
-    awaitHolds(producer, consumer, t, 1);
+    Transfer t = streamedThroughLayerZero(producer, consumer, "stream-6");
 
     producer.connector.close();
-    await()
-        .atMost(underTest.patience())
-        .pollInterval(Duration.ofMillis(1))
-        .until(
-            () -> {
-              consumer.step();
-              return consumer.failed.containsKey(t.requestId());
-            });
+    stepUntil(consumer, null, () -> assertThat(consumer.failed).containsKey(t.requestId()));
 
     assertThat(consumer.received).isEmpty();
     assertThat(consumer.failed.get(t.requestId()).reason()).contains("REVOKED");
@@ -316,12 +275,7 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
         .hasMessageContaining("its next layer is 0");
     producer.connector.worker(0).layerSaved("never-streamed", 0);
 
-    for (int layer = 0; layer < STREAMED_LAYERS; layer++) {
-      producer.computeLayer(t.requestId(), layer);
-    }
-    awaitEnded(producer, consumer, t.requestId());
-    assertThat(consumer.received).contains(t.requestId());
-    consumer.assertHolds(t, 0, TOKENS);
+    computeTheRestAndExpectServed(producer, consumer, t, 0);
   }
 
   /**
@@ -368,9 +322,7 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
               agents.add(failing);
               return failing;
             });
-    Transfer t = startStreamed(producer, consumer, "stream-8", TOKENS);
-    producer.computeLayer(t.requestId(), 0);
-    awaitHolds(producer, consumer, t, 1);
+    Transfer t = streamedThroughLayerZero(producer, consumer, "stream-8");
 
     agents.get(0).failNext(failures);
     for (int layer = 1; layer < STREAMED_LAYERS; layer++) {
@@ -441,31 +393,37 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
     return model(8, 32, KvLayout.MemoryOrder.BLOCK_MAJOR, STREAMED_LAYERS);
   }
 
+  /** Starts {@code requestId} streamed and waits until the consumer holds its layer 0. */
+  private Transfer streamedThroughLayerZero(Engine producer, Engine consumer, String requestId) {
+    Transfer t = startStreamed(producer, consumer, requestId, TOKENS);
+    producer.computeLayer(t.requestId(), 0);
+    awaitHolds(producer, consumer, t, 1);
+    return t;
+  }
+
+  /**
+   * The producer computes {@code t}'s layers from {@code fromLayer} on; the load ends served, every
+   * byte where the consumer's layout puts it.
+   */
+  private void computeTheRestAndExpectServed(
+      Engine producer, Engine consumer, Transfer t, int fromLayer) {
+    for (int layer = fromLayer; layer < STREAMED_LAYERS; layer++) {
+      producer.computeLayer(t.requestId(), layer);
+    }
+    awaitEnded(producer, consumer, t.requestId());
+    assertThat(consumer.received).contains(t.requestId());
+    consumer.assertHolds(t, 0, TOKENS);
+  }
+
   private void awaitHolds(Engine producer, Engine consumer, Transfer t, int layers) {
-    await()
-        .atMost(underTest.patience())
-        .pollInterval(Duration.ofMillis(1))
-        .untilAsserted(
-            () -> {
-              producer.step();
-              consumer.step();
-              consumer.assertHoldsLayers(t, 0, layers);
-            });
+    stepUntil(producer, consumer, () -> consumer.assertHoldsLayers(t, 0, layers));
   }
 
   private void awaitRejected(Engine producer, Engine counting, RejectedInput kind) {
-    Engine other = counting == producer ? null : counting;
-    await()
-        .atMost(underTest.patience())
-        .pollInterval(Duration.ofMillis(1))
-        .until(
-            () -> {
-              producer.step();
-              if (other != null) {
-                other.step();
-              }
-              return counting.connector.status().rejected().get(kind) >= 1;
-            });
+    stepUntil(
+        producer,
+        counting,
+        () -> assertThat(counting.connector.status().rejected().get(kind)).isPositive());
   }
 
   /** Checksums of 0 for every block of {@code t}'s lease, for {@code layers} layers of one rank. */
