@@ -33,21 +33,22 @@ import java.util.function.Predicate;
 final class LayerStreams {
 
   private final Ranks ranks;
-  private final ChecksumScheme scheme;
   private final Map<String, Stream> streams = new HashMap<>();
   // Streamed leases that ended while their request was still computing: reported once finished.
   private final Set<String> endedWhileComputing = new HashSet<>();
 
-  LayerStreams(Ranks ranks, ChecksumScheme scheme) {
+  LayerStreams(Ranks ranks) {
     this.ranks = ranks;
-    this.scheme = scheme;
   }
 
-  /** Starts streaming the lease {@code lease} of {@code blocks}, holding {@code tokens} tokens. */
-  synchronized void start(LeaseRef lease, List<Integer> blocks, int tokens) {
+  /**
+   * Starts streaming the lease {@code lease} of {@code blocks}, holding {@code tokens} tokens,
+   * whose layers are fingerprinted with {@code scheme}.
+   */
+  synchronized void start(LeaseRef lease, List<Integer> blocks, int tokens, ChecksumScheme scheme) {
     streams.put(
         lease.requestId(),
-        new Stream(lease, blocks, tokens, ranks.layout(0).layers(), ranks.count()));
+        new Stream(lease, blocks, tokens, ranks.layout(0).layers(), ranks.count(), scheme));
   }
 
   /**
@@ -224,7 +225,7 @@ final class LayerStreams {
     for (int layer = fromLayer; layer < toLayer; layer++) {
       out.add(
           BlockChecksums.ofLayers(
-              scheme, ranks.memory(rank), stream.blocks, stream.tokens, layer, layer + 1));
+              stream.scheme, ranks.memory(rank), stream.blocks, stream.tokens, layer, layer + 1));
     }
     return out;
   }
@@ -235,6 +236,7 @@ final class LayerStreams {
     final List<Integer> blocks;
     final int tokens;
     final int layers;
+    final ChecksumScheme scheme;
     final int[] saved;
     // By rank, by layer saved: the checksum of each block.
     final List<List<List<Integer>>> checksums;
@@ -242,8 +244,15 @@ final class LayerStreams {
     int watermark;
     boolean finished;
 
-    Stream(LeaseRef lease, List<Integer> blocks, int tokens, int layers, int rankCount) {
+    Stream(
+        LeaseRef lease,
+        List<Integer> blocks,
+        int tokens,
+        int layers,
+        int rankCount,
+        ChecksumScheme scheme) {
       this.lease = lease;
+      this.scheme = scheme;
       this.blocks = List.copyOf(blocks);
       this.tokens = tokens;
       this.layers = layers;

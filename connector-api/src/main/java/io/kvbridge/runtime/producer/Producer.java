@@ -58,7 +58,7 @@ public final class Producer {
   private final Ranks ranks;
   // Known once every rank registered its memory (start).
   private volatile ChecksumScheme scheme;
-  private volatile LayerStreams streams = new LayerStreams(null, null);
+  private final LayerStreams streams;
   // The parameters of the streamed leases whose requests the engine has not finished.
   private final Map<String, TransferParams> streamed = new ConcurrentHashMap<>();
   private volatile HandshakeResponder responder;
@@ -71,12 +71,12 @@ public final class Producer {
     this.counters = counters;
     this.ends = new LeaseEnds(counters);
     this.leases = new LeaseTable(settings.clock(), settings.leaseTerms(), ends);
+    this.streams = new LayerStreams(ranks);
   }
 
   /** Starts answering handshakes, once every rank registered its KV cache. */
   public void start() throws IOException {
     this.scheme = ChecksumScheme.forMemory(ranks.memory(0).kind());
-    this.streams = new LayerStreams(ranks, scheme);
     this.responder = new HandshakeResponder(settings, ranks, counters, ends::consumerRestarted);
     this.server =
         HandshakeChannel.forAddress(settings.handshakeAddress())
@@ -119,7 +119,7 @@ public final class Producer {
     TransferParams params = grant(request.requestId(), blocks, tokens, request.prompt(), List.of());
     streamed.put(request.requestId(), params);
     streams.start(
-        new LeaseRef(request.requestId(), params.leaseToken()), params.blockIds(), tokens);
+        new LeaseRef(request.requestId(), params.leaseToken()), params.blockIds(), tokens, scheme);
     return Optional.of(params);
   }
 
