@@ -146,20 +146,34 @@ final class ProducerEngine {
   }
 
   /**
-   * Computes a prompt of {@code tokens} into fresh blocks of every rank (the rest of a partly
-   * filled last block is whatever its last user left) and finishes it for D; empty if P has no room
-   * for it, and refuses it.
+   * The blocks a prompt of {@code tokens} takes, out of the pool; empty if P has no room for it,
+   * and refuses request {@code id}.
    */
-  Optional<TransferParams> prefill(String id, int tokens, boolean aborted) {
+  private Optional<List<Integer>> takeBlocks(String id, int tokens) {
     int count = blocksFor(tokens);
     if (free.size() < count) {
       ledger.recordRefusedOnProducer(id);
       return Optional.empty();
     }
-    List<Integer> ids = new ArrayList<>();
+    List<Integer> ids = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
       ids.add(free.poll());
     }
+    return Optional.of(ids);
+  }
+
+  /**
+   * Computes a prompt of {@code tokens} into fresh blocks of every rank (the rest of a partly
+   * filled last block is whatever its last user left) and finishes it for D; empty if P has no room
+   * for it, and refuses it.
+   */
+  Optional<TransferParams> prefill(String id, int tokens, boolean aborted) {
+    Optional<List<Integer>> taken = takeBlocks(id, tokens);
+    if (taken.isEmpty()) {
+      return Optional.empty();
+    }
+    List<Integer> ids = taken.get();
+    int count = ids.size();
     long seed = random.nextLong();
     for (int r = 0; r < shape.producerTp(); r++) {
       KvLayout layout = layouts.get(r);
@@ -208,15 +222,11 @@ final class ProducerEngine {
    * computed later ({@link #computeLayer}). Empty if P has no room for it, and refuses it.
    */
   Optional<TransferParams> startStreamed(String id, int tokens) {
-    int count = blocksFor(tokens);
-    if (free.size() < count) {
-      ledger.recordRefusedOnProducer(id);
+    Optional<List<Integer>> taken = takeBlocks(id, tokens);
+    if (taken.isEmpty()) {
       return Optional.empty();
     }
-    List<Integer> ids = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      ids.add(free.poll());
-    }
+    List<Integer> ids = taken.get();
     long seed = random.nextLong();
     ledger.recordComputed(id, new RequestLedger.Prompt(seed, tokens));
     TransferParams params =

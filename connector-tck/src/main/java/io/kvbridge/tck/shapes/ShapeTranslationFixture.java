@@ -275,9 +275,7 @@ public abstract class ShapeTranslationFixture {
     final Set<String> sent = new HashSet<>();
     final Map<String, LoadFailure> failed = new HashMap<>();
     final Map<String, Long> seeds = new HashMap<>();
-    // The blocks of each request whose prefill started, streamed.
-    final Map<String, List<Integer>> prefilling = new HashMap<>();
-    final Map<String, Integer> prefillTokens = new HashMap<>();
+    // The streamed lease of each request whose prefill started: its blocks and tokens.
     final Map<String, TransferParams> streamed = new HashMap<>();
     private int nextBlock;
 
@@ -313,21 +311,7 @@ public abstract class ShapeTranslationFixture {
      * last block with noise, and finishes the request for a consumer: the transfer parameters.
      */
     TransferParams prefill(String requestId, int tokens) {
-      long seed = requestId.hashCode() * 0x9e3779b97f4a7c15L + tokens;
-      seeds.put(requestId, seed);
-      List<Integer> blocks = blocksFor(tokens);
-      for (int r = 0; r < layouts.size(); r++) {
-        KvLayout layout = layouts.get(r);
-        KvRegions memory = memories.get(r);
-        for (int b = 0; b < blocks.size(); b++) {
-          byte[] block = new byte[layout.blockBytes()];
-          new Random(seed + b).nextBytes(block);
-          int first = b * layout.tokensPerBlock();
-          int used = Math.min(layout.tokensPerBlock(), tokens - first);
-          KvContent.write(layout, block, seed, first, used);
-          memory.writeBlock(blocks.get(b), block);
-        }
-      }
+      List<Integer> blocks = freshBlocks(requestId, tokens, true);
       FinishDecision decision =
           connector
               .scheduler()
@@ -343,18 +327,7 @@ public abstract class ShapeTranslationFixture {
      * last user left, and asks the connector for a streamed lease on them: its parameters.
      */
     TransferParams startPrefill(String requestId, int tokens) {
-      long seed = requestId.hashCode() * 0x9e3779b97f4a7c15L + tokens;
-      seeds.put(requestId, seed);
-      List<Integer> blocks = blocksFor(tokens);
-      prefilling.put(requestId, blocks);
-      prefillTokens.put(requestId, tokens);
-      for (int r = 0; r < layouts.size(); r++) {
-        for (int b = 0; b < blocks.size(); b++) {
-          byte[] block = new byte[layouts.get(r).blockBytes()];
-          new Random(seed + b).nextBytes(block);
-          memories.get(r).writeBlock(blocks.get(b), block);
-        }
-      }
+      List<Integer> blocks = freshBlocks(requestId, tokens, false);
       TransferParams params =
           connector
               .scheduler()
@@ -364,6 +337,30 @@ public abstract class ShapeTranslationFixture {
                   () -> new AssertionError("the lease of " + requestId + " is not streamed"));
       streamed.put(requestId, params);
       return params;
+    }
+
+    /**
+     * Fresh blocks for {@code tokens} of request {@code requestId}'s prompt, on every rank: noise,
+     * and, when {@code computed}, the prompt's KV over it (the rest of the last block stays noise).
+     */
+    private List<Integer> freshBlocks(String requestId, int tokens, boolean computed) {
+      long seed = requestId.hashCode() * 0x9e3779b97f4a7c15L + tokens;
+      seeds.put(requestId, seed);
+      List<Integer> blocks = blocksFor(tokens);
+      for (int r = 0; r < layouts.size(); r++) {
+        KvLayout layout = layouts.get(r);
+        for (int b = 0; b < blocks.size(); b++) {
+          byte[] block = new byte[layout.blockBytes()];
+          new Random(seed + b).nextBytes(block);
+          if (computed) {
+            int first = b * layout.tokensPerBlock();
+            KvContent.write(
+                layout, block, seed, first, Math.min(layout.tokensPerBlock(), tokens - first));
+          }
+          memories.get(r).writeBlock(blocks.get(b), block);
+        }
+      }
+      return blocks;
     }
 
     /** The token of the streamed lease of {@code requestId}. */
@@ -376,9 +373,9 @@ public abstract class ShapeTranslationFixture {
      * blocks, and the rank's worker reports it saved.
      */
     void computeLayer(String requestId, int rank, int layer) {
-      List<Integer> blocks = prefilling.get(requestId);
+      List<Integer> blocks = streamed.get(requestId).blockIds();
       long seed = seeds.get(requestId);
-      int tokens = prefillTokens.get(requestId);
+      int tokens = streamed.get(requestId).tokens();
       KvLayout layout = layouts.get(rank);
       KvRegions memory = memories.get(rank);
       for (int b = 0; b < blocks.size(); b++) {
@@ -405,7 +402,7 @@ public abstract class ShapeTranslationFixture {
           .requestFinished(
               new FinishedRequest(
                   requestId,
-                  prefilling.get(requestId),
+                  streamed.get(requestId).blockIds(),
                   Prompts.of(requestId, tokens),
                   tokens,
                   aborted,
