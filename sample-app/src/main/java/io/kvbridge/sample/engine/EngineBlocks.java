@@ -77,7 +77,13 @@ final class EngineBlocks {
    * returns it (those tokens' KV in token order; empty if there are none).
    */
   byte[] compute(int[] tokens, List<Integer> blocks, int from) {
-    return compute(tokens, blocks, from, layer -> {});
+    byte[] kv = computeKv(tokens, from);
+    if (kv.length > 0) {
+      // Nobody waits for single layers: every layer's cost at once, every layer in one write.
+      spend(prefillCost.multipliedBy((long) (tokens.length - from) * shape.model().layers()));
+      pool.writeTokens(blocks, from, tokens.length, kv);
+    }
+    return kv;
   }
 
   /**
@@ -86,6 +92,19 @@ final class EngineBlocks {
    * saved}.
    */
   byte[] compute(int[] tokens, List<Integer> blocks, int from, IntConsumer saved) {
+    byte[] kv = computeKv(tokens, from);
+    if (kv.length > 0) {
+      for (int layer = 0; layer < shape.model().layers(); layer++) {
+        spend(prefillCost.multipliedBy(tokens.length - from));
+        pool.writeTokens(blocks, from, tokens.length, kv, layer, layer + 1);
+        saved.accept(layer);
+      }
+    }
+    return kv;
+  }
+
+  /** The KV of tokens {@code [from, end)} of {@code tokens}, in token order; empty if none. */
+  private byte[] computeKv(int[] tokens, int from) {
     int to = tokens.length;
     if (from >= to) {
       return new byte[0];
@@ -97,12 +116,6 @@ final class EngineBlocks {
         from,
         to,
         (i, token) -> System.arraycopy(token, 0, kv, (i - from) * bytesPerToken, bytesPerToken));
-    int layers = shape.model().layers();
-    for (int layer = 0; layer < layers; layer++) {
-      spend(prefillCost.multipliedBy(to - from));
-      pool.writeTokens(blocks, from, to, kv, layer, layer + 1);
-      saved.accept(layer);
-    }
     return kv;
   }
 
