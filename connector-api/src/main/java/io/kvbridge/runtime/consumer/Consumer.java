@@ -540,6 +540,8 @@ public final class Consumer {
                   load.params(),
                   load.plan(),
                   ranks,
+                  checked.fromIndex(),
+                  checked.toIndex(),
                   checked.layers().get(),
                   load.layerChecksums(checked.layers().get()))
               : LoadChecks.contentProblem(

@@ -136,14 +136,17 @@ final class LoadChecks {
   }
 
   /**
-   * Compares each producer block of a streamed read, layer by layer, with the checksums its
-   * producer announced for the layers {@code layers}: {@code announced.get(q).get(l).get(index)} is
-   * rank {@code q}'s checksum of layer {@code layers.from() + l} of block {@code index}.
+   * Compares producer blocks {@code [fromIndex, toIndex)} of a streamed read (one stage of it),
+   * layer by layer, with the checksums its producer announced for the layers {@code layers}: {@code
+   * announced.get(q).get(l).get(index)} is rank {@code q}'s checksum of layer {@code layers.from()
+   * + l} of block {@code index}.
    */
   static Optional<String> layerProblem(
       TransferParams params,
       TransferPlanner.Request plan,
       Ranks ranks,
+      int fromIndex,
+      int toIndex,
       TransferPlanner.Layers layers,
       List<List<List<Integer>>> announced) {
     for (int layer = layers.from(); layer < layers.to(); layer++) {
@@ -153,8 +156,8 @@ final class LoadChecks {
               params,
               plan,
               ranks,
-              plan.firstBlock(),
-              plan.producerBlocks().size(),
+              fromIndex,
+              toIndex,
               new TransferPlanner.Layers(layer, layer + 1),
               (q, index) -> announced.get(q).get(l).get(index),
               " layer " + layer);

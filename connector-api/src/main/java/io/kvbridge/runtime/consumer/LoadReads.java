@@ -1,5 +1,6 @@
 package io.kvbridge.runtime.consumer;
 
+import io.kvbridge.layout.KvLayout;
 import io.kvbridge.runtime.engine.ConnectorCounters;
 import io.kvbridge.runtime.engine.Ranks;
 import io.kvbridge.spi.ReadStaging;
@@ -68,10 +69,7 @@ final class LoadReads {
     if (load.params().streamed()) {
       // A streamed lease: the layers announced so far now; each later announcement its own stage.
       if (load.layersAnnounced() > 0) {
-        posting.addStage(
-            plan.firstBlock(),
-            plan.producerBlocks().size(),
-            new TransferPlanner.Layers(0, load.layersAnnounced()));
+        addLayerStages(posting, plan, new TransferPlanner.Layers(0, load.layersAnnounced()));
       }
       postStages(load, plan, posting);
       return posting;
@@ -89,16 +87,46 @@ final class LoadReads {
   }
 
   /**
-   * Posts the read of the layers {@code layers} of a streamed {@code load} that reads already, as a
-   * stage of its own, read in place.
+   * Posts the read of the layers {@code layers} of a streamed {@code load} that reads already, in
+   * stages of their own ({@link #addLayerStages}), read in place.
    *
    * @throws TransportException if a transport refuses a READ; the load's reads are released then
    * @throws IllegalArgumentException if the plan does not fit the ranks; likewise
    */
   void postLayers(Load load, TransferPlanner.Layers layers) {
     TransferPlanner.Request plan = load.plan();
-    load.posting().addStage(plan.firstBlock(), plan.producerBlocks().size(), layers);
+    addLayerStages(load.posting(), plan, layers);
     postStages(load, plan, load.posting());
+  }
+
+  /**
+   * Adds the read of the layers {@code layers} of every block of {@code plan} as stages of
+   * consecutive blocks ({@link ReadPlan#stageBounds(int, int, long, long, long)}, the last ones at
+   * least {@link ReadPlan#MIN_LAYER_STAGE_BYTES} or this consumer's stage bytes if fewer): the
+   * blocks of a stage are checked while the next ones still move, so that what is left to check
+   * once a streamed request's last layer landed is a small stage rather than the whole layer.
+   */
+  private void addLayerStages(
+      Load.Posting posting, TransferPlanner.Request plan, TransferPlanner.Layers layers) {
+    int first = plan.firstBlock();
+    int blocks = plan.producerBlocks().size() - first;
+    KvLayout producer = plan.producer().get(0);
+    long bytes =
+        (long) blocks
+            * producer.blockBytes()
+            * plan.producer().size()
+            / producer.layers()
+            * (layers.to() - layers.from());
+    int[] bounds =
+        ReadPlan.stageBounds(
+            first,
+            blocks,
+            bytes,
+            Math.min(minStageBytes, ReadPlan.MIN_LAYER_STAGE_BYTES),
+            Long.MAX_VALUE);
+    for (int s = 0; s + 1 < bounds.length; s++) {
+      posting.addStage(bounds[s], bounds[s + 1], layers);
+    }
   }
 
   /**

@@ -103,6 +103,13 @@ public final class ReadPlan {
   public static final long MIN_STAGE_BYTES = 8L << 20;
 
   /**
+   * The fewest bytes (over every producer rank) of a stage of a streamed request's layers: a layer
+   * is already a stage of its own and READs of a megabyte move at full speed, so its blocks are
+   * checked in smaller stages than a whole read's.
+   */
+  public static final long MIN_LAYER_STAGE_BYTES = 1L << 20;
+
+  /**
    * The stages a consumer posts the read of producer blocks {@code [first, first + blocks)} in,
    * each its own READs, checked as soon as they finish while later stages still move: up to {@value
    * #MAX_STAGES} runs of consecutive blocks, the last two a half and a quarter of the others, so

@@ -339,6 +339,79 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
     }
   }
 
+  /**
+   * A large layer is read in stages of consecutive blocks, each its own READs, so that its blocks
+   * are checked while later ones still move and what is left to check once the last layer landed is
+   * a small stage rather than the whole layer: every layer takes several READs, and every byte
+   * lands in place.
+   */
+  @Test
+  void aLargeLayerIsReadInStagesOfBlocksCheckedAsTheyLand() {
+    // 8 KiB a token and layer (K and V, 4 heads of 512 two-byte elements): 8 MiB a layer of 1,024
+    // tokens, eight times the fewest bytes of a layer's stage.
+    KvLayout large =
+        new KvLayout(
+            MODEL,
+            DTYPE_BYTES,
+            STREAMED_LAYERS,
+            2,
+            KV_HEADS,
+            0,
+            KV_HEADS,
+            512,
+            16,
+            160, // one request's 64 blocks, as the fixture hands them out (every other one)
+            KvLayout.MemoryOrder.BLOCK_MAJOR);
+    AtomicInteger posts = new AtomicInteger();
+    Engine producer = start("p", Role.PRODUCER, large, 1);
+    Engine consumer =
+        start(
+            "d",
+            Role.CONSUMER,
+            large,
+            1,
+            transport ->
+                new ForwardingTransport(transport) {
+                  @Override
+                  public TransferHandle post(
+                      TransferOp op,
+                      DescriptorList local,
+                      String remoteAgent,
+                      DescriptorList remote,
+                      Optional<byte[]> notification) {
+                    posts.incrementAndGet();
+                    return super.post(op, local, remoteAgent, remote, notification);
+                  }
+
+                  @Override
+                  public TransferHandle post(
+                      TransferOp op,
+                      PreparedList local,
+                      int[] localIndices,
+                      PreparedList remote,
+                      int[] remoteIndices,
+                      Optional<byte[]> notification) {
+                    posts.incrementAndGet();
+                    return super.post(op, local, localIndices, remote, remoteIndices, notification);
+                  }
+                });
+    int tokens = 1_024;
+    Transfer t = startStreamed(producer, consumer, "stream-large", tokens);
+
+    for (int layer = 0; layer < STREAMED_LAYERS; layer++) {
+      int before = posts.get();
+      producer.computeLayer(t.requestId(), layer);
+      int through = layer + 1;
+      stepUntil(producer, consumer, () -> consumer.assertHoldsLayers(t, 0, through));
+      assertThat(posts.get() - before).as("READs of layer " + layer).isGreaterThan(1);
+    }
+    awaitEnded(producer, consumer, t.requestId());
+
+    assertThat(consumer.failed).isEmpty();
+    assertThat(consumer.received).contains(t.requestId());
+    consumer.assertHolds(t, 0, tokens);
+  }
+
   /** A transport whose next READs posted report failure, as a broken link would. */
   private static final class FailingReads extends ForwardingTransport {
     private final Set<TransferHandle> doomed = ConcurrentHashMap.newKeySet();
