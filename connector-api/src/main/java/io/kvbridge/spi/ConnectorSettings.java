@@ -175,10 +175,14 @@ public record ConnectorSettings(
   public static final Duration DEFAULT_PROGRESS_INTERVAL = Duration.ofNanos(500_000);
 
   /**
-   * The default {@link #streamingMinTokens()}: SGLang's layer-wise transfer (its PR #23515) made
-   * TTFT 18% worse at 256 prompt tokens and 61% better at 1,024.
+   * The default {@link #streamingMinTokens()}, from the time-to-first-token benchmark
+   * (BENCHMARKS.md, "Time to first token"): there, with Llama-3.1-8B's KV on either connector,
+   * streaming was faster than the whole-request path at every prompt length measured, down to 32
+   * tokens. Below 128 tokens (16 MiB of an 8B model's KV, read in milliseconds) streaming can win
+   * at most that read, while an engine's own cost per reported layer, which the benchmark does not
+   * model, weighs most: those prompts keep the whole-request path.
    */
-  public static final int DEFAULT_STREAMING_MIN_TOKENS = 1024;
+  public static final int DEFAULT_STREAMING_MIN_TOKENS = 128;
 
   private static final SecureRandom RANDOM = new SecureRandom();
 

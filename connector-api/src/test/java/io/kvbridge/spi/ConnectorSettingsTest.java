@@ -35,7 +35,7 @@ class ConnectorSettingsTest {
     assertThat(settings.safetyMargin()).isEqualTo(Duration.ofSeconds(2));
     assertThat(settings.handshakeAddress()).isEqualTo(HandshakeAddress.parse("local"));
     assertThat(settings.acksRequired()).isEqualTo(1);
-    assertThat(settings.streamingMinTokens()).isEqualTo(1024);
+    assertThat(settings.streamingMinTokens()).isEqualTo(128);
     assertThat(settings.properties().asMap()).isEmpty();
   }
 
@@ -44,7 +44,7 @@ class ConnectorSettingsTest {
     assertRefused(
         b -> b.streamingMinTokens(0),
         "streaming.min-tokens",
-        "streaming.min-tokens (0) must be at least 1, e.g. 1024");
+        "streaming.min-tokens (0) must be at least 1, e.g. 128");
   }
 
   @Test

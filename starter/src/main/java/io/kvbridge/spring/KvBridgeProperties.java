@@ -116,7 +116,7 @@ public record KvBridgeProperties(
    *     leased once its prefill finished, so short prompts never pay per-layer overhead. At least
    *     1.
    */
-  public record Streaming(@DefaultValue("1024") int minTokens) {}
+  public record Streaming(@DefaultValue("128") int minTokens) {}
 
   /**
    * Lease terms and the timers that keep leases alive.

@@ -62,7 +62,7 @@ class KvBridgePropertiesValidationTest {
   void aStreamingThresholdBelowOneTokenIsRejected() {
     assertRejected(
         "kvbridge.streaming.min-tokens",
-        "kvbridge.streaming.min-tokens (0) must be at least 1, e.g. 1024",
+        "kvbridge.streaming.min-tokens (0) must be at least 1, e.g. 128",
         "kvbridge.streaming.min-tokens=0");
   }
 
