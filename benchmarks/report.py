@@ -87,6 +87,10 @@ REAL_SIZE_CHECK_GOAL = 0.05  # real-size content check time ÷ the READ time of 
 REAL_SIZE_CHECK_TOKENS = "8192"  # the prompt length of the real-size content check goal
 REAL_SIZE_CHOICE_GOAL = 1.05  # the consumer's choice (staged or in place) ÷ the faster of the two, at most
 PD_PATH_STEPS_GOAL = 1  # P/D added latency p50 ≤ this many step intervals + the load's transfer time
+TTFT_EXPOSED_GOAL = 1.2  # streamed: (TTFT − prefill) p50 ÷ one layer's transfer, at most
+TTFT_EXPOSED_MIN_TOKENS = "4096"  # the exposed-transfer goal covers prompts at least this long
+TTFT_SHORT_GOAL = 1.05  # TTFT p50 with the default threshold ÷ the whole-request path's, at most
+TTFT_SHORT_TOKENS = "128"  # the prompt length of that goal
 GPU_SMALLEST = "64KiB"  # smallest request of the GPU check
 GPU_LARGEST = "256MiB"  # largest request of the GPU check
 GOAL_CONSTANTS = (
@@ -119,6 +123,10 @@ GOAL_CONSTANTS = (
     "REAL_SIZE_CHECK_TOKENS",
     "REAL_SIZE_CHOICE_GOAL",
     "PD_PATH_STEPS_GOAL",
+    "TTFT_EXPOSED_GOAL",
+    "TTFT_EXPOSED_MIN_TOKENS",
+    "TTFT_SHORT_GOAL",
+    "TTFT_SHORT_TOKENS",
 )
 
 
@@ -187,6 +195,10 @@ class Results:
         self.python_rounds = read_json_lines(os.path.join(directory, "python-rounds.jsonl"))
         self.pd_path = {
             row["connector"]: row for row in read_json_lines(os.path.join(directory, "pd-path.jsonl"))
+        }
+        self.ttft = {
+            (row["connector"], row["mode"], str(row["tokens"])): row
+            for row in read_json_lines(os.path.join(directory, "ttft.jsonl"))
         }
         self.gpu = read_json(os.path.join(directory, "gpu-compare.json"))
         self.request_path = read_json(os.path.join(directory, "request-path.json"))
@@ -402,9 +414,11 @@ def share_of(part, whole):
 class Goal:
     """One checked goal: a family (what a profile and a finding are keyed by) and a verdict."""
 
-    def __init__(self, family, text, measured, ok, jmh=None, params=None, badness=0.0):
+    def __init__(self, family, text, measured, ok, jmh=None, params=None, badness=0.0, profile=None):
         self.family, self.text, self.measured, self.ok = family, text, measured, ok
         self.jmh, self.params, self.badness = jmh, params or {}, badness
+        # Lines that stand for a JFR profile where the run measured the goal's parts itself.
+        self.profile = profile
 
 
 def sweep_goal_text():
@@ -1575,6 +1589,7 @@ def all_goals(res):
         + tracing_off_goals(res)
         + request_path_goals(res)
         + pd_path_goals(res)
+        + ttft_goals(res)
     )
     families = {g.family for g in goals}
     expected = [
@@ -1601,6 +1616,10 @@ def all_goals(res):
     ] + [
         (f"pd-path-{connector}", pd_path_goal_text(connector), NOT_MEASURED)
         for connector in ["fake", "nixl"]
+    ] + [
+        (f"ttft-{kind}-{connector}", text(connector), NOT_MEASURED)
+        for connector in ["fake", "nixl"]
+        for kind, text in TTFT_GOAL_TEXTS
     ]
     for family, text, why in expected:
         if family not in families:
@@ -2369,6 +2388,245 @@ def section_e2e(res):
     return "\n".join(lines)
 
 
+# ---- time to first token -----------------------------------------------------------------------
+
+TTFT_CONNECTORS = ["fake", "nixl"]
+
+
+def nearest_rank(values, fraction):
+    """The nearest-rank percentile of {@code values}: the smallest value with at least {@code
+    fraction} of them at or below it."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * fraction // 1))
+    return ordered[int(rank) - 1]
+
+
+def ttft_lengths(res, connector):
+    """The prompt lengths measured both ways on {@code connector}, shortest first."""
+    found = {t for c, m, t in res.ttft if c == connector and m == "STREAMED"}
+    return sorted((t for t in found if (connector, "WHOLE", t) in res.ttft), key=int)
+
+
+def ttft_figures(res, connector, tokens):
+    """The p50s (ns) of one prompt length both ways, or None: TTFT, prefill, exposed transfer, one
+    layer's transfer (the whole request's READ ÷ layers), and the exposed time's two parts."""
+    whole = res.ttft.get((connector, "WHOLE", tokens))
+    streamed = res.ttft.get((connector, "STREAMED", tokens))
+    layers = res.setting("ttft", "layers")
+    if not (whole and streamed and layers):
+        return None
+
+    def parts(row):
+        exposed = [t - p for t, p in zip(row["ttftNanos"], row["prefillNanos"])]
+        return {
+            "ttft": nearest_rank(row["ttftNanos"], 0.5),
+            "ttft99": nearest_rank(row["ttftNanos"], 0.99),
+            "prefill": nearest_rank(row["prefillNanos"], 0.5),
+            "exposed": nearest_rank(exposed, 0.5),
+            "toAck": nearest_rank(row["prefillToAckNanos"], 0.5),
+            "toStep": nearest_rank(row["ackToStepNanos"], 0.5),
+            "requests": row["requests"],
+        }
+
+    w, st = parts(whole), parts(streamed)
+    return {
+        "whole": w,
+        "streamed": st,
+        "layer": nearest_rank(whole["transferNanos"], 0.5) / layers,
+        "bytes": whole["bytes"],
+    }
+
+
+def ttft_exposed_goal_text(connector):
+    return (
+        f"time to first token, {connector}: streamed, exposed transfer p50 (TTFT − prefill) ≤"
+        f" {fmt_factor(TTFT_EXPOSED_GOAL)} one layer's transfer (the whole-request READ p50 ÷ layers),"
+        f" prompts ≥ {fmt_size(TTFT_EXPOSED_MIN_TOKENS)} tokens"
+    )
+
+
+def ttft_short_goal_text(connector):
+    return (
+        f"time to first token, {connector}: p50 at {fmt_size(TTFT_SHORT_TOKENS)} prompt tokens with"
+        " the default `kvbridge.streaming.min-tokens` ≤"
+        f" {fmt_factor(TTFT_SHORT_GOAL)} the whole-request path's"
+    )
+
+
+def ttft_default_goal_text(connector):
+    return (
+        f"time to first token, {connector}: streamed p50 ≤ the whole-request path's at every"
+        " measured prompt length from the default `kvbridge.streaming.min-tokens` on"
+    )
+
+
+TTFT_GOAL_TEXTS = [
+    ("exposed", ttft_exposed_goal_text),
+    ("short", ttft_short_goal_text),
+    ("default", ttft_default_goal_text),
+]
+
+
+def ttft_goals(res):
+    goals = []
+    threshold = res.setting("ttft", "streamingMinTokens")
+    for connector in TTFT_CONNECTORS:
+        lengths = ttft_lengths(res, connector)
+        long_ones = [
+            (t, f) for t in lengths if int(t) >= int(TTFT_EXPOSED_MIN_TOKENS)
+            for f in [ttft_figures(res, connector, t)] if f
+        ]
+        if long_ones:
+            worst_t, worst = max(long_ones, key=lambda tf: tf[1]["streamed"]["exposed"] / tf[1]["layer"])
+            r = worst["streamed"]["exposed"] / worst["layer"]
+            st = worst["streamed"]
+            goals.append(
+                Goal(
+                    f"ttft-exposed-{connector}",
+                    ttft_exposed_goal_text(connector),
+                    f"worst {fmt_ratio(r)} ({fmt_size(worst_t)} tokens: {fmt_ns(st['exposed'])} exposed"
+                    f" against {fmt_ns(worst['layer'])} for one layer)",
+                    r <= TTFT_EXPOSED_GOAL,
+                    badness=r,
+                    profile=[
+                        f"The exposed time of {fmt_size(worst_t)}-token streamed requests, in its two"
+                        " measured parts (p50 of each; `TtftRun` times them on the engines' threads):"
+                        f" from the prefill's end to D learning of P's ACK {fmt_ns(st['toAck'])} (the"
+                        " last layer's announcement, its READ and check, the COMPLETION and the ACK,"
+                        " each picked up on a progress round); from the ACK to D's step that reported"
+                        f" the load received {fmt_ns(st['toStep'])}. One layer's READ, from the"
+                        f" whole-request path: {fmt_ns(worst['layer'])}.",
+                    ],
+                )
+            )
+        short = ttft_figures(res, connector, TTFT_SHORT_TOKENS)
+        default = res.ttft.get((connector, "DEFAULT", TTFT_SHORT_TOKENS))
+        if short and default:
+            d = nearest_rank(default["ttftNanos"], 0.5)
+            r = d / short["whole"]["ttft"]
+            path = "streamed" if default["streamed"] else "whole-request"
+            goals.append(
+                Goal(
+                    f"ttft-short-{connector}",
+                    ttft_short_goal_text(connector),
+                    f"{fmt_ratio(r)} ({fmt_ns(d)} by the default path, {path}, against"
+                    f" {fmt_ns(short['whole']['ttft'])})",
+                    r <= TTFT_SHORT_GOAL,
+                    badness=r,
+                )
+            )
+        covered = [
+            (t, f) for t in lengths if threshold is not None and int(t) >= threshold
+            for f in [ttft_figures(res, connector, t)] if f
+        ]
+        if covered:
+            worst_t, worst = max(covered, key=lambda tf: tf[1]["streamed"]["ttft"] / tf[1]["whole"]["ttft"])
+            r = worst["streamed"]["ttft"] / worst["whole"]["ttft"]
+            goals.append(
+                Goal(
+                    f"ttft-default-{connector}",
+                    ttft_default_goal_text(connector),
+                    f"worst streamed ÷ whole {fmt_ratio(r)} ({fmt_size(worst_t)} tokens; default"
+                    f" {fmt_size(threshold)})",
+                    r <= 1,
+                    badness=r,
+                )
+            )
+    return goals
+
+
+def ttft_description(res):
+    s = res.settings.get("ttft")
+    if not s:
+        return "The time-to-first-token benchmark's settings were not recorded in this run."
+    return (
+        f"`io.kvbridge.benchmarks.ttft.TtftRun`: {s['model']}'s KV ({fmt_size(s['layers'])} layers,"
+        f" {fmt_bytes(s['bytesPerToken'])} per token, a tensor per layer: `{s['placement']}`) in blocks of"
+        f" {s['tokensPerBlock']} tokens, one rank each side, one request in flight, two engines in one"
+        " process, each a connector driven as an engine drives it. P computes each layer for"
+        f" {fmt_setting(s['prefillCostNanos'], 1e3, ' µs')} per token (a wait, as a GPU computing would"
+        " leave the CPU free), writes it into its tensor for that layer, and reports it saved when the"
+        " request is streamed; both engines step every"
+        f" {fmt_setting(s['stepMicros'], 1e3, ' ms')}. Whole: the engine does not stream; P leases"
+        " the request when its prefill ends (`requestFinished`) and D reads it all after that."
+        " Streamed: the engine asks for the lease as the prefill starts (`requestStarted`, P"
+        " streaming every prompt), D gets the parameters at once and reads each layer as P announces"
+        " it."
+        " Default: the same engine with P's default threshold"
+        f" (`kvbridge.streaming.min-tokens` = {fmt_size(s['streamingMinTokens'])}). The modes'"
+        " requests alternate, warm-up requests first. TTFT = the request's arrival at P to D's step"
+        " that reported its load received (decoding costs nothing here); prefill = arrival to the"
+        " last layer written and saved; exposed transfer = TTFT − prefill; one layer's transfer ="
+        " the whole-request READ (D's first post to P's ACK) ÷ layers. p50 and p99 are nearest-rank"
+        " over the measured requests (their count is in the table: p99 of few requests is their"
+        " maximum). D's copy of one request per mode and length is compared with P's byte for byte."
+    )
+
+
+def section_ttft(res):
+    lines = ["## Time to first token: streaming layer by layer", ""]
+    connectors = [c for c in TTFT_CONNECTORS if ttft_lengths(res, c)]
+    if not connectors:
+        lines.append(
+            "> **Placeholder — not measured in this run.** The time-to-first-token run left no"
+            " `ttft.jsonl`; see `benchmarks/target/results/ttft.log`."
+        )
+        return "\n".join(lines)
+    lines += [ttft_description(res), ""]
+    for connector in connectors:
+        rows = []
+        for t in ttft_lengths(res, connector):
+            f = ttft_figures(res, connector, t)
+            if not f:
+                continue
+            w, st = f["whole"], f["streamed"]
+            default = res.ttft.get((connector, "DEFAULT", t))
+            rows.append(
+                [
+                    fmt_size(t),
+                    fmt_bytes(f["bytes"]),
+                    fmt_size(w["requests"]),
+                    f"{fmt_ns(w['ttft'])} / {fmt_ns(w['ttft99'])}",
+                    f"{fmt_ns(st['ttft'])} / {fmt_ns(st['ttft99'])}",
+                    fmt_ratio(st["ttft"] / w["ttft"]),
+                    f"{fmt_ns(w['prefill'])} / {fmt_ns(st['prefill'])}",
+                    f"{fmt_ns(w['exposed'])} / {fmt_ns(st['exposed'])}",
+                    fmt_ns(f["layer"]),
+                    fmt_ratio(st["exposed"] / f["layer"]),
+                    f"{fmt_ns(st['toAck'])} + {fmt_ns(st['toStep'])}",
+                    (
+                        f"{fmt_ns(nearest_rank(default['ttftNanos'], 0.5))}"
+                        f" ({'streamed' if default['streamed'] else 'whole'})"
+                    )
+                    if default
+                    else "—",
+                ]
+            )
+        lines += [
+            f"**{connector}**" + (" (host memory, same UCX environment as the NIXL section)" if connector == "nixl" else "") + ":",
+            "",
+            table(
+                [
+                    "prompt tokens",
+                    "KV",
+                    "requests per mode",
+                    "whole TTFT p50 / p99",
+                    "streamed TTFT p50 / p99",
+                    "streamed ÷ whole (p50)",
+                    "prefill p50 whole / streamed",
+                    "exposed transfer p50 whole / streamed",
+                    "one layer's transfer",
+                    "streamed exposed ÷ one layer",
+                    "streamed exposed: prefill end → ACK + ACK → step",
+                    "default threshold TTFT p50 (its path)",
+                ],
+                rows,
+            ),
+            "",
+        ]
+    return "\n".join(lines).rstrip()
+
+
 # ---- findings ----------------------------------------------------------------------------------
 
 # A figure: a number standing on its own, not a digit inside a name such as CRC32C, CRC-32C or e2e.
@@ -2466,6 +2724,8 @@ def section_missed(res, goals, findings):
                     + ".",
                     "",
                 ]
+        elif g.profile:
+            lines += g.profile + [""]
         else:
             lines += ["_No profile recorded for this goal in this run._", ""]
         note = findings.get(g.family)
@@ -2517,6 +2777,8 @@ def render(results, findings_path):
         section_real_size(res),
         "",
         section_e2e(res),
+        "",
+        section_ttft(res),
         "",
         section_request_path(res),
         "",

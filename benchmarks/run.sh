@@ -12,7 +12,8 @@
 # different TP read in place and staged to jmh-real-size-in-place.json, and what each READ trial
 # read to real-size-staged.jsonl);
 # run NIXL's Python binding for the NIXL comparison when the NIXL benchmark exists; profile with JFR
-# the worst case of every missed goal; run the request path under load against an older build
+# the worst case of every missed goal; time to first token, streamed against whole-request
+# (io.kvbridge.benchmarks.ttft.TtftRun, to ttft.jsonl); run the request path under load against an older build
 # (benchmarks/request-path.sh); write BENCHMARKS.md with benchmarks/report.py (python3
 # standard library only) from those results alone: every figure in it comes from this run.
 #
@@ -214,6 +215,21 @@ if [ -z "$e2e_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then
     -jvmArgsAppend "$nixl_jvm -Dkvbridge.bench.pd-path=$out/pd-path.jsonl" \
     -rf json -rff "$out/jmh-e2e.json" \
     2>&1 | tee "$out/jmh-e2e.log" | grep -E '^(# Benchmark:|[A-Za-z]+Benchmark\.[a-zA-Z]+ )' >&2 || true
+fi
+
+if [ -z "${JMH_INCLUDE:-}" ]; then
+  # Time to first token, streamed against whole-request: Llama-3.1-8B's KV, P and D in one JVM per
+  # connector; a 32k-token prompt takes four GiB on either side (TTFT_TOKENS replaces the lengths).
+  ttft_tokens=${TTFT_TOKENS:-32,128,512,1024,4096,32768}
+  [ "${1:-}" = "--quick" ] && ttft_tokens=128
+  ttft_connectors="fake nixl"
+  [ -n "$nixl_status" ] && ttft_connectors="fake"
+  for connector in $ttft_connectors; do
+    log "running time to first token on $connector, $ttft_tokens tokens"
+    java -Xmx10g --enable-native-access=ALL-UNNAMED -Dkvbridge.nixl.home="$nixl_lib" -cp "$jar" \
+      io.kvbridge.benchmarks.ttft.TtftRun "$out/ttft.jsonl" "$connector" "$ttft_tokens" \
+      2>>"$out/ttft.log" || log "the time-to-first-token run on $connector failed; see $out/ttft.log"
+  done
 fi
 
 if [ -z "${JMH_INCLUDE:-}" ]; then

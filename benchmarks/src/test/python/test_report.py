@@ -363,6 +363,43 @@ def profile(benchmark, params, frames):
     }
 
 
+def ttft_row(connector, mode, tokens, ttft, prefill, transfer, streamed):
+    """One mode and prompt length of the time-to-first-token run: four requests alike but for a
+    spread, D seeing P's ACK a tenth of the exposed time before its step."""
+    spread = [1.0, 1.02, 1.05, 1.2]
+    ttfts = [ttft * x for x in spread]
+    prefills = [prefill * x for x in spread]
+    acks = [p + (t - p) * 0.9 for t, p in zip(ttfts, prefills)]
+    return {
+        "connector": connector,
+        "mode": mode,
+        "tokens": str(tokens),
+        "bytes": tokens * 131072,
+        "requests": 4,
+        "streamed": 4 if streamed else 0,
+        "ttftNanos": ttfts,
+        "prefillNanos": prefills,
+        "transferNanos": [transfer * x for x in spread],
+        "prefillToAckNanos": [a - p for a, p in zip(acks, prefills)],
+        "ackToStepNanos": [t - a for t, a in zip(ttfts, acks)],
+    }
+
+
+def ttft_rows():
+    """fake: streaming leaves a third of one layer's transfer exposed and wins everywhere; nixl: it
+    leaves five layers' worth exposed, and the default path at 128 tokens is twice as slow as the
+    whole-request path. Exposed times are large shares of the prefill, so that changing every
+    number by its own factor keeps each verdict."""
+    rows = []
+    for connector, exposed_layers, default_factor in (("fake", 0.3, 0.6), ("nixl", 5.0, 2.0)):
+        for tokens, prefill in ((128, 10e6), (4096, 330e6)):
+            layer = 1.5 * prefill / exposed_layers  # the streamed exposed time is 1.5 × the prefill
+            rows.append(ttft_row(connector, "WHOLE", tokens, prefill * 6, prefill, layer * 32, False))
+            rows.append(ttft_row(connector, "STREAMED", tokens, prefill * 2.5, prefill, layer * 40, True))
+        rows.append(ttft_row(connector, "DEFAULT", 128, 60e6 * default_factor, 10e6, 0.4e6, True))
+    return rows
+
+
 def write_results(directory):
     def put(name, document):
         path = os.path.join(directory, name)
@@ -413,6 +450,8 @@ def write_results(directory):
                  "readToAckNanos": 2410000.0, "stepsPerLoad": 1.72},
             ]
         )
+    with open(os.path.join(directory, "ttft.jsonl"), "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in ttft_rows())
     put("machine-start.json", {"cpus": 2, "cpu_model": "AMD EPYC", "mem_total_gib": 23.5, "os": "Linux 6.18.44", "load_1min": 1.33})
     put("machine-end.json", {"cpus": 2, "load_1min": 1.92})
     put(
@@ -617,6 +656,7 @@ class ReportTest(unittest.TestCase):
             "## Read planning",
             "## A real model's KV at real size",
             "## End to end: the sample app's P/D path",
+            "## Time to first token: streaming layer by layer",
             "## The request path under load: this build against an older one",
             "## Missed goals: profiles and fixes",
             "## Notes",
@@ -853,6 +893,44 @@ class ReportTest(unittest.TestCase):
         findings = report.read_findings(FINDINGS)
 
         self.assertIn("notes", findings)
+
+    def test_the_ttft_goals_are_this_runs_exposed_time_over_one_layer_and_the_default_path(self):
+        goals = {g.family: g for g in report.all_goals(report.Results(self.results))}
+
+        self.assertTrue(goals["ttft-exposed-fake"].ok)
+        self.assertFalse(goals["ttft-exposed-nixl"].ok)
+        self.assertIn("4,096 tokens", goals["ttft-exposed-nixl"].measured)
+        self.assertTrue(goals["ttft-short-fake"].ok)
+        self.assertFalse(goals["ttft-short-nixl"].ok)
+        self.assertTrue(goals["ttft-default-fake"].ok)
+        self.assertTrue(goals["ttft-default-nixl"].ok)
+
+    def test_a_missed_ttft_goal_shows_the_exposed_times_parts_in_place_of_a_profile(self):
+        text = self.render()
+        missed = text[text.index("## Missed goals"):]
+        section = missed[missed.index("time to first token, nixl: streamed, exposed"):]
+
+        self.assertIn("from the prefill's end to D learning of P's ACK", section.split("###")[0])
+        self.assertNotIn("_No profile recorded", section.split("###")[0])
+
+    def test_each_ttft_prompt_length_shows_both_paths_and_the_default(self):
+        rows = [line for line in self.render().splitlines() if line.startswith("| 128 |")]
+
+        self.assertEqual(len(rows), 2)
+        self.assertTrue(all("(streamed)" in row for row in rows))
+
+    def test_a_ttft_run_missing_the_whole_request_path_leaves_that_length_out(self):
+        path = os.path.join(self.results, "ttft.jsonl")
+        with open(path) as f:
+            rows = [json.loads(line) for line in f]
+        with open(path, "w") as f:
+            f.writelines(
+                json.dumps(r) + "\n" for r in rows if not (r["mode"] == "WHOLE" and r["tokens"] == "4096")
+            )
+
+        goals = {g.family: g for g in report.all_goals(report.Results(self.results))}
+
+        self.assertEqual(goals["ttft-exposed-fake"].measured, report.NOT_MEASURED)
 
     def test_without_results_every_section_says_it_was_not_measured(self):
         empty = os.path.join(self.tmp.name, "empty")

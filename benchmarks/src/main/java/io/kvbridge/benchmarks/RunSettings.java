@@ -9,6 +9,7 @@ import io.kvbridge.benchmarks.transfer.PlannerBenchmark;
 import io.kvbridge.benchmarks.transfer.ReadPair;
 import io.kvbridge.benchmarks.transfer.ReadShape;
 import io.kvbridge.benchmarks.transfer.RealSizeShape;
+import io.kvbridge.benchmarks.ttft.TtftRun;
 import io.kvbridge.integrity.ChecksumScheme;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
@@ -73,6 +74,7 @@ public final class RunSettings {
             "blockMajorMaxTokens", PlannerBenchmark.BLOCK_MAJOR_MAX_TOKENS,
             "readMaxTokens", PlannedRead.MAX_TOKENS));
     sections.put("realSize", Map.of("tokensPerBlock", RealSizeShape.TOKENS_PER_BLOCK));
+    sections.put("ttft", TtftRun.settings());
     e2e().ifPresent(settings -> sections.put("e2e", settings));
     return sections;
   }

@@ -246,12 +246,13 @@ public final class TtftRun {
       return String.format(
           Locale.ROOT,
           "{\"connector\": \"%s\", \"mode\": \"%s\", \"tokens\": %d, \"bytes\": %d,"
-              + " \"streamed\": %d, \"ttftNanos\": %s, \"prefillNanos\": %s,"
+              + " \"requests\": %d, \"streamed\": %d, \"ttftNanos\": %s, \"prefillNanos\": %s,"
               + " \"transferNanos\": %s, \"prefillToAckNanos\": %s, \"ackToStepNanos\": %s}%n",
           connector,
           mode,
           tokens,
           (long) tokens * MODEL.kv().bytesPerToken(),
+          count,
           streamed,
           Arrays.toString(ttft),
           Arrays.toString(prefill),
