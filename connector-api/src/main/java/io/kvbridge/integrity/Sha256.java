@@ -10,13 +10,14 @@ import java.util.List;
  * one (the JDK's SHA-256 clones), which skips the provider lookup each request would otherwise pay;
  * integers go in as one big-endian array rather than byte by byte.
  */
-final class Sha256 {
+public final class Sha256 {
 
   private static final MessageDigest PRISTINE = lookUp();
 
   private Sha256() {}
 
-  static MessageDigest newDigest() {
+  /** A fresh SHA-256 digest. */
+  public static MessageDigest newDigest() {
     try {
       return (MessageDigest) PRISTINE.clone();
     } catch (CloneNotSupportedException e) {

@@ -1,0 +1,265 @@
+package io.kvbridge.events;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Which engines hold which blocks, kept from their KV events, for a router that sends each request
+ * where its prefix already is.
+ *
+ * <p>An engine is indexed once it is {@linkplain #register registered} (its registration is the
+ * router's pool or its discovery) and {@linkplain #resync synced} from a snapshot of its model and
+ * block size; from there its batches apply in order. What cannot be trusted is refused and counted,
+ * never applied ({@link Outcome}):
+ *
+ * <ul>
+ *   <li>a batch or snapshot of an engine not registered;
+ *   <li>a batch of another incarnation than the engine's last snapshot (a restarted engine is
+ *       indexed again from a snapshot of its new incarnation, which replaces its old entries);
+ *   <li>a snapshot of another model or block size;
+ *   <li>a batch that skips a number: the engine's entries stay, but it needs a snapshot before any
+ *       further batch applies ({@link #needsSnapshot}).
+ * </ul>
+ *
+ * <p>A batch numbered at or below the last one applied is a repeat and changes nothing. Removing an
+ * engine ({@link #remove}) drops every entry of it at once.
+ *
+ * <p>Threads: every method may be called from any thread; each is atomic.
+ */
+public final class PrefixIndex {
+
+  /** What became of a batch or snapshot offered to the index. */
+  public enum Outcome {
+    /** Applied: the index now holds what the engine holds. */
+    APPLIED,
+    /** A batch numbered at or below the last applied: nothing changed. */
+    REPEATED,
+    /** A batch that skipped a number: refused; the engine needs a snapshot. */
+    GAP,
+    /** Refused: the engine is not registered. */
+    UNKNOWN_ENGINE,
+    /** Refused: a batch of another incarnation than the engine's snapshot. */
+    WRONG_INCARNATION,
+    /** Refused: the engine was not synced from a snapshot yet (or lost a batch since). */
+    NOT_SYNCED,
+    /** Refused: a snapshot of another model or block size than the index's. */
+    WRONG_MODEL
+  }
+
+  private final String model;
+  private final int tokensPerBlock;
+  private final Map<String, Engine> engines = new HashMap<>();
+  // Which engines hold each block: mostly one or a few.
+  private final Map<Long, List<Engine>> holders = new HashMap<>();
+  private final EnumMap<Outcome, Long> outcomes = new EnumMap<>(Outcome.class);
+  private long resyncs;
+
+  /** An index of {@code model}'s blocks of {@code tokensPerBlock} tokens. */
+  public PrefixIndex(String model, int tokensPerBlock) {
+    this.model = Objects.requireNonNull(model, "model");
+    if (tokensPerBlock < 1) {
+      throw new IllegalArgumentException("tokens per block is at least 1, got " + tokensPerBlock);
+    }
+    this.tokensPerBlock = tokensPerBlock;
+  }
+
+  /** Indexes {@code engineId} from its first snapshot on; nothing if it is registered already. */
+  public synchronized void register(String engineId) {
+    EventFields.requireEngineId(engineId);
+    engines.computeIfAbsent(engineId, Engine::new);
+  }
+
+  /** Forgets {@code engineId} and every block it held; whether it was registered. */
+  public synchronized boolean remove(String engineId) {
+    Engine engine = engines.remove(engineId);
+    if (engine == null) {
+      return false;
+    }
+    dropBlocks(engine);
+    return true;
+  }
+
+  /** The engines registered. */
+  public synchronized Set<String> engines() {
+    return Set.copyOf(engines.keySet());
+  }
+
+  /** Whether {@code engineId} is registered and needs a snapshot before its batches apply. */
+  public synchronized boolean needsSnapshot(String engineId) {
+    Engine engine = engines.get(engineId);
+    return engine != null && !engine.synced;
+  }
+
+  /** Replaces everything the index holds of the snapshot's engine with the snapshot. */
+  public synchronized Outcome resync(CacheSnapshot snapshot) {
+    Engine engine = engines.get(snapshot.engineId());
+    if (engine == null) {
+      return count(Outcome.UNKNOWN_ENGINE);
+    }
+    if (!snapshot.model().equals(model) || snapshot.tokensPerBlock() != tokensPerBlock) {
+      return count(Outcome.WRONG_MODEL);
+    }
+    dropBlocks(engine);
+    for (long hash : snapshot.blockHashes()) {
+      store(engine, hash);
+    }
+    engine.incarnation = snapshot.incarnation();
+    engine.sequence = snapshot.sequence();
+    engine.synced = true;
+    resyncs++;
+    return count(Outcome.APPLIED);
+  }
+
+  /** Applies {@code batch} if it is the next of its engine's incarnation. */
+  public synchronized Outcome apply(KvEventBatch batch) {
+    Engine engine = engines.get(batch.engineId());
+    if (engine == null) {
+      return count(Outcome.UNKNOWN_ENGINE);
+    }
+    if (engine.incarnation == null) {
+      return count(Outcome.NOT_SYNCED);
+    }
+    if (batch.incarnation() != engine.incarnation) {
+      return count(Outcome.WRONG_INCARNATION);
+    }
+    if (!engine.synced) {
+      return count(Outcome.NOT_SYNCED);
+    }
+    if (batch.sequence() <= engine.sequence) {
+      return count(Outcome.REPEATED);
+    }
+    if (batch.sequence() > engine.sequence + 1) {
+      engine.synced = false;
+      return count(Outcome.GAP);
+    }
+    for (KvEvent event : batch.events()) {
+      if (event instanceof KvEvent.Stored stored) {
+        for (long hash : stored.blockHashes()) {
+          store(engine, hash);
+        }
+      } else if (event instanceof KvEvent.Removed removed) {
+        for (long hash : removed.blockHashes()) {
+          unstore(engine, hash);
+        }
+      } else {
+        dropBlocks(engine);
+      }
+    }
+    engine.sequence = batch.sequence();
+    return count(Outcome.APPLIED);
+  }
+
+  /**
+   * How many of the prompt's leading blocks each engine holds, for the engines that hold at least
+   * the first: {@code promptHashes} are the prompt's {@link BlockHashes}, in order. Costs O(blocks
+   * matched × engines holding them).
+   */
+  public synchronized Map<String, Integer> match(long[] promptHashes) {
+    Map<String, Integer> matched = new LinkedHashMap<>();
+    for (int i = 0; i < promptHashes.length; i++) {
+      List<Engine> holding = holders.get(promptHashes[i]);
+      if (holding == null) {
+        break;
+      }
+      boolean extended = false;
+      for (Engine e : holding) {
+        // An engine counts a block only if it held every block before it too.
+        if (matched.getOrDefault(e.id, 0) == i) {
+          matched.put(e.id, i + 1);
+          extended = true;
+        }
+      }
+      if (!extended) {
+        break;
+      }
+    }
+    return matched;
+  }
+
+  /** How many blocks the index holds over every engine (a block two engines hold counts twice). */
+  public synchronized long size() {
+    long n = 0;
+    for (Engine e : engines.values()) {
+      n += e.blocks.size();
+    }
+    return n;
+  }
+
+  /** How many blocks {@code engineId} holds as far as the index knows (0 if unknown). */
+  public synchronized int blocksOf(String engineId) {
+    Engine engine = engines.get(engineId);
+    return engine == null ? 0 : engine.blocks.size();
+  }
+
+  /** How many batches and snapshots ended each way, and how many snapshots were applied. */
+  public synchronized Stats stats() {
+    return new Stats(new EnumMap<>(outcomes), resyncs, size(), engines.size());
+  }
+
+  /**
+   * What the index did so far.
+   *
+   * @param outcomes batches and snapshots offered, by outcome
+   * @param resyncs snapshots applied
+   * @param blocks blocks held over every engine
+   * @param engines engines registered
+   */
+  public record Stats(Map<Outcome, Long> outcomes, long resyncs, long blocks, int engines) {
+    /** Copies the map. */
+    public Stats {
+      outcomes = Map.copyOf(outcomes);
+    }
+
+    /** How many ended {@code outcome}. */
+    public long count(Outcome outcome) {
+      return outcomes.getOrDefault(outcome, 0L);
+    }
+  }
+
+  private Outcome count(Outcome outcome) {
+    outcomes.merge(outcome, 1L, Long::sum);
+    return outcome;
+  }
+
+  private void store(Engine engine, long hash) {
+    if (engine.blocks.add(hash)) {
+      holders.computeIfAbsent(hash, h -> new ArrayList<>(2)).add(engine);
+    }
+  }
+
+  private void unstore(Engine engine, long hash) {
+    if (engine.blocks.remove(hash)) {
+      List<Engine> holding = holders.get(hash);
+      holding.remove(engine);
+      if (holding.isEmpty()) {
+        holders.remove(hash);
+      }
+    }
+  }
+
+  private void dropBlocks(Engine engine) {
+    for (long hash : List.copyOf(engine.blocks)) {
+      unstore(engine, hash);
+    }
+  }
+
+  /** One engine as the index knows it. */
+  private static final class Engine {
+    final String id;
+    final Set<Long> blocks = new HashSet<>();
+    Long incarnation;
+    long sequence;
+    boolean synced;
+
+    Engine(String id) {
+      this.id = id;
+    }
+  }
+}

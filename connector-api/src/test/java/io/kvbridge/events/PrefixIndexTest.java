@@ -1,0 +1,171 @@
+package io.kvbridge.events;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvbridge.events.PrefixIndex.Outcome;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+import org.junit.jupiter.api.Test;
+
+class PrefixIndexTest {
+
+  private static final String MODEL = "llama-3.1-8b";
+  private static final BlockHashes HASHES = new BlockHashes(MODEL, 4);
+  private static final long[] PROMPT = HASHES.of(new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+
+  private final PrefixIndex index = new PrefixIndex(MODEL, 4);
+
+  @Test
+  void batchesApplyInOrderAndEachEngineMatchesTheBlocksItHoldsFromThePromptsStart() {
+    synced("d0", 1, 0);
+    synced("d1", 1, 0);
+
+    assertThat(index.apply(stored("d0", 1, 1, PROMPT[0], PROMPT[1], PROMPT[2])))
+        .isEqualTo(Outcome.APPLIED);
+    assertThat(index.apply(stored("d1", 1, 1, PROMPT[0]))).isEqualTo(Outcome.APPLIED);
+    assertThat(index.apply(removed("d0", 1, 2, PROMPT[2]))).isEqualTo(Outcome.APPLIED);
+
+    assertThat(index.match(PROMPT)).isEqualTo(Map.of("d0", 2, "d1", 1));
+    assertThat(index.size()).isEqualTo(3);
+  }
+
+  @Test
+  void aBlockHeldWithoutTheBlocksBeforeItIsNoMatch() {
+    synced("d0", 1, 0);
+    index.apply(stored("d0", 1, 1, PROMPT[1], PROMPT[2]));
+
+    assertThat(index.match(PROMPT)).isEmpty();
+  }
+
+  @Test
+  void aRepeatedBatchChangesNothingAndASkippedOneStopsTheEngineUntilASnapshot() {
+    synced("d0", 1, 0);
+    index.apply(stored("d0", 1, 1, PROMPT[0]));
+
+    assertThat(index.apply(removed("d0", 1, 1, PROMPT[0]))).isEqualTo(Outcome.REPEATED);
+    assertThat(index.apply(stored("d0", 1, 3, PROMPT[1]))).isEqualTo(Outcome.GAP);
+    assertThat(index.needsSnapshot("d0")).isTrue();
+    assertThat(index.apply(stored("d0", 1, 2, PROMPT[1]))).isEqualTo(Outcome.NOT_SYNCED);
+    // What it held stays indexed until the snapshot replaces it.
+    assertThat(index.match(PROMPT)).isEqualTo(Map.of("d0", 1));
+
+    assertThat(index.resync(snapshot("d0", 1, 3, PROMPT[0], PROMPT[1]))).isEqualTo(Outcome.APPLIED);
+    assertThat(index.apply(stored("d0", 1, 4, PROMPT[2]))).isEqualTo(Outcome.APPLIED);
+    assertThat(index.match(PROMPT)).isEqualTo(Map.of("d0", 3));
+    assertThat(index.stats().count(Outcome.GAP)).isEqualTo(1);
+    assertThat(index.stats().resyncs()).isEqualTo(2);
+  }
+
+  @Test
+  void aRestartedEnginesOldEntriesGoWithTheSnapshotOfItsNewIncarnation() {
+    synced("d0", 1, 0);
+    index.apply(stored("d0", 1, 1, PROMPT[0], PROMPT[1]));
+
+    // Batches of the new incarnation before its snapshot, or of the old one after it, are refused.
+    assertThat(index.apply(stored("d0", 2, 1, PROMPT[0]))).isEqualTo(Outcome.WRONG_INCARNATION);
+    index.resync(snapshot("d0", 2, 0));
+    assertThat(index.apply(stored("d0", 1, 2, PROMPT[0]))).isEqualTo(Outcome.WRONG_INCARNATION);
+
+    assertThat(index.match(PROMPT)).isEmpty();
+    assertThat(index.blocksOf("d0")).isZero();
+  }
+
+  @Test
+  void eventsOfEnginesNotRegisteredOrSnapshotsOfAnotherModelAreRefusedAndCounted() {
+    assertThat(index.apply(stored("ghost", 1, 1, PROMPT[0]))).isEqualTo(Outcome.UNKNOWN_ENGINE);
+    assertThat(index.resync(snapshot("ghost", 1, 0, PROMPT[0]))).isEqualTo(Outcome.UNKNOWN_ENGINE);
+    index.register("d0");
+    assertThat(index.apply(stored("d0", 1, 1, PROMPT[0]))).isEqualTo(Outcome.NOT_SYNCED);
+    assertThat(index.resync(new CacheSnapshot("d0", 1, 0, "qwen2.5-7b", 4, List.of(PROMPT[0]))))
+        .isEqualTo(Outcome.WRONG_MODEL);
+    assertThat(index.resync(new CacheSnapshot("d0", 1, 0, MODEL, 16, List.of(PROMPT[0]))))
+        .isEqualTo(Outcome.WRONG_MODEL);
+
+    assertThat(index.size()).isZero();
+    assertThat(index.stats().count(Outcome.UNKNOWN_ENGINE)).isEqualTo(2);
+    assertThat(index.stats().count(Outcome.WRONG_MODEL)).isEqualTo(2);
+  }
+
+  @Test
+  void aRemovedEngineTakesEveryEntryWithIt() {
+    synced("d0", 1, 0);
+    synced("d1", 1, 0);
+    index.apply(stored("d0", 1, 1, PROMPT[0], PROMPT[1]));
+    index.apply(stored("d1", 1, 1, PROMPT[0]));
+
+    assertThat(index.remove("d0")).isTrue();
+
+    assertThat(index.match(PROMPT)).isEqualTo(Map.of("d1", 1));
+    assertThat(index.apply(stored("d0", 1, 2, PROMPT[2]))).isEqualTo(Outcome.UNKNOWN_ENGINE);
+    assertThat(index.size()).isEqualTo(1);
+  }
+
+  @Test
+  void clearingAnEnginesCacheDropsItsBlocks() {
+    synced("d0", 1, 0);
+    index.apply(stored("d0", 1, 1, PROMPT[0]));
+
+    index.apply(new KvEventBatch("d0", 1, 2, List.of(new KvEvent.Cleared())));
+
+    assertThat(index.blocksOf("d0")).isZero();
+  }
+
+  /** Whatever order blocks are stored and removed in, the index holds exactly what is left. */
+  @Property
+  void theIndexHoldsExactlyWhatTheEnginesEventsLeft(
+      @ForAll @Size(max = 60) List<@IntRange(min = -8, max = 8) Integer> changes) {
+    PrefixIndex index = new PrefixIndex(MODEL, 4);
+    index.register("d0");
+    index.resync(new CacheSnapshot("d0", 1, 0, MODEL, 4, List.of()));
+    Set<Long> held = new HashSet<>();
+    long seq = 0;
+    for (int change : changes) {
+      long hash = Math.abs(change);
+      KvEvent event =
+          change >= 0 ? new KvEvent.Stored(List.of(hash)) : new KvEvent.Removed(List.of(hash));
+      if (change >= 0) {
+        held.add(hash);
+      } else {
+        held.remove(hash);
+      }
+      assertThat(index.apply(new KvEventBatch("d0", 1, ++seq, List.of(event))))
+          .isEqualTo(Outcome.APPLIED);
+    }
+    assertThat(index.blocksOf("d0")).isEqualTo(held.size());
+    for (long h = 0; h <= 8; h++) {
+      assertThat(index.match(new long[] {h}).containsKey("d0")).isEqualTo(held.contains(h));
+    }
+  }
+
+  private void synced(String engine, long incarnation, long seq) {
+    index.register(engine);
+    assertThat(index.resync(snapshot(engine, incarnation, seq))).isEqualTo(Outcome.APPLIED);
+  }
+
+  private static CacheSnapshot snapshot(String engine, long incarnation, long seq, long... hashes) {
+    return new CacheSnapshot(
+        engine, incarnation, seq, MODEL, 4, java.util.Arrays.stream(hashes).boxed().toList());
+  }
+
+  private static KvEventBatch stored(String engine, long incarnation, long seq, long... hashes) {
+    return new KvEventBatch(
+        engine,
+        incarnation,
+        seq,
+        List.of(new KvEvent.Stored(java.util.Arrays.stream(hashes).boxed().toList())));
+  }
+
+  private static KvEventBatch removed(String engine, long incarnation, long seq, long... hashes) {
+    return new KvEventBatch(
+        engine,
+        incarnation,
+        seq,
+        List.of(new KvEvent.Removed(java.util.Arrays.stream(hashes).boxed().toList())));
+  }
+}
