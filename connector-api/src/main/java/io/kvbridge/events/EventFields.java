@@ -12,7 +12,7 @@ final class EventFields {
   static final int MAX_HASHES = 1 << 22;
 
   private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{16}");
-  private static final Pattern ENGINE_ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+  private static final Pattern ENGINE_ID = Pattern.compile("[^\\p{Cntrl}]{1,256}");
 
   private EventFields() {}
 
@@ -30,17 +30,17 @@ final class EventFields {
 
   static String engineId(Map<String, ?> map) {
     String id = string(map, "engine_id");
-    if (!ENGINE_ID.matcher(id).matches()) {
+    if (!ENGINE_ID.matcher(id).matches() || id.isBlank()) {
       throw new MalformedEventException(
-          "engine_id", "must be 1 to 128 letters, digits or . _ : -, got '" + id + "'");
+          "engine_id", "must be 1 to 256 characters, not blank, no control characters");
     }
     return id;
   }
 
   static void requireEngineId(String id) {
-    if (id == null || !ENGINE_ID.matcher(id).matches()) {
+    if (id == null || id.isBlank() || !ENGINE_ID.matcher(id).matches()) {
       throw new IllegalArgumentException(
-          "an engine id is 1 to 128 letters, digits or . _ : -, got '" + id + "'");
+          "an engine id is 1 to 256 characters, not blank, with no control characters");
     }
   }
 

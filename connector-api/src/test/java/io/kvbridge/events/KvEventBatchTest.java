@@ -35,7 +35,8 @@ class KvEventBatchTest {
 
   @Test
   void eachMalformedFieldIsNamed() {
-    assertMalformed("engine_id", m -> m.put("engine_id", "has space"));
+    assertMalformed("engine_id", m -> m.put("engine_id", "line\nbreak"));
+    assertMalformed("engine_id", m -> m.put("engine_id", " "));
     assertMalformed("engine_id", m -> m.remove("engine_id"));
     assertMalformed("incarnation", m -> m.put("incarnation", "1A2B"));
     assertMalformed("seq", m -> m.put("seq", 0));

@@ -257,6 +257,9 @@ public record SampleProperties(
    *     demo uses its own share while it runs
    * @param connectTimeout how long the router waits to connect to a node
    * @param readTimeout how long the router waits for a node's answer
+   * @param prefixAware whether the router follows its nodes' KV events ({@code docs/events.md}) and
+   *     prefers, for each request, the decode nodes whose prefix caches hold the most of its
+   *     prompt, unless they are busier than the least busy by more than a few calls
    */
   public record Router(
       @DefaultValue("true") boolean enabled,
@@ -267,7 +270,8 @@ public record SampleProperties(
       @DefaultValue("2s") Duration healthTimeout,
       @DefaultValue("0") double dropAfterPrefill,
       @DefaultValue("2s") Duration connectTimeout,
-      @DefaultValue("60s") Duration readTimeout) {
+      @DefaultValue("60s") Duration readTimeout,
+      @DefaultValue("true") boolean prefixAware) {
 
     /** Checks the URLs, the health path, the drop share and the timeouts. */
     public Router {

@@ -1,5 +1,7 @@
 package io.kvbridge.sample.engine;
 
+import io.kvbridge.events.BlockHashes;
+import io.kvbridge.events.KvEventLog;
 import io.kvbridge.layout.KvLayout;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.LoadFailurePolicy;
@@ -87,6 +89,12 @@ public final class Engine implements AutoCloseable {
 
   private final EngineCounters counters = new EngineCounters();
 
+  /** How many of its latest batches of KV events an engine keeps for readers that resume. */
+  public static final int RETAINED_EVENT_BATCHES = 4096;
+
+  // What the prefix cache stores and evicts, for routers ("KV events", docs/events.md).
+  private final KvEventLog events;
+
   private final Object lifecycle = new Object();
   // Each rank's KV memory, as allocated; freed on close.
   private final List<KvRegions> memories = new ArrayList<>();
@@ -140,6 +148,13 @@ public final class Engine implements AutoCloseable {
               + connector.settings().tpDegree());
     }
     this.model = new ToyModel(shape.bytesPerToken());
+    this.events =
+        new KvEventLog(
+            engineId,
+            connector.settings().incarnation(),
+            shape.model().model(),
+            shape.tokensPerBlock(),
+            RETAINED_EVENT_BATCHES);
   }
 
   /**
@@ -162,7 +177,12 @@ public final class Engine implements AutoCloseable {
         ranks.add(layout);
       }
       pool = new BlockPool(memories);
-      cache = new PrefixCache(pool, shape.prefixCacheBlocks());
+      cache =
+          new PrefixCache(
+              pool,
+              shape.prefixCacheBlocks(),
+              new BlockHashes(shape.model().model(), shape.tokensPerBlock()),
+              events);
       scheduler =
           new StepScheduler(
               connector, shape, model, policy, pool, cache, counters, inbox, cancels, prefillCost);
@@ -186,6 +206,14 @@ public final class Engine implements AutoCloseable {
           shape.prefixCacheBlocks(),
           policy);
     }
+  }
+
+  /**
+   * What this engine's prefix cache holds and how it changes: a snapshot, and a batch of KV events
+   * closed at each step that changed it ({@code docs/events.md}).
+   */
+  public KvEventLog kvEvents() {
+    return events;
   }
 
   /** This engine's id. */

@@ -1,10 +1,14 @@
 package io.kvbridge.sample.engine;
 
+import io.kvbridge.events.BlockHashes;
+import io.kvbridge.events.KvEventLog;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The KV of prompts an engine has served, kept in blocks of its {@link BlockPool} so that a later
@@ -26,6 +30,10 @@ import java.util.List;
  * unpinned block therefore has no cached successor, and evicting it never strands another block. A
  * lookup costs O(blocks of the prompt); an eviction O(1) plus the pinned blocks it passes over.
  *
+ * <p>KV events: a cache made with a {@link KvEventLog} records each full block it takes as stored
+ * and each one it evicts as removed, named by its {@link BlockHashes} (a partly filled last block
+ * is never published); the engine closes them into a batch at the end of each step.
+ *
  * <p>Threads: engine thread only, but for {@link #blocks()}, which may be read from any thread.
  */
 final class PrefixCache {
@@ -35,6 +43,7 @@ final class PrefixCache {
 
   private final BlockPool pool;
   private final int capacity;
+  private final Optional<Publishing> publishing;
   private final int tokensPerBlock;
   // In access order: the first entry is the least recently used.
   private final LinkedHashMap<Key, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
@@ -47,6 +56,27 @@ final class PrefixCache {
    * keeps count as held in the pool.
    */
   PrefixCache(BlockPool pool, int capacity) {
+    this(pool, capacity, Optional.empty());
+  }
+
+  /**
+   * A cache as {@link #PrefixCache(BlockPool, int)} that records what it keeps and evicts in {@code
+   * events}, its blocks named by {@code hashes}.
+   */
+  PrefixCache(BlockPool pool, int capacity, BlockHashes hashes, KvEventLog events) {
+    this(pool, capacity, Optional.of(new Publishing(hashes, events)));
+  }
+
+  private PrefixCache(BlockPool pool, int capacity, Optional<Publishing> publishing) {
+    if (publishing.isPresent()
+        && publishing.get().hashes().tokensPerBlock() != pool.tokensPerBlock()) {
+      throw new IllegalArgumentException(
+          "block hashes of "
+              + publishing.get().hashes().tokensPerBlock()
+              + " tokens for a pool of blocks of "
+              + pool.tokensPerBlock());
+    }
+    this.publishing = publishing;
     if (capacity < 0 || capacity > pool.blockCount()) {
       throw new IllegalArgumentException(
           "a prefix cache keeps 0 to " + pool.blockCount() + " blocks, got " + capacity);
@@ -126,13 +156,18 @@ final class PrefixCache {
     }
     List<Entry> chain = new ArrayList<>(blockIds.size());
     List<Integer> duplicates = new ArrayList<>();
+    long[] hashes = publishing.map(p -> p.hashes().of(prompt)).orElse(new long[0]);
+    List<Long> stored = new ArrayList<>();
     long parent = 0;
     for (int b = 0; b < blockIds.size(); b++) {
       Key key = key(parent, prompt, b * tokensPerBlock);
       Entry e = entries.get(key);
       if (e == null) {
-        e = new Entry(key, nextSerial++, blockIds.get(b));
+        // Only full blocks have a hash: a partly filled last block is never published.
+        OptionalLong hash = b < hashes.length ? OptionalLong.of(hashes[b]) : OptionalLong.empty();
+        e = new Entry(key, nextSerial++, blockIds.get(b), hash);
         entries.put(key, e);
+        hash.ifPresent(stored::add);
       } else {
         duplicates.add(blockIds.get(b));
       }
@@ -142,8 +177,14 @@ final class PrefixCache {
     if (!duplicates.isEmpty()) {
       pool.free(duplicates);
     }
+    publishing.ifPresent(p -> p.events().stored(stored));
     touch(chain);
     trim();
+  }
+
+  /** Closes what was kept and evicted since the last call into a batch of KV events, if any. */
+  void flushEvents() {
+    publishing.ifPresent(p -> p.events().flush());
   }
 
   /**
@@ -152,16 +193,19 @@ final class PrefixCache {
    */
   int evict(int count) {
     List<Integer> freed = new ArrayList<>();
+    List<Long> removed = new ArrayList<>();
     Iterator<Entry> it = entries.values().iterator();
     while (freed.size() < count && it.hasNext()) {
       Entry e = it.next();
       if (e.pins == 0) {
         it.remove();
         freed.add(e.blockId);
+        e.hash.ifPresent(removed::add);
       }
     }
     if (!freed.isEmpty()) {
       pool.free(freed);
+      publishing.ifPresent(p -> p.events().removed(removed));
     }
     blockCount = entries.size();
     return freed.size();
@@ -216,17 +260,23 @@ final class PrefixCache {
     }
   }
 
+  /** How a cache names its blocks and where it records what it keeps and evicts. */
+  private record Publishing(BlockHashes hashes, KvEventLog events) {}
+
   /** A cached block. */
   static final class Entry {
     private final Key key;
     private final long serial;
     private final int blockId;
+    // The block's BlockHashes hash when it is full and the cache publishes events.
+    private final OptionalLong hash;
     private int pins;
 
-    private Entry(Key key, long serial, int blockId) {
+    private Entry(Key key, long serial, int blockId, OptionalLong hash) {
       this.key = key;
       this.serial = serial;
       this.blockId = blockId;
+      this.hash = hash;
     }
   }
 }

@@ -159,6 +159,7 @@ final class StepScheduler {
       loadFailed(failure.requestId(), failure.reason(), finishedThisStep);
     }
     publishCounts();
+    cache.flushEvents();
   }
 
   private void publishCounts() {

@@ -143,6 +143,11 @@ public final class ToyModel {
 
   /** The prompt's tokens: its UTF-8 bytes, as unsigned values. */
   public int[] tokenize(String prompt) {
+    return tokensOf(prompt);
+  }
+
+  /** The tokens any toy model makes of {@code prompt}: its UTF-8 bytes, as unsigned values. */
+  public static int[] tokensOf(String prompt) {
     byte[] bytes = prompt.getBytes(StandardCharsets.UTF_8);
     int[] tokens = new int[bytes.length];
     for (int i = 0; i < bytes.length; i++) {

@@ -22,7 +22,7 @@ import tools.jackson.databind.json.JsonMapper;
  * Runs each kind of node in this JVM unless {@code kvbridge.sample.<kind>.enabled=false}: the node,
  * bean {@code <kind>Node}, on a connector of its own; its engine's health, {@code <kind>Engine}
  * (DOWN with the reason once the engine's step loop has died); and its API at {@code
- * <kvbridge.sample.<kind>.path>/v1/...}.
+ * <kvbridge.sample.<kind>.path>/v1/...}, with its KV events at {@code <path>/kv/events}.
  */
 @Configuration(proxyBeanMethods = false)
 @Import(NodeConfiguration.Nodes.class)
@@ -39,9 +39,11 @@ public class NodeConfiguration {
     nodes
         .orderedStream()
         .forEach(
-            node ->
-                new NodeController(node, clients, new OpenAiAnswers(json))
-                    .mapAt(node.kind().path(properties), mappings));
+            node -> {
+              String path = node.kind().path(properties);
+              new NodeController(node, clients, new OpenAiAnswers(json)).mapAt(path, mappings);
+              new KvEventsController(node).mapAt(path, mappings);
+            });
   }
 
   /**

@@ -19,6 +19,11 @@ import java.util.stream.Collectors;
  * go round-robin, in the pool's order. Nodes configured by URL publish no load: they are chosen by
  * calls in flight alone.
  *
+ * <p>Prefix-aware choice ({@link #acquire(Collection, Map)}): given how many of the prompt's
+ * leading blocks each node's cache holds, the choice is made among the nodes holding the most of
+ * them, as long as those have at most {@value #CACHE_LOAD_SLACK} more calls in flight than the
+ * least busy candidate; a hot prefix therefore spreads once its node is busier than that.
+ *
  * <p>A node is healthy until a call to it fails for its own sake, or {@value
  * #FAILED_PROBES_TO_MARK_DOWN} probes in a row find it not UP (a single slow answer, say while its
  * JVM warms up, does not take it out); then it is down until a probe finds it UP.
@@ -39,6 +44,12 @@ public final class NodePool {
 
   /** Free blocks are compared in this many levels of the most any candidate has. */
   static final int FREE_BLOCK_LEVELS = 8;
+
+  /**
+   * How many more calls in flight than the least busy candidate a node holding more of a prompt's
+   * prefix may have and still be preferred for it.
+   */
+  static final int CACHE_LOAD_SLACK = 2;
 
   private final NodeKind kind;
   private final String whenEmpty;
@@ -104,13 +115,26 @@ public final class NodePool {
    * must {@link #release} it. Empty if there is none.
    */
   synchronized Optional<PooledNode> acquire(Collection<PooledNode> excluded) {
+    return acquire(excluded, Map.of());
+  }
+
+  /**
+   * {@link #acquire(Collection)}, preferring the nodes whose caches hold the most of the prompt's
+   * leading blocks ({@code cachedBlocks}; a node not named holds none) unless they are busier than
+   * {@value #CACHE_LOAD_SLACK} calls beyond the least busy candidate.
+   */
+  synchronized Optional<PooledNode> acquire(
+      Collection<PooledNode> excluded, Map<PooledNode, Integer> cachedBlocks) {
     List<PooledNode> candidates = new ArrayList<>();
-    int mostFree = 0;
     for (PooledNode node : nodes) {
       if (node.health().up() && !excluded.contains(node)) {
         candidates.add(node);
-        mostFree = Math.max(mostFree, node.load().freeBlocks().orElse(0));
       }
+    }
+    candidates = holdingMost(candidates, cachedBlocks);
+    int mostFree = 0;
+    for (PooledNode node : candidates) {
+      mostFree = Math.max(mostFree, node.load().freeBlocks().orElse(0));
     }
     List<PooledNode> least = new ArrayList<>();
     long[] best = null;
@@ -131,6 +155,32 @@ public final class NodePool {
     PooledNode chosen = least.get((int) Math.floorMod(turn++, (long) least.size()));
     chosen.inFlight++;
     return Optional.of(chosen);
+  }
+
+  /**
+   * The candidates not busier than {@value #CACHE_LOAD_SLACK} calls beyond the least busy that hold
+   * the most of the prompt's prefix, if any holds some; otherwise every candidate.
+   */
+  private static List<PooledNode> holdingMost(
+      List<PooledNode> candidates, Map<PooledNode, Integer> cachedBlocks) {
+    if (cachedBlocks.isEmpty() || candidates.isEmpty()) {
+      return candidates;
+    }
+    int leastBusy = candidates.stream().mapToInt(node -> node.inFlight).min().orElse(0);
+    int most = 0;
+    List<PooledNode> holding = new ArrayList<>();
+    for (PooledNode node : candidates) {
+      int cached = cachedBlocks.getOrDefault(node, 0);
+      if (cached == 0 || node.inFlight > leastBusy + CACHE_LOAD_SLACK || cached < most) {
+        continue;
+      }
+      if (cached > most) {
+        most = cached;
+        holding.clear();
+      }
+      holding.add(node);
+    }
+    return holding.isEmpty() ? candidates : holding;
   }
 
   /**

@@ -69,7 +69,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe; never blocks: every call is asynchronous.
  */
-public final class PdRouter {
+public final class PdRouter implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(PdRouter.class);
 
@@ -78,6 +78,8 @@ public final class PdRouter {
   private final NodePool prefill;
   private final NodePool decode;
   private final DropAfterPrefill drops;
+  private final Optional<PrefixRouting> prefixRouting;
+  private final AtomicLong prefixRouted = new AtomicLong();
   private final ProbeOnDemand prefillProbe;
   private final ProbeOnDemand decodeProbe;
   private final AtomicLong requests = new AtomicLong();
@@ -97,6 +99,22 @@ public final class PdRouter {
       NodePool prefill,
       NodePool decode,
       DropAfterPrefill drops) {
+    this(nodes, context, prefill, decode, drops, Optional.empty());
+  }
+
+  /**
+   * A router as {@link #PdRouter(NodeClient, ContextWindow, NodePool, NodePool, DropAfterPrefill)}
+   * that, given {@code prefixRouting}, prefers the decode nodes whose prefix caches hold the most
+   * of each prompt ({@link NodePool#acquire(java.util.Collection, java.util.Map)}).
+   */
+  public PdRouter(
+      NodeClient nodes,
+      ContextWindow context,
+      NodePool prefill,
+      NodePool decode,
+      DropAfterPrefill drops,
+      Optional<PrefixRouting> prefixRouting) {
+    this.prefixRouting = Objects.requireNonNull(prefixRouting, "prefixRouting");
     this.nodes = Objects.requireNonNull(nodes, "nodes");
     this.context = Objects.requireNonNull(context, "context");
     this.prefill = requireKind(prefill, NodeKind.PREFILL);
@@ -166,6 +184,12 @@ public final class PdRouter {
     return decode;
   }
 
+  /** Stops following the nodes' KV events, if the router does. */
+  @Override
+  public void close() {
+    prefixRouting.ifPresent(PrefixRouting::close);
+  }
+
   /** The router's fault injection, which the demo arms while it runs. */
   public DropAfterPrefill faults() {
     return drops;
@@ -180,6 +204,8 @@ public final class PdRouter {
         failed.get(),
         cancelled.get(),
         streamed.get(),
+        prefixRouted.get(),
+        prefixRouting.map(PrefixRouting::stats),
         prefill.stats(),
         decode.stats());
   }
@@ -244,11 +270,21 @@ public final class PdRouter {
      * healthy, one found by probing the pool's down nodes, if any is back.
      */
     private CompletableFuture<Optional<PooledNode>> acquire(NodePool pool, ProbeOnDemand probe) {
-      Optional<PooledNode> node = pool.acquire(Set.of());
+      return acquire(pool, probe, Map.of());
+    }
+
+    /**
+     * {@link #acquire(NodePool, ProbeOnDemand)} preferring the nodes holding the prompt's prefix.
+     */
+    private CompletableFuture<Optional<PooledNode>> acquire(
+        NodePool pool, ProbeOnDemand probe, Map<PooledNode, Integer> cached) {
+      Optional<PooledNode> node = pool.acquire(Set.of(), cached);
       if (node.isPresent() || pool.anyHealthy()) {
+        node.filter(n -> cached.getOrDefault(n, 0) > 0)
+            .ifPresent(n -> prefixRouted.incrementAndGet());
         return CompletableFuture.completedFuture(node);
       }
-      return probe.probeDownNodes().thenApply(probed -> pool.acquire(Set.of()));
+      return probe.probeDownNodes().thenApply(probed -> pool.acquire(Set.of(), cached));
     }
 
     private CompletableFuture<Prefilled> prefill(
@@ -301,7 +337,9 @@ public final class PdRouter {
         LOG.debug("{}", drop.getMessage());
         throw drop;
       }
-      return acquire(decode, decodeProbe)
+      Map<PooledNode, Integer> cached =
+          prefixRouting.map(p -> p.cachedBlocks(decode, request.prompt())).orElse(Map.of());
+      return acquire(decode, decodeProbe, cached)
           .thenCompose(
               node -> {
                 if (node.isEmpty()) {

@@ -69,6 +69,16 @@ public final class PooledNode {
     return below("/v1/completions");
   }
 
+  /** {@code <base>/kv/events}: the node's KV events, as Server-Sent Events. */
+  URI kvEventsUrl() {
+    return below("/kv/events");
+  }
+
+  /** {@code <base>/kv/events/snapshot}: what the node's prefix cache holds now. */
+  URI kvSnapshotUrl() {
+    return below("/kv/events/snapshot");
+  }
+
   /** {@code <base>/v1/leases/revoke}, a prefill node's. */
   URI revokeUrl() {
     return below("/v1/leases/revoke");

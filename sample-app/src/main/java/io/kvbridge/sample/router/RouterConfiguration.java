@@ -1,11 +1,15 @@
 package io.kvbridge.sample.router;
 
 import io.kvbridge.discovery.etcd.EtcdDiscovery;
+import io.kvbridge.events.BlockHashes;
+import io.kvbridge.events.PrefixIndex;
 import io.kvbridge.sample.SampleProperties;
+import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.node.NodeKind;
 import java.net.URI;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -39,16 +43,37 @@ public class RouterConfiguration {
         new NodeClient(
             json, settings.connectTimeout(), settings.readTimeout(), settings.healthTimeout());
     EtcdDiscovery discovery = etcd.getIfAvailable();
+    NodePool prefill =
+        discovery == null
+            ? pool(NodeKind.PREFILL, settings.prefillUrls(), properties, environment)
+            : followed(NodeKind.PREFILL, discovery);
+    NodePool decode =
+        discovery == null
+            ? pool(NodeKind.DECODE, settings.decodeUrls(), properties, environment)
+            : followed(NodeKind.DECODE, discovery);
+    Optional<PrefixRouting> prefixRouting = Optional.empty();
+    if (settings.prefixAware()) {
+      EngineShape shape = properties.decodeEngine();
+      String model = shape.model().model();
+      prefixRouting =
+          Optional.of(
+              new PrefixRouting(
+                  new BlockHashes(model, shape.tokensPerBlock()),
+                  new KvEventFeeds(
+                      new PrefixIndex(model, shape.tokensPerBlock()),
+                      json,
+                      settings.connectTimeout(),
+                      settings.healthInterval()),
+                  List.of(prefill, decode),
+                  settings.healthInterval()));
+    }
     return new PdRouter(
         nodes,
         properties.engine().context(),
-        discovery == null
-            ? pool(NodeKind.PREFILL, settings.prefillUrls(), properties, environment)
-            : followed(NodeKind.PREFILL, discovery),
-        discovery == null
-            ? pool(NodeKind.DECODE, settings.decodeUrls(), properties, environment)
-            : followed(NodeKind.DECODE, discovery),
-        new DropAfterPrefill(settings.dropAfterPrefill()));
+        prefill,
+        decode,
+        new DropAfterPrefill(settings.dropAfterPrefill()),
+        prefixRouting);
   }
 
   /**

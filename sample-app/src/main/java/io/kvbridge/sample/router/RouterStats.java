@@ -1,6 +1,7 @@
 package io.kvbridge.sample.router;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What the router did since start.
@@ -12,6 +13,10 @@ import java.util.List;
  * @param cancelled requests whose client went away first; their work was cancelled
  * @param streamed requests whose prefill node answered as it granted the lease, before its prefill
  *     finished, so that the decode node read each layer while the next ones computed
+ * @param prefixRouted requests sent to a decode node chosen because its prefix cache held the most
+ *     of the prompt
+ * @param prefixIndex the prefix index the router keeps from its nodes' KV events, when it is
+ *     prefix-aware ({@code kvbridge.sample.router.prefix-aware})
  * @param prefill each prefill node: health and calls
  * @param decode each decode node: health and calls
  */
@@ -22,6 +27,8 @@ public record RouterStats(
     long failed,
     long cancelled,
     long streamed,
+    long prefixRouted,
+    Optional<PrefixRouting.IndexStats> prefixIndex,
     List<NodeStats> prefill,
     List<NodeStats> decode) {
 

@@ -2,6 +2,9 @@ package io.kvbridge.sample.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvbridge.events.BlockHashes;
+import io.kvbridge.events.KvEvent;
+import io.kvbridge.events.KvEventLog;
 import io.kvbridge.layout.KvLayout;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -106,6 +109,35 @@ class PrefixCacheTest {
 
     assertThat(pool.heldBlocks()).isZero();
     assertThat(cache.lookup(tokens("abcdefgh")).isMiss()).isTrue();
+  }
+
+  @Test
+  void fullBlocksKeptAreRecordedStoredAndEvictedOnesRemovedNamedByTheirBlockHashes() {
+    BlockHashes hashes = new BlockHashes("test", 4);
+    KvEventLog events = new KvEventLog("e", 1, "test", 4, 16);
+    PrefixCache cache = new PrefixCache(pool, 3, hashes, events);
+    long[] abcdefgh = hashes.of(tokens("abcdefgh"));
+
+    // Two full blocks and a partly filled one: only the full ones are published.
+    keep(cache, "abcdefghij");
+    cache.flushEvents();
+    keep(cache, "abcdefgh");
+    cache.flushEvents();
+    assertThat(events.snapshot().blockHashes()).containsExactlyInAnyOrder(abcdefgh[0], abcdefgh[1]);
+    assertThat(events.sequence()).as("a prefix cached already is not stored again").isEqualTo(1);
+
+    // Over the capacity of three blocks the least recently used go: the partly filled block,
+    // which was never published, and efgh, published removed.
+    keep(cache, "zzzzyyyy");
+    cache.flushEvents();
+
+    long[] zzzzyyyy = hashes.of(tokens("zzzzyyyy"));
+    assertThat(events.since(1).orElseThrow().get(0).events())
+        .containsExactly(
+            new KvEvent.Stored(List.of(zzzzyyyy[0], zzzzyyyy[1])),
+            new KvEvent.Removed(List.of(abcdefgh[1])));
+    assertThat(events.snapshot().blockHashes())
+        .containsExactlyInAnyOrder(abcdefgh[0], zzzzyyyy[0], zzzzyyyy[1]);
   }
 
   private void keep(PrefixCache cache, String prompt) {

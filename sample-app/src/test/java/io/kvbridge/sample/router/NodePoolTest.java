@@ -25,6 +25,23 @@ class NodePoolTest {
   private final NodePool pool = new NodePool(NodeKind.DECODE, List.of(a, b, c));
 
   @Test
+  void theNodeHoldingMostOfThePromptsPrefixIsChosenUntilItIsBusierThanTheSlack() {
+    Map<PooledNode, Integer> cached = Map.of(a, 1, b, 3);
+
+    for (int call = 0; call <= NodePool.CACHE_LOAD_SLACK; call++) {
+      assertThat(pool.acquire(Set.of(), cached)).contains(b);
+    }
+    // b now has more calls in flight than the least busy plus the slack: the load decides.
+    assertThat(pool.acquire(Set.of(), cached)).isPresent().get().isNotEqualTo(b);
+  }
+
+  @Test
+  void withNoNodeHoldingThePrefixTheLoadAloneDecides() {
+    assertThat(pool.acquire(Set.of(), Map.of(a, 0))).contains(a);
+    assertThat(pool.acquire(Set.of(), Map.of())).isPresent().get().isNotEqualTo(a);
+  }
+
+  @Test
   void equallyLoadedNodesTakeTurnsInConfiguredOrder() {
     assertThat(chooseSix()).containsExactly(a, b, c, a, b, c);
   }

@@ -1,0 +1,297 @@
+package io.kvbridge.sample.router;
+
+import io.kvbridge.events.CacheSnapshot;
+import io.kvbridge.events.KvEventBatch;
+import io.kvbridge.events.MalformedEventException;
+import io.kvbridge.events.PrefixIndex;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Follows the KV events of every node of the router's pools into one {@link PrefixIndex}: for each
+ * node a thread fetches its snapshot ({@code <base>/kv/events/snapshot}), registers its engine and
+ * resyncs the index from it, then follows its stream ({@code <base>/kv/events?after=N}), applying
+ * each batch. A batch the index refuses for a gap, or a stream that ends or tells it to resync,
+ * sends the thread back to the snapshot; a node that cannot be reached is tried again every {@code
+ * retry}. A node that leaves the pools ({@link #follow}) is no longer followed and its entries
+ * leave the index at once.
+ *
+ * <p>A batch that names another engine than the node's snapshot, or that is malformed, is refused,
+ * counted and never applied.
+ *
+ * <p>Threads: {@link #follow}, {@link #engineOf} and {@link #close} may be called from any thread.
+ */
+final class KvEventFeeds implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(KvEventFeeds.class);
+
+  private final PrefixIndex index;
+  private final JsonMapper json;
+  private final HttpClient http;
+  private final Duration retry;
+  private final Map<PooledNode, Feed> feeds = new HashMap<>();
+  private final Map<PooledNode, String> engines = new ConcurrentHashMap<>();
+  private final AtomicLong refusedBatches = new AtomicLong();
+  private final AtomicLong unreachable = new AtomicLong();
+  private boolean closed;
+
+  /**
+   * Feeds {@code index}, reading JSON with {@code json}, retrying a lost node every {@code retry}.
+   */
+  KvEventFeeds(PrefixIndex index, JsonMapper json, Duration connectTimeout, Duration retry) {
+    this.index = index;
+    this.json = json;
+    this.retry = retry;
+    this.http =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(connectTimeout)
+            .build();
+  }
+
+  /** The index the feeds keep. */
+  PrefixIndex index() {
+    return index;
+  }
+
+  /**
+   * Follows exactly {@code nodes}: starts a feed for each node not followed yet, stops the feed of
+   * each node no longer among them and drops its engine from the index.
+   */
+  synchronized void follow(Collection<PooledNode> nodes) {
+    if (closed) {
+      return;
+    }
+    Set<PooledNode> wanted = Set.copyOf(nodes);
+    for (PooledNode gone : List.copyOf(feeds.keySet())) {
+      if (!wanted.contains(gone)) {
+        feeds.remove(gone).stop();
+        String engine = engines.remove(gone);
+        if (engine != null) {
+          index.remove(engine);
+        }
+      }
+    }
+    for (PooledNode node : nodes) {
+      feeds.computeIfAbsent(
+          node,
+          n -> {
+            Feed feed = new Feed(n);
+            feed.thread.start();
+            return feed;
+          });
+    }
+  }
+
+  /** The engine {@code node} last said it runs, once its snapshot was read. */
+  Optional<String> engineOf(PooledNode node) {
+    return Optional.ofNullable(engines.get(node));
+  }
+
+  /**
+   * For each of {@code nodes} whose engine the index knows, the prompt's leading blocks it holds.
+   */
+  Map<PooledNode, Integer> cachedBlocks(Collection<PooledNode> nodes, long[] promptHashes) {
+    Map<String, Integer> matched = index.match(promptHashes);
+    Map<PooledNode, Integer> out = new LinkedHashMap<>();
+    for (PooledNode node : nodes) {
+      String engine = engines.get(node);
+      if (engine != null) {
+        out.put(node, matched.getOrDefault(engine, 0));
+      }
+    }
+    return out;
+  }
+
+  /** Batches refused before the index saw them: malformed, or naming another engine. */
+  long refusedBatches() {
+    return refusedBatches.get();
+  }
+
+  /** Times a node's snapshot or stream could not be read. */
+  long unreachable() {
+    return unreachable.get();
+  }
+
+  @Override
+  public synchronized void close() {
+    closed = true;
+    feeds.values().forEach(Feed::stop);
+    feeds.clear();
+  }
+
+  /** One node's feed: a thread that resyncs from its snapshot and follows its stream. */
+  private final class Feed {
+    private final PooledNode node;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile InputStream open;
+
+    Feed(PooledNode node) {
+      this.node = node;
+      this.thread = new Thread(this::run, "kv-events-" + node.name());
+      this.thread.setDaemon(true);
+    }
+
+    void stop() {
+      running = false;
+      thread.interrupt();
+      InputStream stream = open;
+      if (stream != null) {
+        try {
+          stream.close();
+        } catch (IOException e) {
+          // Closing is how the blocked read ends; nothing else to do.
+        }
+      }
+    }
+
+    private void run() {
+      while (running) {
+        try {
+          long after = resync();
+          follow(after);
+        } catch (IOException | RuntimeException e) {
+          // Not reachable yet (or its server has no port yet), gone, or an answer that is not a
+          // snapshot or a stream: the next try starts again from the snapshot.
+          if (!running) {
+            return;
+          }
+          unreachable.incrementAndGet();
+          LOG.debug("KV events of {}: {}; trying again in {}", node.name(), e.getMessage(), retry);
+          pause();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+
+    /** Reads the node's snapshot into the index; the last batch it includes. */
+    private long resync() throws IOException, InterruptedException {
+      HttpResponse<byte[]> response =
+          http.send(
+              HttpRequest.newBuilder(node.kvSnapshotUrl())
+                  .timeout(retry.multipliedBy(10))
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.ofByteArray());
+      if (response.statusCode() != 200) {
+        throw new IOException("snapshot answered " + response.statusCode());
+      }
+      @SuppressWarnings("unchecked")
+      Map<String, Object> map = json.readValue(response.body(), Map.class);
+      CacheSnapshot snapshot = CacheSnapshot.fromMap(map);
+      synchronized (KvEventFeeds.this) {
+        if (!running) {
+          return snapshot.sequence();
+        }
+        String before = engines.put(node, snapshot.engineId());
+        if (before != null && !before.equals(snapshot.engineId())) {
+          index.remove(before);
+        }
+        index.register(snapshot.engineId());
+      }
+      PrefixIndex.Outcome outcome = index.resync(snapshot);
+      if (outcome != PrefixIndex.Outcome.APPLIED) {
+        throw new IOException("the index refused the snapshot: " + outcome);
+      }
+      return snapshot.sequence();
+    }
+
+    /** Follows the node's stream from batch {@code after} until it ends or needs a resync. */
+    private void follow(long after) throws IOException, InterruptedException {
+      URI url = URI.create(node.kvEventsUrl() + "?after=" + after);
+      HttpResponse<InputStream> response =
+          http.send(
+              HttpRequest.newBuilder(url).header("Accept", "text/event-stream").GET().build(),
+              HttpResponse.BodyHandlers.ofInputStream());
+      try (InputStream body = response.body()) {
+        open = body;
+        if (response.statusCode() != 200) {
+          throw new IOException("event stream answered " + response.statusCode());
+        }
+        BufferedReader lines =
+            new BufferedReader(new InputStreamReader(body, StandardCharsets.UTF_8));
+        String event = "message";
+        StringBuilder data = new StringBuilder();
+        for (String line = lines.readLine(); line != null && running; line = lines.readLine()) {
+          if (line.isEmpty()) {
+            if (!dispatch(event, data.toString())) {
+              return;
+            }
+            event = "message";
+            data.setLength(0);
+          } else if (line.startsWith("event:")) {
+            event = line.substring("event:".length()).trim();
+          } else if (line.startsWith("data:")) {
+            data.append(line.substring("data:".length()).trim());
+          }
+        }
+      } finally {
+        open = null;
+      }
+    }
+
+    /** Handles one event of the stream; whether to go on following it. */
+    private boolean dispatch(String event, String data) {
+      if (event.equals("resync")) {
+        return false;
+      }
+      if (!event.equals("batch") || data.isEmpty()) {
+        return true;
+      }
+      KvEventBatch batch;
+      try {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> map = json.readValue(data, Map.class);
+        batch = KvEventBatch.fromMap(map);
+      } catch (JacksonException | MalformedEventException | IllegalArgumentException e) {
+        refusedBatches.incrementAndGet();
+        LOG.warn("refused a KV event batch of {}: {}", node.name(), e.getMessage());
+        return true;
+      }
+      if (!batch.engineId().equals(engines.get(node))) {
+        refusedBatches.incrementAndGet();
+        LOG.warn(
+            "refused a KV event batch of {}: it names engine {}, the node runs {}",
+            node.name(),
+            batch.engineId(),
+            engines.get(node));
+        return true;
+      }
+      PrefixIndex.Outcome outcome = index.apply(batch);
+      return outcome == PrefixIndex.Outcome.APPLIED || outcome == PrefixIndex.Outcome.REPEATED;
+    }
+
+    private void pause() {
+      try {
+        Thread.sleep(retry.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        running = false;
+      }
+    }
+  }
+}
