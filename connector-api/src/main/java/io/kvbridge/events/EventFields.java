@@ -1,5 +1,6 @@
 package io.kvbridge.events;
 
+import io.kvbridge.integrity.Hex;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,6 @@ final class EventFields {
   /** The most block hashes one batch or snapshot may name. */
   static final int MAX_HASHES = 1 << 22;
 
-  private static final Pattern HEX64 = Pattern.compile("[0-9a-f]{16}");
   private static final Pattern ENGINE_ID = Pattern.compile("[^\\p{Cntrl}]{1,256}");
 
   private EventFields() {}
@@ -88,7 +88,7 @@ final class EventFields {
   }
 
   private static long parseHex(String text, String field) {
-    if (!HEX64.matcher(text).matches()) {
+    if (!Hex.isLowercaseHex(text, 16)) {
       throw new MalformedEventException(
           field, "a hash is 16 lowercase hexadecimal digits, got '" + text + "'");
     }

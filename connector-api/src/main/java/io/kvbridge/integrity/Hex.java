@@ -1,11 +1,12 @@
 package io.kvbridge.integrity;
 
 /** Checks on hex text received from outside. */
-final class Hex {
+public final class Hex {
 
   private Hex() {}
 
-  static boolean isLowercaseHex(String candidate, int length) {
+  /** Whether {@code candidate} is exactly {@code length} lowercase hexadecimal digits. */
+  public static boolean isLowercaseHex(String candidate, int length) {
     if (candidate == null || candidate.length() != length) {
       return false;
     }

@@ -1,28 +1,21 @@
 package io.kvbridge.benchmarks.e2e;
 
+import io.kvbridge.benchmarks.BenchConnectors;
 import io.kvbridge.benchmarks.JsonLines;
-import io.kvbridge.fake.FakeTransportProvider;
 import io.kvbridge.layout.KvLayout;
-import io.kvbridge.nixl.MemoryMode;
-import io.kvbridge.nixl.NixlOptions;
-import io.kvbridge.nixl.NixlTransportProvider;
 import io.kvbridge.observe.ConnectorObserver;
-import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.sample.engine.Engine;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineRequest;
 import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.engine.Generation;
 import io.kvbridge.sample.engine.ToyModel;
-import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.KvConnector;
 import io.kvbridge.spi.LoadFailurePolicy;
 import io.kvbridge.spi.Role;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.spi.TransportProvider;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -220,28 +213,8 @@ public class PdPathBenchmark {
 
   private KvConnector connector(
       String deployment, String engine, Role role, ConnectorObserver observer) {
-    TransportProvider provider;
-    Map<String, String> properties;
-    switch (connector) {
-      case FakeTransportProvider.TYPE -> {
-        provider = new FakeTransportProvider();
-        properties = Map.of(FakeTransportProvider.FABRIC, deployment);
-      }
-      case NixlTransportProvider.TYPE -> {
-        provider = new NixlTransportProvider();
-        properties = Map.of(NixlOptions.MEMORY, MemoryMode.DRAM.toString());
-      }
-      default ->
-          throw new IllegalArgumentException(
-              "connector '" + connector + "' is not wired into this benchmark; use fake or nixl");
-    }
-    ConnectorSettings settings =
-        ConnectorSettings.builder(provider.type(), deployment + "-" + engine)
-            .role(role)
-            .observer(observer)
-            .properties(properties)
-            .build();
-    return ConnectorRegistry.of(List.of(provider)).create(settings);
+    return BenchConnectors.create(
+        connector, deployment, engine, role, settings -> settings.observer(observer));
   }
 
   private static Generation await(java.util.concurrent.CompletableFuture<Generation> pending)

@@ -1,13 +1,9 @@
 package io.kvbridge.benchmarks.ttft;
 
+import io.kvbridge.benchmarks.BenchConnectors;
 import io.kvbridge.benchmarks.transfer.RealSizeShape;
-import io.kvbridge.fake.FakeTransportProvider;
 import io.kvbridge.layout.KvLayout;
-import io.kvbridge.nixl.MemoryMode;
-import io.kvbridge.nixl.NixlOptions;
-import io.kvbridge.nixl.NixlTransportProvider;
 import io.kvbridge.observe.ConnectorObserver;
-import io.kvbridge.runtime.ConnectorRegistry;
 import io.kvbridge.spi.ConnectorSettings;
 import io.kvbridge.spi.FinishDecision;
 import io.kvbridge.spi.FinishedRequest;
@@ -19,7 +15,6 @@ import io.kvbridge.spi.Role;
 import io.kvbridge.spi.StartedRequest;
 import io.kvbridge.spi.TokenIds;
 import io.kvbridge.spi.TransferParams;
-import io.kvbridge.spi.TransportProvider;
 import io.kvbridge.transfer.KvMemory;
 import io.kvbridge.transfer.KvRegions;
 import java.nio.ByteBuffer;
@@ -487,29 +482,12 @@ public final class TtftRun {
       Role role,
       int streamingMinTokens,
       ConnectorObserver observer) {
-    TransportProvider provider;
-    Map<String, String> properties;
-    switch (type) {
-      case FakeTransportProvider.TYPE -> {
-        provider = new FakeTransportProvider();
-        properties = Map.of(FakeTransportProvider.FABRIC, deployment);
-      }
-      case NixlTransportProvider.TYPE -> {
-        provider = new NixlTransportProvider();
-        properties = Map.of(NixlOptions.MEMORY, MemoryMode.DRAM.toString());
-      }
-      default ->
-          throw new IllegalArgumentException(
-              "connector '" + type + "' is not wired into this benchmark; use fake or nixl");
-    }
-    ConnectorSettings settings =
-        ConnectorSettings.builder(provider.type(), deployment + "-" + engine)
-            .role(role)
-            .streamingMinTokens(streamingMinTokens)
-            .observer(observer)
-            .properties(properties)
-            .build();
-    return ConnectorRegistry.of(List.of(provider)).create(settings);
+    return BenchConnectors.create(
+        type,
+        deployment,
+        engine,
+        role,
+        settings -> settings.streamingMinTokens(streamingMinTokens).observer(observer));
   }
 
   /** Spends {@code nanos} on the calling thread, as computing would. */

@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -57,7 +59,7 @@ public final class KvEventsController {
           });
 
   private final KvEventLog log;
-  private final AtomicInteger open = new AtomicInteger();
+  private final Set<SseEmitter> open = ConcurrentHashMap.newKeySet();
 
   /** Serves the KV events of {@code node}'s engine. */
   public KvEventsController(Node node) {
@@ -79,12 +81,12 @@ public final class KvEventsController {
     Stream stream = new Stream(emitter);
     // Listen first, then read the backlog: a batch flushed in between is in both, and sent once.
     log.subscribe(stream);
-    open.incrementAndGet();
+    open.add(emitter);
     Runnable closed =
         () -> {
           if (stream.closed.compareAndSet(false, true)) {
             log.unsubscribe(stream);
-            open.decrementAndGet();
+            open.remove(emitter);
           }
         };
     emitter.onCompletion(closed);
@@ -101,9 +103,14 @@ public final class KvEventsController {
     return emitter;
   }
 
-  /** How many streams are open now. */
-  int openStreams() {
-    return open.get();
+  /**
+   * Ends every open stream, as the node shuts down: its readers reconnect elsewhere or later, and
+   * the server need not wait for streams that never end by themselves.
+   */
+  void closeStreams() {
+    for (SseEmitter emitter : List.copyOf(open)) {
+      emitter.complete();
+    }
   }
 
   /** Answers {@code GET <path>/kv/events} and {@code GET <path>/kv/events/snapshot}. */
@@ -129,13 +136,11 @@ public final class KvEventsController {
 
   private void map(
       String path, Method handler, String produces, RequestMappingHandlerMapping mappings) {
-    RequestMappingInfo info =
-        RequestMappingInfo.paths(path)
-            .methods(RequestMethod.GET)
-            .produces(produces)
-            .options(mappings.getBuilderConfiguration())
-            .build();
-    mappings.registerMapping(info, this, handler);
+    NodeController.register(
+        mappings,
+        RequestMappingInfo.paths(path).methods(RequestMethod.GET).produces(produces),
+        this,
+        handler);
   }
 
   /** One reader's stream: batches queued as the engine closes them, sent in order by a sender. */

@@ -6,6 +6,8 @@ import io.kvbridge.sample.completions.OpenAiAnswers;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineHealthIndicator;
 import io.kvbridge.spring.KvConnectors;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.beans.factory.BeanRegistrar;
 import org.springframework.beans.factory.BeanRegistry;
 import org.springframework.beans.factory.ObjectProvider;
@@ -14,6 +16,8 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.context.event.EventListener;
 import org.springframework.core.env.Environment;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import tools.jackson.databind.json.JsonMapper;
@@ -27,6 +31,9 @@ import tools.jackson.databind.json.JsonMapper;
 @Configuration(proxyBeanMethods = false)
 @Import(NodeConfiguration.Nodes.class)
 public class NodeConfiguration {
+
+  // Every node's KV event streams, ended when the application closes.
+  private final List<KvEventsController> events = new CopyOnWriteArrayList<>();
 
   /** Maps the API of every node this JVM runs. */
   @Autowired
@@ -42,8 +49,19 @@ public class NodeConfiguration {
             node -> {
               String path = node.kind().path(properties);
               new NodeController(node, clients, new OpenAiAnswers(json)).mapAt(path, mappings);
-              new KvEventsController(node).mapAt(path, mappings);
+              KvEventsController streams = new KvEventsController(node);
+              streams.mapAt(path, mappings);
+              events.add(streams);
             });
+  }
+
+  /**
+   * Ends the nodes' KV event streams as the application starts to close: a stream never ends by
+   * itself, and the web server's graceful shutdown would wait for it.
+   */
+  @EventListener(ContextClosedEvent.class)
+  void closeEventStreams() {
+    events.forEach(KvEventsController::closeStreams);
   }
 
   /**

@@ -110,11 +110,18 @@ public final class NodeController {
 
   private void map(
       String path, RequestMethod method, Method handler, RequestMappingHandlerMapping mappings) {
-    RequestMappingInfo info =
-        RequestMappingInfo.paths(path)
-            .methods(method)
-            .options(mappings.getBuilderConfiguration())
-            .build();
-    mappings.registerMapping(info, this, handler);
+    register(mappings, RequestMappingInfo.paths(path).methods(method), this, handler);
+  }
+
+  /**
+   * Maps {@code handler} of {@code target} at what {@code info} describes, as annotations would.
+   */
+  static void register(
+      RequestMappingHandlerMapping mappings,
+      RequestMappingInfo.Builder info,
+      Object target,
+      Method handler) {
+    mappings.registerMapping(
+        info.options(mappings.getBuilderConfiguration()).build(), target, handler);
   }
 }

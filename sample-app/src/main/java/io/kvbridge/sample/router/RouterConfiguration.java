@@ -7,6 +7,8 @@ import io.kvbridge.sample.SampleProperties;
 import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.node.NodeKind;
 import java.net.URI;
+import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -30,6 +32,9 @@ import tools.jackson.databind.json.JsonMapper;
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnBooleanProperty(name = "kvbridge.sample.router.enabled", matchIfMissing = true)
 public class RouterConfiguration {
+
+  /** The longest a router waits before it tries a node's KV events again. */
+  static final Duration FEED_RETRY = Duration.ofSeconds(1);
 
   /** The router. */
   @Bean
@@ -63,7 +68,9 @@ public class RouterConfiguration {
                       new PrefixIndex(model, shape.tokensPerBlock()),
                       json,
                       settings.connectTimeout(),
-                      settings.healthInterval()),
+                      // A node not reachable yet (this server before it has a port) is tried again
+                      // soon, whatever the health interval.
+                      Collections.min(List.of(settings.healthInterval(), FEED_RETRY))),
                   List.of(prefill, decode),
                   settings.healthInterval()));
     }

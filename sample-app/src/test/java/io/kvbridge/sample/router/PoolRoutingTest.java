@@ -2,6 +2,7 @@ package io.kvbridge.sample.router;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
+import static org.awaitility.Awaitility.await;
 
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.sample.HttpApi;
@@ -72,7 +73,10 @@ class PoolRoutingTest {
 
   @Test
   void requestsSpreadEvenlyOverEveryPrefillAndEveryDecodeNode() {
-    ConfigurableApplicationContext router = startRouter(List.of(p0, p1), List.of(d0, d1));
+    // The prompts share their first blocks: a prefix-aware router would send them where those are.
+    ConfigurableApplicationContext router =
+        startRouter(
+            List.of(p0, p1), List.of(d0, d1), "--kvbridge.sample.router.prefix-aware=false");
     HttpApi api = new HttpApi(port(router));
 
     for (int i = 0; i < 8; i++) {
@@ -88,6 +92,31 @@ class PoolRoutingTest {
     for (URI decode : List.of(d0, d1)) {
       assertThat(engine(decode).stats().loadedTokens()).isPositive();
     }
+  }
+
+  @Test
+  void aPromptSharingACachedPrefixGoesToTheDecodeNodeThatHoldsIt() {
+    ConfigurableApplicationContext router = startRouter(List.of(p0, p1), List.of(d0, d1));
+    PdRouter pd = router.getBean(PdRouter.class);
+    HttpApi api = new HttpApi(port(router));
+    String system =
+        "A system prompt every turn of this conversation starts with, several blocks long. ";
+    long before = pd.stats().prefixIndex().orElseThrow().index().blocks();
+
+    assertThat(api.post("/v1/completions", request(system + "Turn 0.", 3)).status()).isEqualTo(200);
+    int holder =
+        pd.stats().decode().get(0).served() == 1 ? 0 : 1; // the node that served the first turn
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> pd.stats().prefixIndex().orElseThrow().index().blocks() > before);
+    for (int turn = 1; turn <= 4; turn++) {
+      assertThat(api.post("/v1/completions", request(system + "Turn " + turn + ".", 3)).status())
+          .isEqualTo(200);
+    }
+
+    assertThat(pd.stats().decode().get(holder).served()).isEqualTo(5);
+    assertThat(pd.stats().decode().get(1 - holder).served()).isZero();
+    assertThat(pd.stats().prefixRouted()).isEqualTo(4);
   }
 
   @Test
@@ -291,16 +320,21 @@ class PoolRoutingTest {
     return URI.create("http://127.0.0.1:" + port(node));
   }
 
-  private ConfigurableApplicationContext startRouter(List<URI> prefill, List<URI> decode) {
-    ConfigurableApplicationContext router =
-        new SpringApplicationBuilder(SampleApplication.class)
-            .profiles("router")
-            .run(
+  private ConfigurableApplicationContext startRouter(
+      List<URI> prefill, List<URI> decode, String... more) {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
                 "--server.port=0",
                 "--kvbridge.sample.router.prefill-urls=" + joined(prefill),
                 "--kvbridge.sample.router.decode-urls=" + joined(decode),
                 "--kvbridge.sample.router.health-interval=1h",
-                "--spring.main.banner-mode=off");
+                "--spring.main.banner-mode=off"));
+    args.addAll(List.of(more));
+    ConfigurableApplicationContext router =
+        new SpringApplicationBuilder(SampleApplication.class)
+            .profiles("router")
+            .run(args.toArray(String[]::new));
     routers.add(router);
     return router;
   }
