@@ -283,7 +283,8 @@ if [ "${PROFILE:-1}" != "0" ]; then
     # shellcheck disable=SC2086
     java -jar "$jar" "$regex" $params $profile_opts "${extra[@]}" -prof "jfr:dir=$dir" \
       >"$out/jfr-$family.log" 2>&1 || true
-    recording=$(find "$dir" -name '*.jfr' 2>/dev/null | head -n 1)
+    # A benchmark that failed before recording leaves no directory: no profile, and the run goes on.
+    recording=$(find "$dir" -name '*.jfr' 2>/dev/null | head -n 1 || true)
     if [ -n "$recording" ]; then
       $report summarize-jfr --jfr "$recording" --out "$out/jfr/$family.json" \
         --benchmark "${regex//[\^\$]/}" --params "$params" \
