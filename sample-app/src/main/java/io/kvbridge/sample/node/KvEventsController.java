@@ -79,6 +79,8 @@ public final class KvEventsController {
       @RequestHeader(name = "Last-Event-ID", required = false) String lastEventId) {
     SseEmitter emitter = new SseEmitter(STREAM_TIMEOUT.toMillis());
     Stream stream = new Stream(emitter);
+    // Without a resume point the stream starts after the last batch flushed before it listens.
+    long now = log.sequence();
     // Listen first, then read the backlog: a batch flushed in between is in both, and sent once.
     log.subscribe(stream);
     open.add(emitter);
@@ -92,13 +94,12 @@ public final class KvEventsController {
     emitter.onCompletion(closed);
     emitter.onTimeout(closed);
     emitter.onError(e -> closed.run());
-    Optional<Long> from = resumePoint(after, lastEventId);
-    Optional<List<KvEventBatch>> backlog =
-        from.isPresent() ? log.since(from.get()) : Optional.of(List.of());
+    long from = resumePoint(after, lastEventId).orElse(now);
+    Optional<List<KvEventBatch>> backlog = log.since(from);
     if (backlog.isEmpty()) {
       stream.resync();
     } else {
-      stream.start(from.orElse(log.sequence()), backlog.get());
+      stream.start(from, backlog.get());
     }
     return emitter;
   }

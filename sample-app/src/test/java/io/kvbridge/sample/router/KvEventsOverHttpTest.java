@@ -22,6 +22,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -90,6 +92,40 @@ class KvEventsOverHttpTest {
             api.post("/v1/completions", json(Map.of("prompt", PROMPT, "max_tokens", 4))).status())
         .isEqualTo(200);
     assertThat(router.stats().prefixRouted()).isPositive();
+  }
+
+  @Test
+  void aStreamWithoutAResumePointStartsWithTheNextBatch() throws Exception {
+    HttpApi api = new HttpApi(port);
+    long now = decode.engine().kvEvents().sequence();
+    CompletableFuture<List<KvEventBatch>> first =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return readBatches("/decode/kv/events", 1);
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    // New prompts until the stream, open by then, has carried one of their batches.
+    for (int i = 0; i < 50 && !first.isDone(); i++) {
+      assertThat(
+              api.post(
+                      "/v1/completions",
+                      json(
+                          Map.of(
+                              "prompt",
+                              "Another conversation, prefix " + now + "/" + i,
+                              "max_tokens",
+                              2)))
+                  .status())
+          .isEqualTo(200);
+      Thread.sleep(100);
+    }
+
+    assertThat(first.get(10, TimeUnit.SECONDS))
+        .singleElement()
+        .satisfies(batch -> assertThat(batch.sequence()).isGreaterThan(now));
   }
 
   @Test
