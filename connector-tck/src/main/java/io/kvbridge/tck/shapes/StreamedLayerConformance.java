@@ -362,7 +362,7 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
             16,
             160, // one request's 64 blocks, as the fixture hands them out (every other one)
             KvLayout.MemoryOrder.BLOCK_MAJOR);
-    AtomicInteger posts = new AtomicInteger();
+    List<FailingReads> agents = new CopyOnWriteArrayList<>();
     Engine producer = start("p", Role.PRODUCER, large, 1);
     Engine consumer =
         start(
@@ -370,40 +370,20 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
             Role.CONSUMER,
             large,
             1,
-            transport ->
-                new ForwardingTransport(transport) {
-                  @Override
-                  public TransferHandle post(
-                      TransferOp op,
-                      DescriptorList local,
-                      String remoteAgent,
-                      DescriptorList remote,
-                      Optional<byte[]> notification) {
-                    posts.incrementAndGet();
-                    return super.post(op, local, remoteAgent, remote, notification);
-                  }
-
-                  @Override
-                  public TransferHandle post(
-                      TransferOp op,
-                      PreparedList local,
-                      int[] localIndices,
-                      PreparedList remote,
-                      int[] remoteIndices,
-                      Optional<byte[]> notification) {
-                    posts.incrementAndGet();
-                    return super.post(op, local, localIndices, remote, remoteIndices, notification);
-                  }
-                });
+            transport -> {
+              FailingReads counting = new FailingReads(transport);
+              agents.add(counting);
+              return counting;
+            });
     int tokens = 1_024;
     Transfer t = startStreamed(producer, consumer, "stream-large", tokens);
 
     for (int layer = 0; layer < STREAMED_LAYERS; layer++) {
-      int before = posts.get();
+      int before = agents.get(0).posted();
       producer.computeLayer(t.requestId(), layer);
       int through = layer + 1;
       stepUntil(producer, consumer, () -> consumer.assertHoldsLayers(t, 0, through));
-      assertThat(posts.get() - before).as("READs of layer " + layer).isGreaterThan(1);
+      assertThat(agents.get(0).posted() - before).as("READs of layer " + layer).isGreaterThan(1);
     }
     awaitEnded(producer, consumer, t.requestId());
 
@@ -412,10 +392,14 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
     consumer.assertHolds(t, 0, tokens);
   }
 
-  /** A transport whose next READs posted report failure, as a broken link would. */
+  /**
+   * A transport that counts the transfers posted, and whose next READs posted report failure, as a
+   * broken link would, when told to.
+   */
   private static final class FailingReads extends ForwardingTransport {
     private final Set<TransferHandle> doomed = ConcurrentHashMap.newKeySet();
     private final AtomicInteger toFail = new AtomicInteger();
+    private final AtomicInteger posted = new AtomicInteger();
 
     FailingReads(Transport delegate) {
       super(delegate);
@@ -425,7 +409,13 @@ public abstract class StreamedLayerConformance extends ShapeTranslationFixture {
       toFail.set(count);
     }
 
+    /** How many transfers were posted through this transport. */
+    int posted() {
+      return posted.get();
+    }
+
     private TransferHandle mark(TransferHandle handle) {
+      posted.incrementAndGet();
       if (toFail.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         doomed.add(handle);
       }
