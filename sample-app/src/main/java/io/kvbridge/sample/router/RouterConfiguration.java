@@ -6,6 +6,7 @@ import io.kvbridge.events.PrefixIndex;
 import io.kvbridge.sample.SampleProperties;
 import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.node.NodeKind;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Collections;
@@ -118,6 +119,15 @@ public class RouterConfiguration {
   @Bean
   public HealthProbing routerHealthProbing(PdRouter router, SampleProperties properties) {
     return new HealthProbing(router, properties.router().healthInterval());
+  }
+
+  /** The router's prefix index as meters ({@link PrefixIndexMetrics}), when it keeps one. */
+  @Bean
+  public PrefixIndexMetrics prefixIndexMetrics(
+      PdRouter router, ObjectProvider<MeterRegistry> registry) {
+    PrefixIndexMetrics metrics = new PrefixIndexMetrics();
+    registry.ifAvailable(meters -> metrics.register(router, meters));
+    return metrics;
   }
 
   /** The router's stats on the {@code info} endpoint. */

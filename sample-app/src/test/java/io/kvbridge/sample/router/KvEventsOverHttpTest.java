@@ -9,6 +9,7 @@ import io.kvbridge.events.KvEventBatch;
 import io.kvbridge.sample.HttpApi;
 import io.kvbridge.sample.engine.ToyModel;
 import io.kvbridge.sample.node.Node;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -57,6 +58,8 @@ class KvEventsOverHttpTest {
 
   @Autowired PdRouter router;
 
+  @Autowired MeterRegistry meters;
+
   @Autowired
   @Qualifier("decodeNode")
   Node decode;
@@ -92,6 +95,16 @@ class KvEventsOverHttpTest {
             api.post("/v1/completions", json(Map.of("prompt", PROMPT, "max_tokens", 4))).status())
         .isEqualTo(200);
     assertThat(router.stats().prefixRouted()).isPositive();
+    assertThat(meters.get("kvbridge.router.prefix.index.blocks").gauge().value())
+        .isGreaterThanOrEqualTo(promptBlocks.size());
+    assertThat(
+            meters
+                .get("kvbridge.router.prefix.index.offered")
+                .tag("outcome", "applied")
+                .functionCounter()
+                .count())
+        .isPositive();
+    assertThat(meters.get("kvbridge.router.prefix.routed").functionCounter().count()).isPositive();
   }
 
   @Test

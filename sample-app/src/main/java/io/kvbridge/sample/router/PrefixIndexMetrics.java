@@ -1,0 +1,82 @@
+package io.kvbridge.sample.router;
+
+import io.kvbridge.events.PrefixIndex;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The router's prefix index as meters, when the router is prefix-aware:
+ *
+ * <ul>
+ *   <li>{@code kvbridge.router.prefix.index.blocks} and {@code .engines}: what the index holds;
+ *   <li>{@code kvbridge.router.prefix.index.offered{outcome}}: batches and snapshots offered to the
+ *       index, by {@link PrefixIndex.Outcome} ({@code applied}, {@code gap}, {@code
+ *       wrong_incarnation}, ...);
+ *   <li>{@code kvbridge.router.prefix.index.resyncs}: snapshots applied;
+ *   <li>{@code kvbridge.router.prefix.feed.refused}: batches refused before the index (malformed,
+ *       another engine's), {@code .unreachable}: reads of a node's events that failed;
+ *   <li>{@code kvbridge.router.prefix.routed}: requests sent to a decode node for its cache, and
+ *       {@code kvbridge.router.requests}: every request, so that their ratio is the hit rate.
+ * </ul>
+ */
+public final class PrefixIndexMetrics {
+
+  /** Registers the meters of {@code router}'s prefix index in {@code registry}, if it keeps one. */
+  void register(PdRouter router, MeterRegistry registry) {
+    if (router.stats().prefixIndex().isEmpty()) {
+      return;
+    }
+    Gauge.builder(
+            "kvbridge.router.prefix.index.blocks",
+            router,
+            r -> index(r).map(i -> (double) i.index().blocks()).orElse(0.0))
+        .description("Blocks the router's prefix index holds over every engine")
+        .register(registry);
+    Gauge.builder(
+            "kvbridge.router.prefix.index.engines",
+            router,
+            r -> index(r).map(i -> (double) i.index().engines()).orElse(0.0))
+        .description("Engines the router's prefix index follows")
+        .register(registry);
+    for (PrefixIndex.Outcome outcome : PrefixIndex.Outcome.values()) {
+      FunctionCounter.builder(
+              "kvbridge.router.prefix.index.offered",
+              router,
+              r -> index(r).map(i -> (double) i.index().count(outcome)).orElse(0.0))
+          .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+          .description("KV event batches and snapshots offered to the prefix index, by outcome")
+          .register(registry);
+    }
+    FunctionCounter.builder(
+            "kvbridge.router.prefix.index.resyncs",
+            router,
+            r -> index(r).map(i -> (double) i.index().resyncs()).orElse(0.0))
+        .description("Snapshots the prefix index applied")
+        .register(registry);
+    FunctionCounter.builder(
+            "kvbridge.router.prefix.feed.refused",
+            router,
+            r -> index(r).map(i -> (double) i.refusedBatches()).orElse(0.0))
+        .description("KV event batches refused before the index: malformed, or another engine's")
+        .register(registry);
+    FunctionCounter.builder(
+            "kvbridge.router.prefix.feed.unreachable",
+            router,
+            r -> index(r).map(i -> (double) i.unreachable()).orElse(0.0))
+        .description("Reads of a node's KV events that failed")
+        .register(registry);
+    FunctionCounter.builder("kvbridge.router.prefix.routed", router, r -> r.stats().prefixRouted())
+        .description("Requests sent to a decode node because its cache held the most of the prompt")
+        .register(registry);
+    FunctionCounter.builder("kvbridge.router.requests", router, r -> r.stats().requests())
+        .description("Completion requests the router received")
+        .register(registry);
+  }
+
+  private static Optional<PrefixRouting.IndexStats> index(PdRouter router) {
+    return router.stats().prefixIndex();
+  }
+}
