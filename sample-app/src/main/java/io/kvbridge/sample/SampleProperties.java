@@ -260,6 +260,9 @@ public record SampleProperties(
    * @param prefixAware whether the router follows its nodes' KV events ({@code docs/events.md}) and
    *     prefers, for each request, the decode nodes whose prefix caches hold the most of its
    *     prompt, unless they are busier than the least busy by more than a few calls
+   * @param decodeAloneShare with {@code prefixAware}, the share of a prompt's full blocks (0 to 1)
+   *     a decode node's cache must hold for the router to send the request straight to it, without
+   *     a prefill node or a lease: the node computes the rest itself; 0 never does
    */
   public record Router(
       @DefaultValue("true") boolean enabled,
@@ -271,7 +274,8 @@ public record SampleProperties(
       @DefaultValue("0") double dropAfterPrefill,
       @DefaultValue("2s") Duration connectTimeout,
       @DefaultValue("60s") Duration readTimeout,
-      @DefaultValue("true") boolean prefixAware) {
+      @DefaultValue("true") boolean prefixAware,
+      @DefaultValue("0.5") double decodeAloneShare) {
 
     /** Checks the URLs, the health path, the drop share and the timeouts. */
     public Router {
@@ -286,6 +290,7 @@ public record SampleProperties(
       requirePositive("kvbridge.sample.router.health-interval", healthInterval);
       requirePositive("kvbridge.sample.router.health-timeout", healthTimeout);
       requireShare("kvbridge.sample.router.drop-after-prefill", dropAfterPrefill);
+      requireShare("kvbridge.sample.router.decode-alone-share", decodeAloneShare);
       requirePositive("kvbridge.sample.router.connect-timeout", connectTimeout);
       requirePositive("kvbridge.sample.router.read-timeout", readTimeout);
     }

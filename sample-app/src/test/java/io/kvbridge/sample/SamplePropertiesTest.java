@@ -111,6 +111,13 @@ class SamplePropertiesTest {
   }
 
   @Test
+  void aDecodeAloneShareAboveOneIsRejected() {
+    assertRejected(
+        "kvbridge.sample.router.decode-alone-share must be between 0 and 1, got 1.5",
+        "kvbridge.sample.router.decode-alone-share=1.5");
+  }
+
+  @Test
   void aDisconnectCheckIntervalOfZeroIsRejected() {
     assertRejected(
         "kvbridge.sample.disconnect-check-interval must be a positive duration, got PT0S",

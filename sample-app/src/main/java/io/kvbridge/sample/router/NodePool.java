@@ -131,7 +131,36 @@ public final class NodePool {
         candidates.add(node);
       }
     }
-    candidates = holdingMost(candidates, cachedBlocks);
+    return chooseAmong(holdingMost(candidates, cachedBlocks));
+  }
+
+  /**
+   * Chooses, as {@link #acquire(Collection, Map)}, among the healthy nodes whose caches hold at
+   * least {@code minBlocks} of the prompt's leading blocks and that are busier than the least busy
+   * healthy node by at most {@value #CACHE_LOAD_SLACK} calls, and counts a call to it in flight;
+   * empty if none does.
+   */
+  synchronized Optional<PooledNode> acquireHolding(
+      Map<PooledNode, Integer> cachedBlocks, int minBlocks) {
+    int leastBusy = Integer.MAX_VALUE;
+    for (PooledNode node : nodes) {
+      if (node.health().up()) {
+        leastBusy = Math.min(leastBusy, node.inFlight);
+      }
+    }
+    List<PooledNode> candidates = new ArrayList<>();
+    for (PooledNode node : nodes) {
+      if (node.health().up()
+          && cachedBlocks.getOrDefault(node, 0) >= minBlocks
+          && node.inFlight <= leastBusy + CACHE_LOAD_SLACK) {
+        candidates.add(node);
+      }
+    }
+    return chooseAmong(holdingMost(candidates, cachedBlocks));
+  }
+
+  /** The node {@link #key} orders first among {@code candidates}, its call counted. */
+  private Optional<PooledNode> chooseAmong(List<PooledNode> candidates) {
     int mostFree = 0;
     for (PooledNode node : candidates) {
       mostFree = Math.max(mostFree, node.load().freeBlocks().orElse(0));

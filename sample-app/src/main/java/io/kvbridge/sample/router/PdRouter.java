@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -67,6 +68,13 @@ import org.slf4j.LoggerFactory;
  * RELEASED there. Fault injection ({@link DropAfterPrefill}) leaves the lease to expire, on
  * purpose.
  *
+ * <p>A prefix-aware router ({@link PrefixRouting}) knows which blocks of each prompt every node's
+ * prefix cache holds. It sends a request straight to a healthy decode node that holds enough of the
+ * prompt ({@link PrefixRouting#blocksToDecodeAlone}), unless that node is busier than the least
+ * busy by more than a few calls: the node computes the rest itself, no prefill node is called, and
+ * no lease is granted. Otherwise it prefers, among the nodes not much busier than the least busy,
+ * the prefill node and then the decode node holding the most of the prompt.
+ *
  * <p>Thread-safe; never blocks: every call is asynchronous.
  */
 public final class PdRouter implements AutoCloseable {
@@ -80,6 +88,8 @@ public final class PdRouter implements AutoCloseable {
   private final DropAfterPrefill drops;
   private final Optional<PrefixRouting> prefixRouting;
   private final AtomicLong prefixRouted = new AtomicLong();
+  private final AtomicLong prefillPrefixRouted = new AtomicLong();
+  private final AtomicLong decodedAlone = new AtomicLong();
   private final ProbeOnDemand prefillProbe;
   private final ProbeOnDemand decodeProbe;
   private final AtomicLong requests = new AtomicLong();
@@ -205,6 +215,8 @@ public final class PdRouter implements AutoCloseable {
         cancelled.get(),
         streamed.get(),
         prefixRouted.get(),
+        prefillPrefixRouted.get(),
+        decodedAlone.get(),
         prefixRouting.map(PrefixRouting::stats),
         prefill.stats(),
         decode.stats());
@@ -237,10 +249,14 @@ public final class PdRouter implements AutoCloseable {
   private final class Route {
     private final CompletionRequest request;
     private final ClientConnection client;
+    // The hashes of the prompt's full blocks; none when the router is not prefix-aware.
+    private final long[] promptHashes;
 
     Route(CompletionRequest request, ClientConnection client) {
       this.request = request;
       this.client = client;
+      this.promptHashes =
+          prefixRouting.map(p -> p.hashesOf(request.prompt())).orElseGet(() -> new long[0]);
     }
 
     CompletableFuture<CompletionResponse> start() {
@@ -254,37 +270,63 @@ public final class PdRouter implements AutoCloseable {
                 if (!decodeHealthy) {
                   throw new NoHealthyNodeException(decode, "no prefill node was called");
                 }
-                return acquire(prefill, prefillProbe);
-              })
-          .thenCompose(
-              first ->
-                  prefill(
-                      first.orElseThrow(
-                          () -> new NoHealthyNodeException(prefill, "no node was called")),
-                      null))
-          .thenCompose(this::decodeAfter);
+                Optional<PooledNode> alone = decodeAlone();
+                if (alone.isPresent()) {
+                  decodedAlone.incrementAndGet();
+                  prefixRouted.incrementAndGet();
+                  return decode(alone.get(), request, null, null);
+                }
+                return acquire(prefill, prefillProbe, cachedOn(prefill), prefillPrefixRouted)
+                    .thenCompose(
+                        first ->
+                            prefill(
+                                first.orElseThrow(
+                                    () ->
+                                        new NoHealthyNodeException(prefill, "no node was called")),
+                                null))
+                    .thenCompose(this::decodeAfter);
+              });
     }
 
     /**
-     * A healthy node of {@code pool} with its call counted, as {@link NodePool#acquire}; with none
-     * healthy, one found by probing the pool's down nodes, if any is back.
+     * A decode node, its call counted, that holds enough of the prompt to serve it alone ({@link
+     * PrefixRouting#blocksToDecodeAlone}): it computes the rest itself, and no prefill node is
+     * called, so no lease is granted. Empty if none does, or the router is not prefix-aware.
      */
-    private CompletableFuture<Optional<PooledNode>> acquire(NodePool pool, ProbeOnDemand probe) {
-      return acquire(pool, probe, Map.of());
+    private Optional<PooledNode> decodeAlone() {
+      if (prefixRouting.isEmpty()) {
+        return Optional.empty();
+      }
+      OptionalInt needed = prefixRouting.get().blocksToDecodeAlone(promptHashes.length);
+      if (needed.isEmpty()) {
+        return Optional.empty();
+      }
+      return decode.acquireHolding(cachedOn(decode), needed.getAsInt());
+    }
+
+    /** How many of the prompt's leading blocks each node of {@code pool} is known to hold. */
+    private Map<PooledNode, Integer> cachedOn(NodePool pool) {
+      return prefixRouting.map(p -> p.cachedBlocks(pool, promptHashes)).orElse(Map.of());
     }
 
     /**
-     * {@link #acquire(NodePool, ProbeOnDemand)} preferring the nodes holding the prompt's prefix.
+     * A healthy node of {@code pool} with its call counted, as {@link NodePool#acquire(
+     * java.util.Collection, Map)}, preferring the nodes that hold the most of the prompt ({@code
+     * cached}; {@code routed} counts a choice of one that holds some); with none healthy, one found
+     * by probing the pool's down nodes, if any is back.
      */
     private CompletableFuture<Optional<PooledNode>> acquire(
-        NodePool pool, ProbeOnDemand probe, Map<PooledNode, Integer> cached) {
+        NodePool pool, ProbeOnDemand probe, Map<PooledNode, Integer> cached, AtomicLong routed) {
       Optional<PooledNode> node = pool.acquire(Set.of(), cached);
-      if (node.isPresent() || pool.anyHealthy()) {
-        node.filter(n -> cached.getOrDefault(n, 0) > 0)
-            .ifPresent(n -> prefixRouted.incrementAndGet());
-        return CompletableFuture.completedFuture(node);
-      }
-      return probe.probeDownNodes().thenApply(probed -> pool.acquire(Set.of(), cached));
+      CompletableFuture<Optional<PooledNode>> chosen =
+          node.isEmpty() && !pool.anyHealthy()
+              ? probe.probeDownNodes().thenApply(probed -> pool.acquire(Set.of(), cached))
+              : CompletableFuture.completedFuture(node);
+      return chosen.thenApply(
+          n -> {
+            n.filter(c -> cached.getOrDefault(c, 0) > 0).ifPresent(c -> routed.incrementAndGet());
+            return n;
+          });
     }
 
     private CompletableFuture<Prefilled> prefill(
@@ -337,9 +379,7 @@ public final class PdRouter implements AutoCloseable {
         LOG.debug("{}", drop.getMessage());
         throw drop;
       }
-      Map<PooledNode, Integer> cached =
-          prefixRouting.map(p -> p.cachedBlocks(decode, request.prompt())).orElse(Map.of());
-      return acquire(decode, decodeProbe, cached)
+      return acquire(decode, decodeProbe, cachedOn(decode), prefixRouted)
           .thenCompose(
               node -> {
                 if (node.isEmpty()) {
@@ -354,10 +394,14 @@ public final class PdRouter implements AutoCloseable {
               });
     }
 
+    /**
+     * Calls decode node {@code node} with {@code toDecode}: the prefill node's parameters, or, with
+     * {@code prefilled} null, the prompt alone, which the node computes itself.
+     */
     private CompletableFuture<CompletionResponse> decode(
         PooledNode node,
         CompletionRequest toDecode,
-        Prefilled prefilled,
+        @Nullable Prefilled prefilled,
         @Nullable NodeCallFailedException earlier) {
       CompletableFuture<CompletionResponse> call = call(NodeKind.DECODE, node, toDecode);
       // Closing the connection is how the decode node learns that nobody waits for its answer.
@@ -398,8 +442,14 @@ public final class PdRouter implements AutoCloseable {
           .thenCompose(Function.identity());
     }
 
-    /** Asks the prefill node to give the lease back now; never fails, logs what went wrong. */
-    private CompletableFuture<Void> revoke(Prefilled prefilled, String why) {
+    /**
+     * Asks the prefill node to give the lease back now (nothing to do without one); never fails,
+     * logs what went wrong.
+     */
+    private CompletableFuture<Void> revoke(@Nullable Prefilled prefilled, String why) {
+      if (prefilled == null) {
+        return CompletableFuture.completedFuture(null);
+      }
       Map<String, Object> params = prefilled.answer().kvTransferParams();
       if (params == null || !(params.get("request_id") instanceof String requestId)) {
         return CompletableFuture.completedFuture(null);

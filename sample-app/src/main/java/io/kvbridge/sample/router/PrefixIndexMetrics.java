@@ -71,6 +71,17 @@ public final class PrefixIndexMetrics {
     FunctionCounter.builder("kvbridge.router.prefix.routed", router, r -> r.stats().prefixRouted())
         .description("Requests sent to a decode node because its cache held the most of the prompt")
         .register(registry);
+    FunctionCounter.builder(
+            "kvbridge.router.prefix.prefill-routed", router, r -> r.stats().prefillPrefixRouted())
+        .description(
+            "Requests sent to a prefill node because its cache held the most of the prompt")
+        .register(registry);
+    FunctionCounter.builder(
+            "kvbridge.router.prefix.decoded-alone", router, r -> r.stats().decodedAlone())
+        .description(
+            "Requests sent straight to a decode node holding enough of the prompt; no prefill, no"
+                + " lease")
+        .register(registry);
     FunctionCounter.builder("kvbridge.router.requests", router, r -> r.stats().requests())
         .description("Completion requests the router received")
         .register(registry);

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -22,11 +23,28 @@ public final class PrefixRouting implements AutoCloseable {
 
   private final BlockHashes hashes;
   private final KvEventFeeds feeds;
+  private final double decodeAloneShare;
   private final ScheduledExecutorService refresher;
 
-  PrefixRouting(BlockHashes hashes, KvEventFeeds feeds, List<NodePool> pools, Duration refresh) {
+  /**
+   * Routing on what {@code feeds} learn of the nodes of {@code pools}, looked at again every {@code
+   * refresh}; a request goes straight to a decode node that holds at least {@code decodeAloneShare}
+   * of its prompt's full blocks (0: never).
+   */
+  PrefixRouting(
+      BlockHashes hashes,
+      KvEventFeeds feeds,
+      List<NodePool> pools,
+      Duration refresh,
+      double decodeAloneShare) {
+    if (!(decodeAloneShare >= 0 && decodeAloneShare <= 1)) {
+      throw new IllegalArgumentException(
+          "the share a decode node must hold to serve a prompt alone is 0 to 1, got "
+              + decodeAloneShare);
+    }
     this.hashes = hashes;
     this.feeds = feeds;
+    this.decodeAloneShare = decodeAloneShare;
     this.refresher =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -45,18 +63,32 @@ public final class PrefixRouting implements AutoCloseable {
         follow, refresh.toMillis(), refresh.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /** The hashes of {@code prompt}'s full blocks, as the nodes' engines name them. */
+  long[] hashesOf(@Nullable String prompt) {
+    return prompt == null ? new long[0] : hashes.of(ToyModel.tokensOf(prompt));
+  }
+
   /**
-   * How many of {@code prompt}'s leading blocks each node of {@code pool} holds, as far as known.
+   * How many of the prompt's leading blocks ({@code promptHashes}) each node of {@code pool} holds,
+   * as far as known; a node not named holds none.
    */
-  Map<PooledNode, Integer> cachedBlocks(NodePool pool, @Nullable String prompt) {
-    if (prompt == null) {
+  Map<PooledNode, Integer> cachedBlocks(NodePool pool, long[] promptHashes) {
+    if (promptHashes.length == 0) {
       return Map.of();
     }
-    long[] prompted = hashes.of(ToyModel.tokensOf(prompt));
-    if (prompted.length == 0) {
-      return Map.of();
+    return feeds.cachedBlocks(pool.nodes(), promptHashes);
+  }
+
+  /**
+   * The fewest of a prompt's {@code promptBlocks} full blocks a decode node must hold to serve the
+   * prompt alone, computing the rest itself; empty if no node may (a prompt without a full block,
+   * or the share 0).
+   */
+  OptionalInt blocksToDecodeAlone(int promptBlocks) {
+    if (decodeAloneShare == 0 || promptBlocks == 0) {
+      return OptionalInt.empty();
     }
-    return feeds.cachedBlocks(pool.nodes(), prompted);
+    return OptionalInt.of(Math.max(1, (int) Math.ceil(decodeAloneShare * promptBlocks - 1e-9)));
   }
 
   /** The index and what its feeds refused, for the router's stats. */

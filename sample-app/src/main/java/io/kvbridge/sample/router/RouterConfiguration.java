@@ -73,7 +73,8 @@ public class RouterConfiguration {
                       // soon, whatever the health interval.
                       Collections.min(List.of(settings.healthInterval(), FEED_RETRY))),
                   List.of(prefill, decode),
-                  settings.healthInterval()));
+                  settings.healthInterval(),
+                  settings.decodeAloneShare()));
     }
     return new PdRouter(
         nodes,

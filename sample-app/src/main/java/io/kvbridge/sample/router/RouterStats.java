@@ -14,7 +14,12 @@ import java.util.Optional;
  * @param streamed requests whose prefill node answered as it granted the lease, before its prefill
  *     finished, so that the decode node read each layer while the next ones computed
  * @param prefixRouted requests sent to a decode node chosen because its prefix cache held the most
- *     of the prompt
+ *     of the prompt (those it served alone included)
+ * @param prefillPrefixRouted requests sent to a prefill node chosen because its prefix cache held
+ *     the most of the prompt
+ * @param decodedAlone requests sent straight to a decode node that held enough of the prompt to
+ *     serve it alone ({@code kvbridge.sample.router.decode-alone-share}): no prefill node was
+ *     called and no lease granted
  * @param prefixIndex the prefix index the router keeps from its nodes' KV events, when it is
  *     prefix-aware ({@code kvbridge.sample.router.prefix-aware})
  * @param prefill each prefill node: health and calls
@@ -28,6 +33,8 @@ public record RouterStats(
     long cancelled,
     long streamed,
     long prefixRouted,
+    long prefillPrefixRouted,
+    long decodedAlone,
     Optional<PrefixRouting.IndexStats> prefixIndex,
     List<NodeStats> prefill,
     List<NodeStats> decode) {

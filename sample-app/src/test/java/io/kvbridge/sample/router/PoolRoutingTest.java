@@ -95,35 +95,91 @@ class PoolRoutingTest {
   }
 
   @Test
-  void aPromptSharingACachedPrefixGoesToTheDecodeNodeThatHoldsIt() {
-    ConfigurableApplicationContext router = startRouter(List.of(p0, p1), List.of(d0, d1));
+  void aPromptSharingACachedPrefixGoesToTheNodesThatHoldIt() {
+    // Never straight to the decode node: every turn goes through a prefill node.
+    ConfigurableApplicationContext router =
+        startRouter(
+            List.of(p0, p1), List.of(d0, d1), "--kvbridge.sample.router.decode-alone-share=0");
     PdRouter pd = router.getBean(PdRouter.class);
     HttpApi api = new HttpApi(port(router));
     String system =
         "A system prompt every turn of this conversation starts with, several blocks long. ";
     long before = pd.stats().prefixIndex().orElseThrow().index().blocks();
+    int blocks = system.length() / engine(d0).shape().tokensPerBlock();
 
     assertThat(api.post("/v1/completions", request(system + "Turn 0.", 3)).status()).isEqualTo(200);
-    int holder =
-        pd.stats().decode().get(0).served() == 1 ? 0 : 1; // the node that served the first turn
+    // The nodes that served the first turn; each keeps its blocks once the lease ends.
+    int decodeHolder = pd.stats().decode().get(0).served() == 1 ? 0 : 1;
+    int prefillHolder = pd.stats().prefill().get(0).served() == 1 ? 0 : 1;
     await()
         .atMost(Duration.ofSeconds(10))
-        .until(() -> pd.stats().prefixIndex().orElseThrow().index().blocks() > before);
+        .until(
+            () -> pd.stats().prefixIndex().orElseThrow().index().blocks() >= before + 2L * blocks);
     for (int turn = 1; turn <= 4; turn++) {
-      assertThat(api.post("/v1/completions", request(system + "Turn " + turn + ".", 3)).status())
-          .isEqualTo(200);
+      String prompt = system + "Turn " + turn + ".";
+      assertThat(api.post("/v1/completions", request(prompt, 3)).text())
+          .isEqualTo(REFERENCE.referenceCompletion(prompt, 3));
     }
 
-    assertThat(pd.stats().decode().get(holder).served()).isEqualTo(5);
-    assertThat(pd.stats().decode().get(1 - holder).served()).isZero();
-    assertThat(pd.stats().prefixRouted()).isEqualTo(4);
+    RouterStats stats = pd.stats();
+    assertThat(stats.decode().get(decodeHolder).served()).isEqualTo(5);
+    assertThat(stats.decode().get(1 - decodeHolder).served()).isZero();
+    assertThat(stats.prefill().get(prefillHolder).served()).isEqualTo(5);
+    assertThat(stats.prefill().get(1 - prefillHolder).served()).isZero();
+    assertThat(stats.prefixRouted()).isEqualTo(4);
+    assertThat(stats.prefillPrefixRouted()).isEqualTo(4);
+    assertThat(stats.decodedAlone()).isZero();
+  }
+
+  @Test
+  void aDecodeNodeHoldingEnoughOfThePromptServesItAloneWithoutALease() {
+    ConfigurableApplicationContext router = startRouter(List.of(p0, p1), List.of(d0, d1));
+    PdRouter pd = router.getBean(PdRouter.class);
+    HttpApi api = new HttpApi(port(router));
+    String system = "Served alone: a shared preamble of some blocks that the decode node keeps. ";
+    long before = pd.stats().prefixIndex().orElseThrow().index().blocks();
+    int blocks = system.length() / engine(d0).shape().tokensPerBlock();
+    assertThat(api.post("/v1/completions", request(system + "First.", 3)).status()).isEqualTo(200);
+    int holder = pd.stats().decode().get(0).served() == 1 ? 0 : 1;
+    // Both the prefill node and the decode node keep the first turn's blocks.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> pd.stats().prefixIndex().orElseThrow().index().blocks() >= before + 2L * blocks);
+    long leases = leasesGranted(p0) + leasesGranted(p1);
+    long computedBefore = engine(holder == 0 ? d0 : d1).stats().computedTokens();
+
+    String next = system + "Second, which the decode node computes itself.";
+    Map<String, Object> answer = api.post("/v1/completions", request(next, 3)).json();
+
+    assertThat(list(answer, "choices").get(0))
+        .containsEntry("text", REFERENCE.referenceCompletion(next, 3));
+    RouterStats stats = pd.stats();
+    assertThat(stats.decodedAlone()).isEqualTo(1);
+    assertThat(stats.decode().get(holder).served()).isEqualTo(2);
+    assertThat(stats.prefill()).extracting(NodeStats::served).containsExactlyInAnyOrder(1L, 0L);
+    assertThat(leasesGranted(p0) + leasesGranted(p1)).isEqualTo(leases);
+    Map<String, Object> kv = map(answer, "kvbridge");
+    assertThat(((Number) kv.get("cached_tokens")).intValue())
+        .isGreaterThanOrEqualTo(system.length() / 2);
+    assertThat(engine(holder == 0 ? d0 : d1).stats().computedTokens())
+        .isGreaterThan(computedBefore);
+
+    // A prompt sharing less than half of its full blocks goes through a prefill node.
+    String other =
+        system.substring(0, 20) + "then nothing any node holds, for several more blocks.";
+    assertThat(api.post("/v1/completions", request(other, 3)).text())
+        .isEqualTo(REFERENCE.referenceCompletion(other, 3));
+    assertThat(pd.stats().decodedAlone()).isEqualTo(1);
+    assertThat(leasesGranted(p0) + leasesGranted(p1)).isEqualTo(leases + 1);
   }
 
   @Test
   void theRoutersInfoShowsEachNodesHealthAndCalls() {
     ConfigurableApplicationContext router = startRouter(List.of(p0), List.of(d0));
     HttpApi api = new HttpApi(port(router));
-    api.post("/v1/completions", request(PROMPT, 3)).text();
+    // A prompt no node holds: it goes through the prefill node.
+    api.post("/v1/completions", request("The router's info, after one request.", 3)).text();
 
     Map<String, Object> info = map(api.get("/actuator/info").json(), "kvbridgeRouter");
 
