@@ -24,6 +24,9 @@ import java.util.Optional;
  *     KV from the prefill node
  * @param servedLocally served requests with nothing to load: the decode node's prefix cache held
  *     every token the prefill node leased, so the lease was released unread
+ * @param servedAlone served requests the router sent straight to the decode node, whose prefix
+ *     cache held enough of the prompt ({@code kvbridge.sample.router.decode-alone-share}): it
+ *     computed the rest, and no prefill node was called
  * @param recomputed served requests whose load failed and were computed on the decode node
  * @param tokensFromCache prompt tokens the decode node copied from its prefix cache
  * @param tokensMoved prompt tokens the decode node loaded from the prefill node
@@ -51,6 +54,7 @@ public record DemoSummary(
     List<String> failures,
     int servedFromTransfer,
     int servedLocally,
+    int servedAlone,
     int recomputed,
     long tokensFromCache,
     long tokensMoved,
@@ -89,6 +93,7 @@ public record DemoSummary(
         failures,
         servedFromTransfer,
         servedLocally,
+        servedAlone,
         recomputed,
         tokensFromCache,
         tokensMoved,
@@ -123,6 +128,10 @@ public record DemoSummary(
     checks.put(
         "every lease held whole in the decode node's prefix cache was RELEASED",
         ended(EndReason.RELEASED) == servedLocally);
+    checks.put(
+        "a lease was granted for every request but those the decode node served alone",
+        // A failed request may have failed before or after its lease: the check below names it.
+        failed > 0 || leasesGranted == (long) served + dropped - servedAlone);
     checks.put("no request failed", failed == 0);
     ttft.ifPresent(
         t ->
@@ -152,11 +161,12 @@ public record DemoSummary(
     lines.add(
         String.format(
             Locale.ROOT,
-            "  served                     %d (KV transferred %d, all in D's prefix cache %d,"
-                + " recomputed %d)",
+            "  served                     %d (KV transferred %d, all in D's prefix cache %d, by D"
+                + " alone %d, recomputed %d)",
             served,
             servedFromTransfer,
             servedLocally,
+            servedAlone,
             recomputed));
     lines.add(
         String.format(Locale.ROOT, "  dropped by the router      %d (fault injection)", dropped));
@@ -219,6 +229,7 @@ public record DemoSummary(
     map.put("failed", failed);
     map.put("servedFromTransfer", servedFromTransfer);
     map.put("servedLocally", servedLocally);
+    map.put("servedAlone", servedAlone);
     map.put("recomputed", recomputed);
     map.put("tokensFromCache", tokensFromCache);
     map.put("tokensMoved", tokensMoved);

@@ -215,6 +215,9 @@ public final class DemoWorkload {
         tally.fromTransfer.incrementAndGet();
       } else if (KvSource.RECOMPUTED.name().equals(source)) {
         tally.recomputed.incrementAndGet();
+      } else if (KvSource.COMPUTED.name().equals(source)) {
+        // The router sent it straight to the decode node, which computed what it did not hold.
+        tally.alone.incrementAndGet();
       } else {
         // CACHED: the decode node's prefix cache held every token the prefill node leased.
         tally.local.incrementAndGet();
@@ -290,6 +293,7 @@ public final class DemoWorkload {
         tally.failures,
         tally.fromTransfer.get(),
         tally.local.get(),
+        tally.alone.get(),
         tally.recomputed.get(),
         d.cachedTokens(),
         d.loadedTokens(),
@@ -327,6 +331,7 @@ public final class DemoWorkload {
     final AtomicInteger failed = new AtomicInteger();
     final AtomicInteger fromTransfer = new AtomicInteger();
     final AtomicInteger local = new AtomicInteger();
+    final AtomicInteger alone = new AtomicInteger();
     final AtomicInteger recomputed = new AtomicInteger();
     final AtomicInteger mismatches = new AtomicInteger();
     final AtomicLong lastDrop = new AtomicLong();

@@ -1,5 +1,7 @@
 package io.kvbridge.sample.node;
 
+import io.kvbridge.events.CacheSnapshot;
+import io.kvbridge.events.EventAuthenticator;
 import io.kvbridge.events.KvEventBatch;
 import io.kvbridge.events.KvEventLog;
 import java.io.IOException;
@@ -59,17 +61,23 @@ public final class KvEventsController {
           });
 
   private final KvEventLog log;
+  private final Optional<EventAuthenticator> auth;
   private final Set<SseEmitter> open = ConcurrentHashMap.newKeySet();
 
-  /** Serves the KV events of {@code node}'s engine. */
-  public KvEventsController(Node node) {
+  /**
+   * Serves the KV events of {@code node}'s engine, each snapshot and batch signed by {@code auth}
+   * if given.
+   */
+  public KvEventsController(Node node, Optional<EventAuthenticator> auth) {
     this.log = node.engine().kvEvents();
+    this.auth = auth;
   }
 
   /** What the engine's prefix cache holds now, as of its last batch. */
   @ResponseBody
   public Map<String, Object> snapshot() {
-    return log.snapshot().toMap();
+    CacheSnapshot snapshot = log.snapshot();
+    return auth.map(a -> a.signed(snapshot)).orElseGet(snapshot::toMap);
   }
 
   /** The batches after {@code after} (or the {@code Last-Event-ID}), then each new one. */
@@ -223,7 +231,9 @@ public final class KvEventsController {
             SseEmitter.event()
                 .id(Long.toString(batch.sequence()))
                 .name("batch")
-                .data(batch.toMap(), MediaType.APPLICATION_JSON));
+                .data(
+                    auth.map(a -> a.signed(batch)).orElseGet(batch::toMap),
+                    MediaType.APPLICATION_JSON));
         sent = batch.sequence();
         return true;
       } catch (IOException | IllegalStateException e) {

@@ -1,12 +1,15 @@
 package io.kvbridge.sample.node;
 
+import io.kvbridge.events.EventAuthenticator;
 import io.kvbridge.sample.SampleProperties;
 import io.kvbridge.sample.completions.ClientDisconnects;
 import io.kvbridge.sample.completions.OpenAiAnswers;
 import io.kvbridge.sample.engine.EngineFactory;
 import io.kvbridge.sample.engine.EngineHealthIndicator;
+import io.kvbridge.spring.KvBridgeProperties;
 import io.kvbridge.spring.KvConnectors;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.beans.factory.BeanRegistrar;
 import org.springframework.beans.factory.BeanRegistry;
@@ -42,14 +45,16 @@ public class NodeConfiguration {
       SampleProperties properties,
       ClientDisconnects clients,
       JsonMapper json,
+      KvBridgeProperties kvbridge,
       @Qualifier("requestMappingHandlerMapping") RequestMappingHandlerMapping mappings) {
+    Optional<EventAuthenticator> auth = EventAuthentication.of(kvbridge);
     nodes
         .orderedStream()
         .forEach(
             node -> {
               String path = node.kind().path(properties);
               new NodeController(node, clients, new OpenAiAnswers(json)).mapAt(path, mappings);
-              KvEventsController streams = new KvEventsController(node);
+              KvEventsController streams = new KvEventsController(node, auth);
               streams.mapAt(path, mappings);
               events.add(streams);
             });

@@ -1,6 +1,7 @@
 package io.kvbridge.sample.router;
 
 import io.kvbridge.events.CacheSnapshot;
+import io.kvbridge.events.EventAuthenticator;
 import io.kvbridge.events.KvEventBatch;
 import io.kvbridge.events.MalformedEventException;
 import io.kvbridge.events.PrefixIndex;
@@ -54,12 +55,22 @@ final class KvEventFeeds implements AutoCloseable {
   private final Map<PooledNode, String> engines = new ConcurrentHashMap<>();
   private final AtomicLong refusedBatches = new AtomicLong();
   private final AtomicLong unreachable = new AtomicLong();
+  private final AtomicLong unauthenticated = new AtomicLong();
+  private final Optional<EventAuthenticator> auth;
   private boolean closed;
 
   /**
    * Feeds {@code index}, reading JSON with {@code json}, retrying a lost node every {@code retry}.
+   * With {@code auth}, only a snapshot or batch whose {@code mac} it verifies is applied; the rest
+   * are refused and counted.
    */
-  KvEventFeeds(PrefixIndex index, JsonMapper json, Duration connectTimeout, Duration retry) {
+  KvEventFeeds(
+      PrefixIndex index,
+      JsonMapper json,
+      Duration connectTimeout,
+      Duration retry,
+      Optional<EventAuthenticator> auth) {
+    this.auth = auth;
     this.index = index;
     this.json = json;
     this.retry = retry;
@@ -129,6 +140,11 @@ final class KvEventFeeds implements AutoCloseable {
     return refusedBatches.get();
   }
 
+  /** Snapshots and batches refused because their {@code mac} was missing or wrong. */
+  long unauthenticated() {
+    return unauthenticated.get();
+  }
+
   /** Times a node's snapshot or stream could not be read. */
   long unreachable() {
     return unreachable.get();
@@ -178,7 +194,9 @@ final class KvEventFeeds implements AutoCloseable {
           if (!running) {
             return;
           }
-          unreachable.incrementAndGet();
+          if (!(e instanceof UnauthenticatedException)) {
+            unreachable.incrementAndGet();
+          }
           LOG.debug("KV events of {}: {}; trying again in {}", node.name(), e.getMessage(), retry);
           pause();
         } catch (InterruptedException e) {
@@ -203,6 +221,15 @@ final class KvEventFeeds implements AutoCloseable {
       @SuppressWarnings("unchecked")
       Map<String, Object> map = json.readValue(response.body(), Map.class);
       CacheSnapshot snapshot = CacheSnapshot.fromMap(map);
+      if (auth.isPresent() && !auth.get().verify(snapshot, map)) {
+        unauthenticated.incrementAndGet();
+        LOG.warn(
+            "refused the KV event snapshot of {}: its mac is {}; is kvbridge.handshake.secret the"
+                + " same on the node and the router?",
+            node.name(),
+            map.containsKey(EventAuthenticator.FIELD) ? "wrong" : "missing");
+        throw new UnauthenticatedException("the snapshot's mac is missing or wrong");
+      }
       synchronized (KvEventFeeds.this) {
         if (!running) {
           return snapshot.sequence();
@@ -263,13 +290,24 @@ final class KvEventFeeds implements AutoCloseable {
         return true;
       }
       KvEventBatch batch;
+      Map<String, Object> map;
       try {
         @SuppressWarnings("unchecked")
-        Map<String, Object> map = json.readValue(data, Map.class);
+        Map<String, Object> read = json.readValue(data, Map.class);
+        map = read;
         batch = KvEventBatch.fromMap(map);
       } catch (JacksonException | MalformedEventException | IllegalArgumentException e) {
         refusedBatches.incrementAndGet();
         LOG.warn("refused a KV event batch of {}: {}", node.name(), e.getMessage());
+        return true;
+      }
+      if (auth.isPresent() && !auth.get().verify(batch, map)) {
+        unauthenticated.incrementAndGet();
+        LOG.warn(
+            "refused KV event batch {} of {}: its mac is {}",
+            batch.sequence(),
+            node.name(),
+            map.containsKey(EventAuthenticator.FIELD) ? "wrong" : "missing");
         return true;
       }
       if (!batch.engineId().equals(engines.get(node))) {
@@ -292,6 +330,15 @@ final class KvEventFeeds implements AutoCloseable {
         Thread.currentThread().interrupt();
         running = false;
       }
+    }
+  }
+
+  /** A snapshot refused for its {@code mac}: counted as unauthenticated, not as unreachable. */
+  private static final class UnauthenticatedException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    UnauthenticatedException(String message) {
+      super(message);
     }
   }
 }

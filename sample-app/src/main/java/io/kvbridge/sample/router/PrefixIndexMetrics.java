@@ -63,6 +63,12 @@ public final class PrefixIndexMetrics {
         .description("KV event batches refused before the index: malformed, or another engine's")
         .register(registry);
     FunctionCounter.builder(
+            "kvbridge.router.prefix.feed.unauthenticated",
+            router,
+            r -> index(r).map(i -> (double) i.unauthenticated()).orElse(0.0))
+        .description("KV event snapshots and batches refused for a missing or wrong mac")
+        .register(registry);
+    FunctionCounter.builder(
             "kvbridge.router.prefix.feed.unreachable",
             router,
             r -> index(r).map(i -> (double) i.unreachable()).orElse(0.0))

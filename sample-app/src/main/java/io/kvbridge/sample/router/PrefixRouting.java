@@ -94,7 +94,8 @@ public final class PrefixRouting implements AutoCloseable {
   /** The index and what its feeds refused, for the router's stats. */
   public IndexStats stats() {
     PrefixIndex.Stats index = feeds.index().stats();
-    return new IndexStats(index, feeds.refusedBatches(), feeds.unreachable());
+    return new IndexStats(
+        index, feeds.refusedBatches(), feeds.unauthenticated(), feeds.unreachable());
   }
 
   /**
@@ -102,9 +103,12 @@ public final class PrefixRouting implements AutoCloseable {
    *
    * @param index the index's own counts: blocks, engines, outcomes, snapshots applied
    * @param refusedBatches batches refused before the index saw them (malformed, another engine's)
+   * @param unauthenticated snapshots and batches refused because their {@code mac} was missing or
+   *     wrong ({@code kvbridge.handshake.secret} set on the router)
    * @param unreachable times a node's snapshot or stream could not be read
    */
-  public record IndexStats(PrefixIndex.Stats index, long refusedBatches, long unreachable) {}
+  public record IndexStats(
+      PrefixIndex.Stats index, long refusedBatches, long unauthenticated, long unreachable) {}
 
   @Override
   public void close() {

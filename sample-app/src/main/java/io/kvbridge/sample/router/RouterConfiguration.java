@@ -5,7 +5,9 @@ import io.kvbridge.events.BlockHashes;
 import io.kvbridge.events.PrefixIndex;
 import io.kvbridge.sample.SampleProperties;
 import io.kvbridge.sample.engine.EngineShape;
+import io.kvbridge.sample.node.EventAuthentication;
 import io.kvbridge.sample.node.NodeKind;
+import io.kvbridge.spring.KvBridgeProperties;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.time.Duration;
@@ -43,6 +45,7 @@ public class RouterConfiguration {
       SampleProperties properties,
       Environment environment,
       JsonMapper json,
+      KvBridgeProperties kvbridge,
       ObjectProvider<EtcdDiscovery> etcd) {
     SampleProperties.Router settings = properties.router();
     NodeClient nodes =
@@ -71,7 +74,8 @@ public class RouterConfiguration {
                       settings.connectTimeout(),
                       // A node not reachable yet (this server before it has a port) is tried again
                       // soon, whatever the health interval.
-                      Collections.min(List.of(settings.healthInterval(), FEED_RETRY))),
+                      Collections.min(List.of(settings.healthInterval(), FEED_RETRY)),
+                      EventAuthentication.of(kvbridge)),
                   List.of(prefill, decode),
                   settings.healthInterval(),
                   settings.decodeAloneShare()));
