@@ -1,11 +1,14 @@
 // The kvbridge dashboard: reads the kvbridge management endpoint once per poll interval (the next
 // read starts only after the last one ended, so reads never pile up) and shows what it says. Rates
 // are derived from two successive reads of each engine's counters. Memory is bounded: the charts
-// keep at most historySize samples, and every table is rebuilt from the latest read only.
+// keep at most historySize samples, and every table is rebuilt from the latest read only. The
+// prefix index panel shows the application's prefix index, when the endpoint has one.
 (function () {
   'use strict';
 
   const END_REASONS = ['READ', 'EXPIRED', 'REVOKED', 'RELEASED'];
+  // Outcomes of a batch or snapshot the prefix index refused; GAP (a batch lost) is shown apart.
+  const INDEX_REFUSALS = ['UNKNOWN_ENGINE', 'WRONG_INCARNATION', 'NOT_SYNCED', 'WRONG_MODEL'];
   const COLORS = {
     live: '#2f6fde',
     READ: '#23954a',
@@ -20,7 +23,7 @@
 
   const state = {
     settings: null,
-    previous: null, // the last read: {at, byEngine: Map(engineId -> connector)}
+    previous: null, // the last read: {at, byEngine: Map(engineId -> connector), prefixIndex}
     samples: [], // oldest first, at most settings.historySize
     polls: 0,
     failures: 0,
@@ -122,7 +125,9 @@
     const connectors = Array.isArray(status.connectors) ? status.connectors : [];
     const byEngine = new Map(connectors.map((c) => [c.engineId, c]));
     const rates = ratesSince(state.previous, byEngine, at);
-    state.previous = { at, byEngine };
+    const prefixIndex = status.prefixIndex || null;
+    const prefixIndexBefore = state.previous ? state.previous.prefixIndex : null;
+    state.previous = { at, byEngine, prefixIndex };
 
     const producers = connectors.filter((c) => c.producer);
     const consumers = connectors.filter((c) => c.consumer);
@@ -164,6 +169,7 @@
     showCounts($('dropped'), 'Reason', producers, (c) => c.producer.droppedConnections,
         'droppedConnections');
     showPeers(consumers);
+    showPrefixIndex(prefixIndex, prefixIndexBefore);
     drawCharts();
   }
 
@@ -278,6 +284,50 @@
       ]));
     }));
     fill($('peers'), rows, 6, 'No handshake completed yet.');
+  }
+
+  // The panel is hidden unless the endpoint has a prefix index. The recent hit rate is that of the
+  // requests routed between the last two reads, when there were some; counts that went down mean
+  // the application started again, and say nothing about the interval.
+  function showPrefixIndex(index, before) {
+    const panel = $('prefix-index');
+    panel.hidden = !index;
+    if (!index) {
+      return;
+    }
+    const offered = index.offered || {};
+    const refusedByIndex = INDEX_REFUSALS.reduce((total, o) => total + count(offered, o), 0);
+    const refused = refusedByIndex + index.refused;
+    const lost = count(offered, 'GAP');
+
+    setMetric($('prefix-blocks'), formatCount(index.blocks));
+    setMetric($('prefix-engines'), formatCount(index.engines));
+    setMetric($('prefix-hit-rate'), index.requests > 0
+        ? formatPercent(index.cacheRouted, index.requests) : '\u2013');
+    $('prefix-requests').textContent = index.requests > 0
+        ? formatCount(index.cacheRouted) + ' of ' + formatCount(index.requests) + ' requests'
+        : 'no request yet';
+
+    const requests = before ? index.requests - before.requests : 0;
+    const cacheRouted = before ? index.cacheRouted - before.cacheRouted : 0;
+    const grew = requests > 0 && cacheRouted >= 0;
+    setMetric($('prefix-hit-rate-recent'), grew ? formatPercent(cacheRouted, requests) : '\u2013');
+    $('prefix-requests-recent').textContent = grew
+        ? formatCount(cacheRouted) + ' of ' + formatCount(requests) + ' requests'
+        : !before ? 'from the next read on'
+        : requests < 0 || cacheRouted < 0 ? 'counts started again' : 'no new request';
+
+    setMetric($('prefix-applied'), formatCount(count(offered, 'APPLIED')));
+    setMetric($('prefix-repeated'), formatCount(count(offered, 'REPEATED')));
+    setMetric($('prefix-lost'), formatCount(lost), lost > 0);
+    setMetric($('prefix-refused'), formatCount(refused), refused > 0);
+    $('prefix-refused-figure').title = 'Refused by the index: ' +
+        INDEX_REFUSALS.map((o) => o + ' ' + formatCount(count(offered, o))).join(', ') +
+        '; refused before it (malformed, or naming another engine): ' + formatCount(index.refused);
+    setMetric($('prefix-unauthenticated'), formatCount(index.unauthenticated),
+        index.unauthenticated > 0);
+    setMetric($('prefix-unreachable'), formatCount(index.unreachable), index.unreachable > 0);
+    setMetric($('prefix-resyncs'), formatCount(index.resyncs));
   }
 
   function fill(table, rows, columns, empty) {
@@ -516,6 +566,12 @@
 
   function formatCount(n) {
     return Number(n).toLocaleString('en-US');
+  }
+
+  // part / whole as a percentage with one decimal, e.g. 66.7%.
+  function formatPercent(part, whole) {
+    return ((100 * part) / whole).toLocaleString('en-US',
+        { minimumFractionDigits: 1, maximumFractionDigits: 1 }) + '%';
   }
 
   function formatCompact(n) {

@@ -8,6 +8,8 @@ import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.node.EventAuthentication;
 import io.kvbridge.sample.node.NodeKind;
 import io.kvbridge.spring.KvBridgeProperties;
+import io.kvbridge.spring.events.PrefixIndexStatus;
+import io.kvbridge.spring.events.PrefixIndexView;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.time.Duration;
@@ -133,6 +135,29 @@ public class RouterConfiguration {
     PrefixIndexMetrics metrics = new PrefixIndexMetrics();
     registry.ifAvailable(meters -> metrics.register(router, meters));
     return metrics;
+  }
+
+  /**
+   * The router's prefix index on the {@code kvbridge} endpoint and the dashboard, when it keeps
+   * one.
+   */
+  @Bean
+  @ConditionalOnBooleanProperty(name = "kvbridge.sample.router.prefix-aware", matchIfMissing = true)
+  public PrefixIndexView routerPrefixIndexView(PdRouter router) {
+    return () -> {
+      RouterStats stats = router.stats();
+      PrefixRouting.IndexStats index =
+          stats
+              .prefixIndex()
+              .orElseThrow(() -> new IllegalStateException("the router keeps no prefix index"));
+      return PrefixIndexStatus.of(
+          index.index(),
+          index.refusedBatches(),
+          index.unauthenticated(),
+          index.unreachable(),
+          stats.requests(),
+          stats.prefixRouted());
+    };
   }
 
   /** The router's stats on the {@code info} endpoint. */

@@ -15,14 +15,17 @@ final class DashboardPage {
 
   /**
    * Every element that shows a number or a name the endpoint gave, keyed {@code
-   * [engine/][peer/]metric} from its {@code data-*} attributes, with the text it shows; and how far
-   * the page is.
+   * [engine/][peer/]metric} from its {@code data-*} attributes, with the text it shows, but those
+   * in a hidden part of the page; and how far the page is.
    */
   private static final String READ =
       """
       (() => {
         const values = {};
         document.querySelectorAll('[data-metric]').forEach((e) => {
+          if (e.closest('[hidden]')) {
+            return;
+          }
           const key = [e.dataset.engine, e.dataset.peer, e.dataset.metric]
               .filter((part) => part !== undefined).join('/');
           values[key] = e.textContent.trim();

@@ -1,5 +1,7 @@
 package io.kvbridge.sample.dashboard;
 
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,7 +24,8 @@ final class EndpointView {
 
   /**
    * Every count that only grows, by key: leases granted and ended, dropped handshake connections,
-   * reads, failed loads, refused inputs.
+   * reads, failed loads, refused inputs; and, when the endpoint has a prefix index, what became of
+   * the events offered to it.
    */
   Map<String, Long> counters() {
     Map<String, Long> counters = new LinkedHashMap<>();
@@ -52,6 +55,22 @@ final class EndpointView {
     }
     counters.put("total.loadsFailed", failed);
     counters.put("total.rejected", rejected);
+    Map<String, Object> index = prefixIndex();
+    if (index != null) {
+      Map<String, Long> offered = counts(index, "offered");
+      long refused = number(index.get("refused"));
+      for (String outcome :
+          List.of("UNKNOWN_ENGINE", "WRONG_INCARNATION", "NOT_SYNCED", "WRONG_MODEL")) {
+        refused += offered.get(outcome);
+      }
+      counters.put("prefixIndex.applied", offered.get("APPLIED"));
+      counters.put("prefixIndex.repeated", offered.get("REPEATED"));
+      counters.put("prefixIndex.lost", offered.get("GAP"));
+      counters.put("prefixIndex.refused", refused);
+      for (String name : List.of("unauthenticated", "unreachable", "resyncs")) {
+        counters.put("prefixIndex." + name, number(index.get(name)));
+      }
+    }
     return counters;
   }
 
@@ -93,6 +112,21 @@ final class EndpointView {
     shown.put("total.loadsInFlight", count(inFlight));
     shown.put("total.transfersPerSecond", "0.0");
     shown.put("total.bandwidth", "0 B/s");
+    Map<String, Object> index = prefixIndex();
+    if (index != null) {
+      shown.put("prefixIndex.blocks", count(number(index.get("blocks"))));
+      shown.put("prefixIndex.engines", count(number(index.get("engines"))));
+      long requests = number(index.get("requests"));
+      long cacheRouted = number(index.get("cacheRouted"));
+      shown.put("prefixIndex.hitRate", requests == 0 ? NONE : percent(cacheRouted, requests));
+      shown.put(
+          "prefixIndex.requests",
+          requests == 0
+              ? "no request yet"
+              : count(cacheRouted) + " of " + count(requests) + " requests");
+      shown.put("prefixIndex.hitRateRecent", NONE);
+      shown.put("prefixIndex.requestsRecent", "no new request");
+    }
     return shown;
   }
 
@@ -135,6 +169,12 @@ final class EndpointView {
     return n;
   }
 
+  /** The endpoint's prefix index, or null when the application has none. */
+  @SuppressWarnings("unchecked")
+  private Map<String, Object> prefixIndex() {
+    return (Map<String, Object>) json.get("prefixIndex");
+  }
+
   @SuppressWarnings("unchecked")
   private List<Map<String, Object>> connectors() {
     return (List<Map<String, Object>>) json.get("connectors");
@@ -163,7 +203,16 @@ final class EndpointView {
   }
 
   /** A count as the page writes it: digits grouped by thousands with commas. */
-  private static String count(long n) {
+  static String count(long n) {
     return String.format(Locale.US, "%,d", n);
+  }
+
+  /**
+   * {@code part / whole} as the page writes a share: a percentage with one decimal, the double the
+   * page computes rounded half up, e.g. {@code 66.7%}.
+   */
+  static String percent(long part, long whole) {
+    BigDecimal share = new BigDecimal(100.0 * part / whole).setScale(1, RoundingMode.HALF_UP);
+    return String.format(Locale.US, "%,.1f%%", share);
   }
 }

@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -105,6 +106,14 @@ class KvEventsOverHttpTest {
                 .count())
         .isPositive();
     assertThat(meters.get("kvbridge.router.prefix.routed").functionCounter().count()).isPositive();
+    // The same index on the kvbridge endpoint, which the dashboard's panel reads.
+    @SuppressWarnings("unchecked")
+    Map<String, Object> index =
+        (Map<String, Object>) api.get("/actuator/kvbridge").json().get("prefixIndex");
+    assertThat(((Number) index.get("blocks")).longValue())
+        .isGreaterThanOrEqualTo(promptBlocks.size());
+    assertThat(((Number) index.get("cacheRouted")).longValue()).isPositive();
+    assertThat(index.get("offered")).asInstanceOf(InstanceOfAssertFactories.MAP).containsKey("GAP");
   }
 
   @Test

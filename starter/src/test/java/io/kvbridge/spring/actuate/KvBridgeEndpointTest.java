@@ -3,6 +3,8 @@ package io.kvbridge.spring.actuate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kvbridge.events.PrefixIndex;
+import io.kvbridge.events.PrefixIndex.Outcome;
 import io.kvbridge.lease.EndReason;
 import io.kvbridge.net.DropReason;
 import io.kvbridge.observe.RejectedInput;
@@ -18,6 +20,8 @@ import io.kvbridge.spring.Leases;
 import io.kvbridge.spring.StubKvConnectors;
 import io.kvbridge.spring.UnavailableTransportProvider;
 import io.kvbridge.spring.actuate.KvBridgeEndpoint.KvBridgeDescriptor;
+import io.kvbridge.spring.events.PrefixIndexStatus;
+import io.kvbridge.spring.events.PrefixIndexView;
 import io.kvbridge.time.ManualClock;
 import io.kvbridge.wire.Handshake;
 import java.io.DataInputStream;
@@ -27,6 +31,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -47,6 +52,15 @@ class KvBridgeEndpointTest {
 
   private final ApplicationContextRunner exposed =
       runner.withPropertyValues("management.endpoints.web.exposure.include=kvbridge");
+
+  private static final PrefixIndexStatus PREFIX_INDEX =
+      PrefixIndexStatus.of(
+          new PrefixIndex.Stats(Map.of(Outcome.APPLIED, 40L, Outcome.GAP, 1L), 2, 1200, 3),
+          4,
+          5,
+          6,
+          100,
+          60);
 
   @Test
   void endpointDescribesTheProviderAndEveryConnector() {
@@ -197,8 +211,79 @@ class KvBridgeEndpointTest {
                   "\"leasesEnded\":{\"READ\":0,\"EXPIRED\":0,\"REVOKED\":0,\"RELEASED\":0}",
                   "\"droppedConnections\":{\"DEADLINE_PASSED\":0,\"ADDRESS_LIMIT\":0,"
                       + "\"TOTAL_LIMIT\":0,\"FRAME_REFUSED\":0,\"EVICTED\":0}",
-                  "\"consumer\":null");
+                  "\"consumer\":null",
+                  "\"prefixIndex\":null");
         });
+  }
+
+  @Test
+  void endpointIncludesThePrefixIndexOfTheApplicationsView() {
+    exposed
+        .withBean(PrefixIndexView.class, () -> () -> PREFIX_INDEX)
+        .run(
+            context ->
+                assertThat(context.getBean(KvBridgeEndpoint.class).kvbridge().prefixIndex())
+                    .isEqualTo(PREFIX_INDEX));
+  }
+
+  @Test
+  void endpointReadsTheViewAgainOnEachRead() {
+    AtomicReference<PrefixIndexStatus> current = new AtomicReference<>(PREFIX_INDEX);
+    PrefixIndexStatus later =
+        PrefixIndexStatus.of(new PrefixIndex.Stats(Map.of(), 0, 0, 0), 0, 0, 0, 101, 61);
+    exposed
+        .withBean(PrefixIndexView.class, () -> current::get)
+        .run(
+            context -> {
+              KvBridgeEndpoint endpoint = context.getBean(KvBridgeEndpoint.class);
+              assertThat(endpoint.kvbridge().prefixIndex()).isEqualTo(PREFIX_INDEX);
+
+              current.set(later);
+
+              assertThat(endpoint.kvbridge().prefixIndex()).isEqualTo(later);
+            });
+  }
+
+  @Test
+  void endpointHasNoPrefixIndexWithoutAView() {
+    exposed.run(
+        context ->
+            assertThat(context.getBean(KvBridgeEndpoint.class).kvbridge().prefixIndex()).isNull());
+  }
+
+  @Test
+  void endpointTakesThePrimaryViewAmongSeveral() {
+    PrefixIndexStatus other =
+        PrefixIndexStatus.of(new PrefixIndex.Stats(Map.of(), 0, 0, 0), 0, 0, 0, 0, 0);
+    exposed
+        .withBean("other", PrefixIndexView.class, () -> () -> other)
+        .withBean(
+            "primary", PrefixIndexView.class, () -> () -> PREFIX_INDEX, b -> b.setPrimary(true))
+        .run(
+            context ->
+                assertThat(context.getBean(KvBridgeEndpoint.class).kvbridge().prefixIndex())
+                    .isEqualTo(PREFIX_INDEX));
+  }
+
+  @Test
+  void thePrefixIndexIsPlainJsonWithEveryOutcomeByName() {
+    exposed
+        .withBean(PrefixIndexView.class, () -> () -> PREFIX_INDEX)
+        .run(
+            context -> {
+              String json =
+                  JsonMapper.builder()
+                      .build()
+                      .writeValueAsString(context.getBean(KvBridgeEndpoint.class).kvbridge());
+
+              assertThat(json)
+                  .contains(
+                      "\"prefixIndex\":{\"blocks\":1200,\"engines\":3,\"offered\":{"
+                          + "\"APPLIED\":40,\"REPEATED\":0,\"GAP\":1,\"UNKNOWN_ENGINE\":0,"
+                          + "\"WRONG_INCARNATION\":0,\"NOT_SYNCED\":0,\"WRONG_MODEL\":0},"
+                          + "\"resyncs\":2,\"refused\":4,\"unauthenticated\":5,"
+                          + "\"unreachable\":6,\"requests\":100,\"cacheRouted\":60}");
+            });
   }
 
   @Test
