@@ -97,6 +97,21 @@ public final class PrefixIndex {
     return engine != null && !engine.synced;
   }
 
+  /**
+   * Whether {@code snapshot} is newer than what the index holds of its engine: the engine is
+   * registered and needs a snapshot, or was indexed from another incarnation, or from an earlier
+   * batch. A reader that receives snapshots and batches on separate paths resyncs only from such a
+   * snapshot: an older one would take the engine back and make its next batch a gap.
+   */
+  public synchronized boolean isNewer(CacheSnapshot snapshot) {
+    Engine engine = engines.get(snapshot.engineId());
+    return engine != null
+        && (!engine.synced
+            || engine.incarnation == null
+            || engine.incarnation != snapshot.incarnation()
+            || engine.sequence < snapshot.sequence());
+  }
+
   /** Replaces everything the index holds of the snapshot's engine with the snapshot. */
   public synchronized Outcome resync(CacheSnapshot snapshot) {
     Engine engine = engines.get(snapshot.engineId());

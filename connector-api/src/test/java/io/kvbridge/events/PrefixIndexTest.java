@@ -36,6 +36,23 @@ class PrefixIndexTest {
   }
 
   @Test
+  void onlyASnapshotAheadOfWhatTheIndexHoldsIsNewer() {
+    assertThat(index.isNewer(snapshot("d0", 1, 0))).as("not registered").isFalse();
+    index.register("d0");
+    assertThat(index.isNewer(snapshot("d0", 1, 0))).as("never synced").isTrue();
+    synced("d0", 1, 0);
+    index.apply(stored("d0", 1, 1, PROMPT[0]));
+    index.apply(stored("d0", 1, 2, PROMPT[1]));
+
+    assertThat(index.isNewer(snapshot("d0", 1, 1, PROMPT[0]))).as("behind").isFalse();
+    assertThat(index.isNewer(snapshot("d0", 1, 2, PROMPT[0], PROMPT[1]))).as("level").isFalse();
+    assertThat(index.isNewer(snapshot("d0", 1, 3))).as("ahead").isTrue();
+    assertThat(index.isNewer(snapshot("d0", 2, 0))).as("a new incarnation").isTrue();
+    index.apply(stored("d0", 1, 4, PROMPT[2]));
+    assertThat(index.isNewer(snapshot("d0", 1, 1))).as("after a gap").isTrue();
+  }
+
+  @Test
   void aBlockHeldWithoutTheBlocksBeforeItIsNoMatch() {
     synced("d0", 1, 0);
     index.apply(stored("d0", 1, 1, PROMPT[1], PROMPT[2]));

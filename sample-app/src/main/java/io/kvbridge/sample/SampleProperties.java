@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -34,6 +35,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param decode the decode node
  * @param router the router
  * @param demo the demo workload run at start-up
+ * @param events where the nodes publish their KV events and the router reads them
  * @param advertisedHost the host or address other machines reach this server at; the nodes publish
  *     their URLs with it in etcd (when {@code kvbridge.discovery.etcd.endpoints} is set), so set it
  *     on each host of a deployment that spans machines
@@ -47,6 +49,7 @@ public record SampleProperties(
     @DefaultValue Node decode,
     @DefaultValue Router router,
     @DefaultValue Demo demo,
+    @DefaultValue Events events,
     @DefaultValue("127.0.0.1") String advertisedHost) {
 
   /** Checks the values that are not checked in a group, and each node's engine. */
@@ -318,6 +321,79 @@ public record SampleProperties(
         }
       }
       return List.copyOf(urls);
+    }
+  }
+
+  /**
+   * Where KV events travel ({@code docs/events.md}). Every node serves its own over HTTP; with a
+   * NATS server set, each node also publishes them to NATS JetStream and the router reads them
+   * there, not from the nodes.
+   *
+   * @param nats the NATS JetStream broker, for fleets
+   */
+  public record Events(@DefaultValue Nats nats) {}
+
+  /**
+   * KV events through NATS JetStream: each batch a message of a stream, each engine's latest
+   * snapshot a key of a key-value bucket.
+   *
+   * @param url the NATS server, e.g. {@code nats://10.0.0.9:4222}; unset: no broker, the router
+   *     reads each node's events over HTTP
+   * @param stream the JetStream stream of the batches, created if missing
+   * @param subject the subject prefix of the batches, {@code <subject>.<engine>}, and of the
+   *     requests for a fresh snapshot, {@code <subject>-resync.<engine>}
+   * @param bucket the key-value bucket of the snapshots, created if missing
+   * @param keptBatches how many of each engine's last batches the stream keeps, so a reader that
+   *     starts (a router restarted) replays them after the latest snapshot
+   * @param snapshotInterval how often, at most, a node puts a new snapshot while its cache changes
+   * @param connectTimeout how long a node or the router waits for the NATS server, at start and on
+   *     each reconnection
+   */
+  public record Nats(
+      @Nullable URI url,
+      @DefaultValue("KVBRIDGE_KV_EVENTS") String stream,
+      @DefaultValue("kvbridge.kv-events") String subject,
+      @DefaultValue("kvbridge-kv-snapshots") String bucket,
+      @DefaultValue("4096") int keptBatches,
+      @DefaultValue("1s") Duration snapshotInterval,
+      @DefaultValue("2s") Duration connectTimeout) {
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+    private static final Pattern SUBJECT = Pattern.compile("[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*");
+
+    /** Checks the URL, the names and the figures. */
+    public Nats {
+      if (url != null && !("nats".equals(url.getScheme()) && url.getHost() != null)) {
+        throw new IllegalArgumentException(
+            "kvbridge.sample.events.nats.url must be a nats:// URL such as nats://10.0.0.9:4222,"
+                + " got '"
+                + url
+                + "'");
+      }
+      requireName("kvbridge.sample.events.nats.stream", stream, NAME);
+      requireName("kvbridge.sample.events.nats.bucket", bucket, NAME);
+      if (subject == null || subject.length() > 128 || !SUBJECT.matcher(subject).matches()) {
+        throw new IllegalArgumentException(
+            "kvbridge.sample.events.nats.subject must be dot-separated tokens of letters, digits,"
+                + " - and _, at most 128 characters, got '"
+                + subject
+                + "'");
+      }
+      requirePositive("kvbridge.sample.events.nats.kept-batches", keptBatches);
+      requirePositive("kvbridge.sample.events.nats.snapshot-interval", snapshotInterval);
+      requirePositive("kvbridge.sample.events.nats.connect-timeout", connectTimeout);
+    }
+
+    /** Whether the events go through NATS. */
+    public boolean enabled() {
+      return url != null;
+    }
+
+    private static void requireName(String property, @Nullable String value, Pattern pattern) {
+      if (value == null || !pattern.matcher(value).matches()) {
+        throw new IllegalArgumentException(
+            property + " must be 1 to 64 letters, digits, - and _, got '" + value + "'");
+      }
     }
   }
 

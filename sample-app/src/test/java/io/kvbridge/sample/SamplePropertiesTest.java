@@ -111,6 +111,29 @@ class SamplePropertiesTest {
   }
 
   @Test
+  void aNatsUrlThatIsNotNatsIsRejected() {
+    assertRejected(
+        "kvbridge.sample.events.nats.url must be a nats:// URL such as nats://10.0.0.9:4222, got"
+            + " 'http://10.0.0.9:4222'",
+        "kvbridge.sample.events.nats.url=http://10.0.0.9:4222");
+  }
+
+  @Test
+  void aNatsSubjectWithAWildcardIsRejected() {
+    assertRejected(
+        "kvbridge.sample.events.nats.subject must be dot-separated tokens of letters, digits, -"
+            + " and _, at most 128 characters, got 'kv.*'",
+        "kvbridge.sample.events.nats.subject=kv.*");
+  }
+
+  @Test
+  void aNatsStreamNameWithADotIsRejected() {
+    assertRejected(
+        "kvbridge.sample.events.nats.stream must be 1 to 64 letters, digits, - and _, got 'a.b'",
+        "kvbridge.sample.events.nats.stream=a.b");
+  }
+
+  @Test
   void aDecodeAloneShareAboveOneIsRejected() {
     assertRejected(
         "kvbridge.sample.router.decode-alone-share must be between 0 and 1, got 1.5",

@@ -118,8 +118,9 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
   }
 
   /**
-   * Waits, at most {@link #NODES_PATIENCE}, until the router has a prefill and a decode node: with
-   * pools from etcd, the nodes of this server join them only once they registered their URLs.
+   * Waits, at most {@link #NODES_PATIENCE}, until the router has a prefill and a decode node (with
+   * pools from etcd, the nodes of this server join them only once they registered their URLs) and
+   * follows what the decode nodes' caches hold.
    */
   private static void awaitNodes(PdRouter router) throws InterruptedException {
     long deadline = System.nanoTime() + NODES_PATIENCE.toNanos();
@@ -127,6 +128,13 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
       LOG.info("demo waits for the router's pools to hold a prefill and a decode node");
     }
     while (!router.hasNodes() && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+    // The turns after the first are sent where their start is cached once the router knows it.
+    if (!router.followsEveryDecodeNode()) {
+      LOG.info("demo waits for the router to follow every decode node's KV events");
+    }
+    while (!router.followsEveryDecodeNode() && System.nanoTime() < deadline) {
       Thread.sleep(100);
     }
   }

@@ -2,6 +2,8 @@ package io.kvbridge.sample.node;
 
 import io.kvbridge.events.EventAuthenticator;
 import io.kvbridge.sample.SampleProperties;
+import io.kvbridge.sample.broker.NatsEventPublisher;
+import io.kvbridge.sample.broker.NatsEvents;
 import io.kvbridge.sample.completions.ClientDisconnects;
 import io.kvbridge.sample.completions.OpenAiAnswers;
 import io.kvbridge.sample.engine.EngineFactory;
@@ -67,6 +69,35 @@ public class NodeConfiguration {
   @EventListener(ContextClosedEvent.class)
   void closeEventStreams() {
     events.forEach(KvEventsController::closeStreams);
+  }
+
+  /**
+   * Publishes every node's KV events to NATS JetStream as well ({@link NatsEventPublisher}), when
+   * {@code kvbridge.sample.events.nats.url} is set; closing it deletes each node's snapshot there,
+   * so routers drop its engine.
+   */
+  @Bean
+  public AutoCloseable natsEventPublishing(
+      ObjectProvider<Node> nodes,
+      SampleProperties properties,
+      KvBridgeProperties kvbridge,
+      JsonMapper json) {
+    SampleProperties.Nats settings = properties.events().nats();
+    List<Node> all = nodes.orderedStream().toList();
+    if (!settings.enabled() || all.isEmpty()) {
+      return () -> {};
+    }
+    NatsEvents nats =
+        NatsEvents.connect(settings, "kvbridge " + all.get(0).engine().engineId() + " events");
+    Optional<EventAuthenticator> auth = EventAuthentication.of(kvbridge);
+    List<NatsEventPublisher> publishers =
+        all.stream()
+            .map(node -> new NatsEventPublisher(nats, node.engine().kvEvents(), auth, json))
+            .toList();
+    return () -> {
+      publishers.forEach(NatsEventPublisher::close);
+      nats.close();
+    };
   }
 
   /**

@@ -43,7 +43,7 @@ import tools.jackson.databind.json.JsonMapper;
  *
  * <p>Threads: {@link #follow}, {@link #engineOf} and {@link #close} may be called from any thread.
  */
-final class KvEventFeeds implements AutoCloseable {
+final class KvEventFeeds implements EventFeeds {
 
   private static final Logger LOG = LoggerFactory.getLogger(KvEventFeeds.class);
 
@@ -82,7 +82,8 @@ final class KvEventFeeds implements AutoCloseable {
   }
 
   /** The index the feeds keep. */
-  PrefixIndex index() {
+  @Override
+  public PrefixIndex index() {
     return index;
   }
 
@@ -90,7 +91,8 @@ final class KvEventFeeds implements AutoCloseable {
    * Follows exactly {@code nodes}: starts a feed for each node not followed yet, stops the feed of
    * each node no longer among them and drops its engine from the index.
    */
-  synchronized void follow(Collection<PooledNode> nodes) {
+  @Override
+  public synchronized void follow(Collection<PooledNode> nodes) {
     if (closed) {
       return;
     }
@@ -116,14 +118,28 @@ final class KvEventFeeds implements AutoCloseable {
   }
 
   /** The engine {@code node} last said it runs, once its snapshot was read. */
-  Optional<String> engineOf(PooledNode node) {
+  @Override
+  public Optional<String> engineOf(PooledNode node) {
     return Optional.ofNullable(engines.get(node));
   }
 
   /**
    * For each of {@code nodes} whose engine the index knows, the prompt's leading blocks it holds.
    */
-  Map<PooledNode, Integer> cachedBlocks(Collection<PooledNode> nodes, long[] promptHashes) {
+  @Override
+  public Map<PooledNode, Integer> cachedBlocks(Collection<PooledNode> nodes, long[] promptHashes) {
+    return matched(index, nodes, engines, promptHashes);
+  }
+
+  /**
+   * For each of {@code nodes} whose engine ({@code engines}) {@code index} knows, the prompt's
+   * leading blocks it holds.
+   */
+  static Map<PooledNode, Integer> matched(
+      PrefixIndex index,
+      Collection<PooledNode> nodes,
+      Map<PooledNode, String> engines,
+      long[] promptHashes) {
     Map<String, Integer> matched = index.match(promptHashes);
     Map<PooledNode, Integer> out = new LinkedHashMap<>();
     for (PooledNode node : nodes) {
@@ -136,17 +152,25 @@ final class KvEventFeeds implements AutoCloseable {
   }
 
   /** Batches refused before the index saw them: malformed, or naming another engine. */
-  long refusedBatches() {
+  @Override
+  public String source() {
+    return "http";
+  }
+
+  @Override
+  public long refusedBatches() {
     return refusedBatches.get();
   }
 
   /** Snapshots and batches refused because their {@code mac} was missing or wrong. */
-  long unauthenticated() {
+  @Override
+  public long unauthenticated() {
     return unauthenticated.get();
   }
 
   /** Times a node's snapshot or stream could not be read. */
-  long unreachable() {
+  @Override
+  public long unreachable() {
     return unreachable.get();
   }
 

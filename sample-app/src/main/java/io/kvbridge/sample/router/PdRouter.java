@@ -179,6 +179,15 @@ public final class PdRouter implements AutoCloseable {
     return CompletableFuture.allOf(probes.toArray(new CompletableFuture<?>[0]));
   }
 
+  /**
+   * Whether the router knows what every decode node's cache holds: it is not prefix-aware, or its
+   * index follows each node of the decode pool. (A prefill node of another block size than the
+   * decode nodes' is never indexed: its blocks are named by other hashes.)
+   */
+  public boolean followsEveryDecodeNode() {
+    return prefixRouting.map(p -> p.followsEvery(List.of(decode))).orElse(true);
+  }
+
   /** Whether each pool holds a healthy node. */
   public boolean hasNodes() {
     return prefill.anyHealthy() && decode.anyHealthy();
@@ -192,6 +201,11 @@ public final class PdRouter implements AutoCloseable {
   /** The decode nodes the router chooses from. */
   NodePool decodePool() {
     return decode;
+  }
+
+  /** What the router knows of its nodes' caches, when it is prefix-aware. */
+  Optional<PrefixRouting> prefixRouting() {
+    return prefixRouting;
   }
 
   /** Stops following the nodes' KV events, if the router does. */

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,7 +23,7 @@ import org.jspecify.annotations.Nullable;
 public final class PrefixRouting implements AutoCloseable {
 
   private final BlockHashes hashes;
-  private final KvEventFeeds feeds;
+  private final EventFeeds feeds;
   private final double decodeAloneShare;
   private final ScheduledExecutorService refresher;
 
@@ -33,7 +34,7 @@ public final class PrefixRouting implements AutoCloseable {
    */
   PrefixRouting(
       BlockHashes hashes,
-      KvEventFeeds feeds,
+      EventFeeds feeds,
       List<NodePool> pools,
       Duration refresh,
       double decodeAloneShare) {
@@ -91,16 +92,38 @@ public final class PrefixRouting implements AutoCloseable {
     return OptionalInt.of(Math.max(1, (int) Math.ceil(decodeAloneShare * promptBlocks - 1e-9)));
   }
 
+  /**
+   * Whether the index follows every node of {@code pools}: it knows each node's engine and holds a
+   * snapshot of it.
+   */
+  boolean followsEvery(List<NodePool> pools) {
+    for (NodePool pool : pools) {
+      for (PooledNode node : pool.nodes()) {
+        Optional<String> engine = feeds.engineOf(node);
+        if (engine.isEmpty() || feeds.index().needsSnapshot(engine.get())) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   /** The index and what its feeds refused, for the router's stats. */
   public IndexStats stats() {
     PrefixIndex.Stats index = feeds.index().stats();
     return new IndexStats(
-        index, feeds.refusedBatches(), feeds.unauthenticated(), feeds.unreachable());
+        feeds.source(),
+        index,
+        feeds.refusedBatches(),
+        feeds.unauthenticated(),
+        feeds.unreachable());
   }
 
   /**
    * The prefix index as the router's stats show it.
    *
+   * @param source where the index learns what the nodes hold: {@code http} (from each node) or the
+   *     NATS server's URL
    * @param index the index's own counts: blocks, engines, outcomes, snapshots applied
    * @param refusedBatches batches refused before the index saw them (malformed, another engine's)
    * @param unauthenticated snapshots and batches refused because their {@code mac} was missing or
@@ -108,7 +131,11 @@ public final class PrefixRouting implements AutoCloseable {
    * @param unreachable times a node's snapshot or stream could not be read
    */
   public record IndexStats(
-      PrefixIndex.Stats index, long refusedBatches, long unauthenticated, long unreachable) {}
+      String source,
+      PrefixIndex.Stats index,
+      long refusedBatches,
+      long unauthenticated,
+      long unreachable) {}
 
   @Override
   public void close() {

@@ -2,8 +2,10 @@ package io.kvbridge.sample.router;
 
 import io.kvbridge.discovery.etcd.EtcdDiscovery;
 import io.kvbridge.events.BlockHashes;
+import io.kvbridge.events.EventAuthenticator;
 import io.kvbridge.events.PrefixIndex;
 import io.kvbridge.sample.SampleProperties;
+import io.kvbridge.sample.broker.NatsEvents;
 import io.kvbridge.sample.engine.EngineShape;
 import io.kvbridge.sample.node.EventAuthentication;
 import io.kvbridge.sample.node.NodeKind;
@@ -70,13 +72,10 @@ public class RouterConfiguration {
           Optional.of(
               new PrefixRouting(
                   new BlockHashes(model, shape.tokensPerBlock()),
-                  new KvEventFeeds(
+                  feeds(
                       new PrefixIndex(model, shape.tokensPerBlock()),
+                      properties,
                       json,
-                      settings.connectTimeout(),
-                      // A node not reachable yet (this server before it has a port) is tried again
-                      // soon, whatever the health interval.
-                      Collections.min(List.of(settings.healthInterval(), FEED_RETRY)),
                       EventAuthentication.of(kvbridge)),
                   List.of(prefill, decode),
                   settings.healthInterval(),
@@ -89,6 +88,35 @@ public class RouterConfiguration {
         decode,
         new DropAfterPrefill(settings.dropAfterPrefill()),
         prefixRouting);
+  }
+
+  /**
+   * Where the router's index learns what the nodes hold: NATS when {@code
+   * kvbridge.sample.events.nats.url} is set, else each node over HTTP.
+   */
+  private static EventFeeds feeds(
+      PrefixIndex index,
+      SampleProperties properties,
+      JsonMapper json,
+      Optional<EventAuthenticator> auth) {
+    SampleProperties.Router settings = properties.router();
+    SampleProperties.Nats nats = properties.events().nats();
+    if (nats.enabled()) {
+      return new NatsEventFeeds(
+          index,
+          NatsEvents.connect(nats, "kvbridge router events"),
+          json,
+          settings.connectTimeout(),
+          auth);
+    }
+    return new KvEventFeeds(
+        index,
+        json,
+        settings.connectTimeout(),
+        // A node not reachable yet (this server before it has a port) is tried again soon,
+        // whatever the health interval.
+        Collections.min(List.of(settings.healthInterval(), FEED_RETRY)),
+        auth);
   }
 
   /**
