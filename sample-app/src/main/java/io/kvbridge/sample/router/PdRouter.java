@@ -90,6 +90,7 @@ public final class PdRouter implements AutoCloseable {
   private final AtomicLong prefixRouted = new AtomicLong();
   private final AtomicLong prefillPrefixRouted = new AtomicLong();
   private final AtomicLong decodedAlone = new AtomicLong();
+  private final DecisionTimes decisions = new DecisionTimes();
   private final ProbeOnDemand prefillProbe;
   private final ProbeOnDemand decodeProbe;
   private final AtomicLong requests = new AtomicLong();
@@ -214,6 +215,11 @@ public final class PdRouter implements AutoCloseable {
     prefixRouting.ifPresent(PrefixRouting::close);
   }
 
+  /** Hands the time of every decision from now on, in nanoseconds, to {@code meter}. */
+  void onDecision(java.util.function.LongConsumer meter) {
+    decisions.listener(meter);
+  }
+
   /** The router's fault injection, which the demo arms while it runs. */
   public DropAfterPrefill faults() {
     return drops;
@@ -231,6 +237,7 @@ public final class PdRouter implements AutoCloseable {
         prefixRouted.get(),
         prefillPrefixRouted.get(),
         decodedAlone.get(),
+        decisions.summary(),
         prefixRouting.map(PrefixRouting::stats),
         prefill.stats(),
         decode.stats());
@@ -265,12 +272,16 @@ public final class PdRouter implements AutoCloseable {
     private final ClientConnection client;
     // The hashes of the prompt's full blocks; none when the router is not prefix-aware.
     private final long[] promptHashes;
+    // Nanoseconds spent choosing nodes so far; recorded once the decode node is chosen.
+    private long deciding;
 
     Route(CompletionRequest request, ClientConnection client) {
       this.request = request;
       this.client = client;
+      long started = System.nanoTime();
       this.promptHashes =
           prefixRouting.map(p -> p.hashesOf(request.prompt())).orElseGet(() -> new long[0]);
+      deciding = System.nanoTime() - started;
     }
 
     CompletableFuture<CompletionResponse> start() {
@@ -284,13 +295,17 @@ public final class PdRouter implements AutoCloseable {
                 if (!decodeHealthy) {
                   throw new NoHealthyNodeException(decode, "no prefill node was called");
                 }
+                long started = System.nanoTime();
                 Optional<PooledNode> alone = decodeAlone();
                 if (alone.isPresent()) {
+                  decided(started);
                   decodedAlone.incrementAndGet();
                   prefixRouted.incrementAndGet();
                   return decode(alone.get(), request, null, null);
                 }
-                return acquire(prefill, prefillProbe, cachedOn(prefill), prefillPrefixRouted)
+                Map<PooledNode, Integer> cached = cachedOn(prefill);
+                deciding += System.nanoTime() - started;
+                return acquire(prefill, prefillProbe, cached, prefillPrefixRouted)
                     .thenCompose(
                         first ->
                             prefill(
@@ -318,6 +333,11 @@ public final class PdRouter implements AutoCloseable {
       return decode.acquireHolding(cachedOn(decode), needed.getAsInt());
     }
 
+    /** Adds the time since {@code started} to the decision's, and records the decision. */
+    private void decided(long started) {
+      decisions.record(deciding + System.nanoTime() - started);
+    }
+
     /** How many of the prompt's leading blocks each node of {@code pool} is known to hold. */
     private Map<PooledNode, Integer> cachedOn(NodePool pool) {
       return prefixRouting.map(p -> p.cachedBlocks(pool, promptHashes)).orElse(Map.of());
@@ -331,7 +351,9 @@ public final class PdRouter implements AutoCloseable {
      */
     private CompletableFuture<Optional<PooledNode>> acquire(
         NodePool pool, ProbeOnDemand probe, Map<PooledNode, Integer> cached, AtomicLong routed) {
+      long started = System.nanoTime();
       Optional<PooledNode> node = pool.acquire(Set.of(), cached);
+      deciding += System.nanoTime() - started;
       CompletableFuture<Optional<PooledNode>> chosen =
           node.isEmpty() && !pool.anyHealthy()
               ? probe.probeDownNodes().thenApply(probed -> pool.acquire(Set.of(), cached))
@@ -393,9 +415,13 @@ public final class PdRouter implements AutoCloseable {
         LOG.debug("{}", drop.getMessage());
         throw drop;
       }
-      return acquire(decode, decodeProbe, cachedOn(decode), prefixRouted)
+      long started = System.nanoTime();
+      Map<PooledNode, Integer> cached = cachedOn(decode);
+      deciding += System.nanoTime() - started;
+      return acquire(decode, decodeProbe, cached, prefixRouted)
           .thenCompose(
               node -> {
+                decisions.record(deciding);
                 if (node.isEmpty()) {
                   NoHealthyNodeException none =
                       new NoHealthyNodeException(

@@ -4,11 +4,15 @@ import io.kvbridge.events.PrefixIndex;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 /**
- * The router's prefix index as meters, when the router is prefix-aware:
+ * How long the router takes to choose each request's nodes, {@code kvbridge.router.decision} (the
+ * prompt's hashes, the prefix index, the load; not the calls), and its prefix index as meters, when
+ * the router is prefix-aware:
  *
  * <ul>
  *   <li>{@code kvbridge.router.prefix.index.blocks} and {@code .engines}: what the index holds;
@@ -26,6 +30,13 @@ public final class PrefixIndexMetrics {
 
   /** Registers the meters of {@code router}'s prefix index in {@code registry}, if it keeps one. */
   void register(PdRouter router, MeterRegistry registry) {
+    Timer decisions =
+        Timer.builder("kvbridge.router.decision")
+            .description(
+                "Time the router took to choose a request's nodes: prompt hashes, prefix index, load")
+            .publishPercentileHistogram()
+            .register(registry);
+    router.onDecision(nanos -> decisions.record(nanos, TimeUnit.NANOSECONDS));
     if (router.stats().prefixIndex().isEmpty()) {
       return;
     }

@@ -20,6 +20,8 @@ import java.util.Optional;
  * @param decodedAlone requests sent straight to a decode node that held enough of the prompt to
  *     serve it alone ({@code kvbridge.sample.router.decode-alone-share}): no prefill node was
  *     called and no lease granted
+ * @param decisions how long the router took to choose the nodes of each request (the prompt's
+ *     hashes, the prefix index, the load), over its last decisions
  * @param prefixIndex the prefix index the router keeps from its nodes' KV events, when it is
  *     prefix-aware ({@code kvbridge.sample.router.prefix-aware})
  * @param prefill each prefill node: health and calls
@@ -35,6 +37,7 @@ public record RouterStats(
     long prefixRouted,
     long prefillPrefixRouted,
     long decodedAlone,
+    DecisionTimes.Summary decisions,
     Optional<PrefixRouting.IndexStats> prefixIndex,
     List<NodeStats> prefill,
     List<NodeStats> decode) {

@@ -129,6 +129,8 @@ class PoolRoutingTest {
     assertThat(stats.prefixRouted()).isEqualTo(4);
     assertThat(stats.prefillPrefixRouted()).isEqualTo(4);
     assertThat(stats.decodedAlone()).isZero();
+    assertThat(stats.decisions().count()).isEqualTo(5);
+    assertThat(stats.decisions().maxMicros()).isPositive();
   }
 
   @Test
