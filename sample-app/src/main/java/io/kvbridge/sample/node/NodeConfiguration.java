@@ -71,6 +71,12 @@ public class NodeConfiguration {
     events.forEach(KvEventsController::closeStreams);
   }
 
+  /** Each node's engine counters on the {@code info} endpoint. */
+  @Bean
+  public NodeInfoContributor nodeInfoContributor(ObjectProvider<Node> nodes) {
+    return new NodeInfoContributor(nodes.orderedStream().toList());
+  }
+
   /**
    * Publishes every node's KV events to NATS JetStream as well ({@link NatsEventPublisher}), when
    * {@code kvbridge.sample.events.nats.url} is set; closing it deletes each node's snapshot there,

@@ -106,6 +106,14 @@ class KvEventsOverHttpTest {
                 .count())
         .isPositive();
     assertThat(meters.get("kvbridge.router.prefix.routed").functionCounter().count()).isPositive();
+    // Each node's engine counters on the info endpoint.
+    @SuppressWarnings("unchecked")
+    Map<String, Map<String, Object>> engines =
+        (Map<String, Map<String, Object>>) api.get("/actuator/info").json().get("kvbridgeNodes");
+    assertThat(engines.get("decode")).containsEntry("engineId", "events-test-decode");
+    assertThat(((Number) engines.get("decode").get("completed")).longValue())
+        .isGreaterThanOrEqualTo(2);
+    assertThat(((Number) engines.get("prefill").get("computedTokens")).longValue()).isPositive();
     // The same index on the kvbridge endpoint, which the dashboard's panel reads.
     @SuppressWarnings("unchecked")
     Map<String, Object> index =
