@@ -46,8 +46,9 @@ import tools.jackson.databind.json.JsonMapper;
  * of the node once ({@code <base>/kv/events/snapshot}). A snapshot is applied when it is ahead of
  * what the index holds ({@link PrefixIndex#isNewer}). A batch the index refuses for a gap, or that
  * finds its engine not synced, makes the router ask the engine for a fresh snapshot (at most once a
- * second per engine); the engine puts one at once. Batches of an engine's earlier incarnation,
- * which the stream may still keep after a restart, are skipped.
+ * second per engine, and again at each {@link #follow} while it has none); the engine puts one at
+ * once. Batches of an engine's earlier incarnation, which the stream may still keep after a
+ * restart, are skipped.
  *
  * <p>A malformed batch or snapshot is refused and counted; with a secret, so is one whose {@code
  * mac} is missing or wrong. The connection reconnects by itself; the stream's ordered consumer
@@ -206,7 +207,12 @@ final class NatsEventFeeds implements EventFeeds {
       }
     }
     for (PooledNode node : nodes) {
-      if (engines.containsKey(node)) {
+      String known = engines.get(node);
+      if (known != null) {
+        // A gap found when the engine was asked a moment before: ask again, once a second at most.
+        if (index.needsSnapshot(known)) {
+          askForSnapshot(known);
+        }
         continue;
       }
       Optional<String> engine = askEngineOf(node);
