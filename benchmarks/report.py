@@ -91,6 +91,10 @@ TTFT_EXPOSED_GOAL = 1.2  # streamed: (TTFT − prefill) p50 ÷ one layer's trans
 TTFT_EXPOSED_MIN_TOKENS = "4096"  # the exposed-transfer goal covers prompts at least this long
 TTFT_SHORT_GOAL = 1.05  # TTFT p50 with the default threshold ÷ the whole-request path's, at most
 TTFT_SHORT_TOKENS = "128"  # the prompt length of that goal
+ROUTING_SHARE_GOAL = 0.95  # prompt tokens from D's cache ÷ what an oracle of every cache could serve
+ROUTING_DECISION_GOAL_NS = 1e6  # the router's decision p99, at most
+ROUTING_DECISION_BLOCKS = 100000  # with at least this many blocks indexed
+ROUTING_RECOVERY_GOAL_NS = 2e9  # an index that agrees with the engines again after a restart
 GPU_SMALLEST = "64KiB"  # smallest request of the GPU check
 GPU_LARGEST = "256MiB"  # largest request of the GPU check
 GOAL_CONSTANTS = (
@@ -127,6 +131,10 @@ GOAL_CONSTANTS = (
     "TTFT_EXPOSED_MIN_TOKENS",
     "TTFT_SHORT_GOAL",
     "TTFT_SHORT_TOKENS",
+    "ROUTING_SHARE_GOAL",
+    "ROUTING_DECISION_GOAL_NS",
+    "ROUTING_DECISION_BLOCKS",
+    "ROUTING_RECOVERY_GOAL_NS",
 )
 
 
@@ -202,6 +210,7 @@ class Results:
         }
         self.gpu = read_json(os.path.join(directory, "gpu-compare.json"))
         self.request_path = read_json(os.path.join(directory, "request-path.json"))
+        self.multi_turn = read_json(os.path.join(directory, "multi-turn.json"))
 
     def get(self, name, **params):
         return self.by_key.get((name, tuple(sorted((k, str(v)) for k, v in params.items()))))
@@ -1590,6 +1599,7 @@ def all_goals(res):
         + request_path_goals(res)
         + pd_path_goals(res)
         + ttft_goals(res)
+        + routing_goals(res)
     )
     families = {g.family for g in goals}
     expected = [
@@ -1620,6 +1630,10 @@ def all_goals(res):
         (f"ttft-{kind}-{connector}", text(connector), NOT_MEASURED)
         for connector in ["fake", "nixl"]
         for kind, text in TTFT_GOAL_TEXTS
+    ] + [
+        ("routing-share", routing_share_goal_text(), NOT_MEASURED),
+        ("routing-decision", routing_decision_goal_text(), NOT_MEASURED),
+        ("routing-recovery", routing_recovery_goal_text(), NOT_MEASURED),
     ]
     for family, text, why in expected:
         if family not in families:
@@ -2627,6 +2641,226 @@ def section_ttft(res):
     return "\n".join(lines).rstrip()
 
 
+# ---- cache-aware routing -----------------------------------------------------------------------
+
+ROUTING_POLICIES = [("load", "load only (today's policy)"), ("cache", "cache-aware")]
+ROUTING_RESTARTS = [
+    ("decode_restart_ms", "a decode node killed and restarted (empty cache, new incarnation)"),
+    ("router_restart_ms", "the router killed and restarted"),
+    ("broker_restart_ms", "the NATS server killed and restarted, with requests while it was down"),
+]
+
+
+def routing_share_goal_text():
+    return (
+        "cache-aware routing, multi-turn conversations on separate processes: prompt tokens served"
+        f" from the decode node's cache ≥ {fmt_limit_pct(ROUTING_SHARE_GOAL)} of what an oracle that"
+        " knows every decode node's cache could have served"
+    )
+
+
+def routing_decision_goal_text():
+    return (
+        f"the router's decision (prompt hashes, prefix index, load) p99 ≤"
+        f" {fmt_limit_ns(ROUTING_DECISION_GOAL_NS)} with at least {fmt_size(ROUTING_DECISION_BLOCKS)}"
+        " blocks indexed"
+    )
+
+
+def routing_recovery_goal_text():
+    return (
+        "after a decode node, the router or the NATS server is killed and restarted, the router's"
+        f" index agrees with the engines' caches again within {fmt_limit_ns(ROUTING_RECOVERY_GOAL_NS)},"
+        " and no call goes to the killed decode node once the router marked it down"
+    )
+
+
+def routing_policy(res, name):
+    doc = res.multi_turn
+    return doc.get("policies", {}).get(name) if doc else None
+
+
+def routing_share(p):
+    return p["cached_tokens"] / p["oracle_tokens"] if p and p.get("oracle_tokens") else None
+
+
+def routing_goals(res):
+    cache, load = routing_policy(res, "cache"), routing_policy(res, "load")
+    if not cache:
+        return []
+    goals = []
+    share = routing_share(cache)
+    if share is not None:
+        load_share = routing_share(load)
+        goals.append(
+            Goal(
+                "routing-share",
+                routing_share_goal_text(),
+                f"{fmt_pct(share)} ({fmt_size(cache['cached_tokens'])} of"
+                f" {fmt_size(cache['oracle_tokens'])} tokens); load only: "
+                + (fmt_pct(load_share) if load_share is not None else "—"),
+                share >= ROUTING_SHARE_GOAL,
+                badness=ROUTING_SHARE_GOAL / max(share, 1e-9),
+                profile=[
+                    f"Requests by where D's KV came from: {routing_sources(cache)}.",
+                ],
+            )
+        )
+    decisions = cache.get("decisions") or {}
+    blocks = cache.get("index_blocks")
+    if decisions.get("count") and blocks is not None:
+        p99 = decisions["p99Micros"] * 1e3
+        enough = blocks >= ROUTING_DECISION_BLOCKS
+        goals.append(
+            Goal(
+                "routing-decision",
+                routing_decision_goal_text(),
+                f"p99 {fmt_ns(p99)} (p50 {fmt_ns(decisions['p50Micros'] * 1e3)}, max"
+                f" {fmt_ns(decisions['maxMicros'] * 1e3)}) over the last"
+                f" {fmt_size(min(decisions['count'], 8192))} decisions, {fmt_size(blocks)} blocks"
+                " indexed",
+                p99 <= ROUTING_DECISION_GOAL_NS and enough,
+                badness=p99 / ROUTING_DECISION_GOAL_NS,
+                profile=[
+                    f"The index held {fmt_size(blocks)} blocks"
+                    + ("" if enough else f", fewer than the goal's {fmt_size(ROUTING_DECISION_BLOCKS)}")
+                    + "."
+                ],
+            )
+        )
+    recovery = res.multi_turn.get("recovery") or {}
+    times = [recovery[k] for k, _ in ROUTING_RESTARTS if recovery.get(k) is not None]
+    if len(times) == len(ROUTING_RESTARTS):
+        worst = max(times) * 1e6
+        calls = recovery.get("calls_to_killed_decode_after_marked_down")
+        goals.append(
+            Goal(
+                "routing-recovery",
+                routing_recovery_goal_text(),
+                ", ".join(
+                    f"{label.split(' killed')[0]} {fmt_ns(recovery[k] * 1e6)}"
+                    for k, label in ROUTING_RESTARTS
+                )
+                + f"; calls to the killed decode node after it was marked down: {calls}",
+                worst <= ROUTING_RECOVERY_GOAL_NS and calls == 0,
+                badness=worst / ROUTING_RECOVERY_GOAL_NS,
+                profile=[
+                    "Each time runs from the restarted process answering (the NATS server"
+                    " listening) to the router's index holding as many blocks of as many engines"
+                    " as the engines' own snapshots."
+                ],
+            )
+        )
+    return goals
+
+
+def routing_ratio(cache, load, key):
+    """Cache-aware ÷ load only, for {@code key}."""
+    return cache[key] / load[key] if load.get(key) else None
+
+
+def routing_sources(p):
+    sources = p.get("kv_sources") or {}
+    return ", ".join(f"{k} {fmt_size(v)}" for k, v in sorted(sources.items())) or "—"
+
+
+def section_routing(res):
+    lines = ["## Cache-aware routing: multi-turn conversations", ""]
+    doc = res.multi_turn
+    cache, load = routing_policy(res, "cache"), routing_policy(res, "load")
+    if not cache or not load:
+        lines.append(
+            "> **Placeholder — not measured in this run.** `benchmarks/multi-turn.sh` left no"
+            " `multi-turn.json`."
+        )
+        return "\n".join(lines)
+    st = doc["settings"]
+    lines += [
+        f"`benchmarks/multi-turn.sh` (`io.kvbridge.benchmarks.routing.MultiTurnRun`) starts the sample"
+        f" app as {fmt_size(st['prefillNodes'])} prefill and {fmt_size(st['decodeNodes'])} decode"
+        " nodes and a router, each a JVM of its own (fake connector over a shared directory), and"
+        f" sends {fmt_size(st['conversations'])} conversations of {fmt_size(st['turns'])} turns,"
+        f" {fmt_size(st['concurrency'])} at a time. They share {fmt_size(st['systemPrompts'])} system"
+        f" prompts of {fmt_size(st['systemBytes'])} tokens; each turn adds"
+        f" {fmt_size(st['userBytes'])} tokens of user text to the previous turn's prompt and answer."
+        " Each request asks for one token: its latency is its time to first token. Each policy runs"
+        f" on a fresh fleet whose engines keep up to {fmt_size(st['cacheBlocks'])} blocks of"
+        f" {fmt_size(st['tokensPerBlock'])} tokens in their prefix caches, filled first with"
+        f" {fmt_size(st['fillers'])} other prompts of {fmt_size(st['fillerBytes'])} tokens. The"
+        " oracle follows every decode node's own KV events and, as each request is sent, counts the"
+        " most of its leading full blocks any decode node holds; D's cache hits count in full blocks"
+        " too. Moved and computed tokens are the engines' own counters over the workload.",
+        "",
+    ]
+    rows = []
+    for name, label in ROUTING_POLICIES:
+        p = routing_policy(res, name)
+        d = p.get("decisions") or {}
+        rows.append(
+            [
+                label,
+                fmt_size(p["requests"]),
+                f"{fmt_ns(p['ttft_p50_ms'] * 1e6)} / {fmt_ns(p['ttft_p90_ms'] * 1e6)}",
+                fmt_size(p["cached_tokens"]),
+                fmt_size(p["oracle_tokens"]),
+                fmt_pct(routing_share(p)),
+                fmt_size(p["moved_tokens"]),
+                f"{fmt_size(p['computed_tokens_prefill'])} / {fmt_size(p['computed_tokens_decode'])}",
+                fmt_size(p.get("decoded_alone") or 0),
+                f"{fmt_ns(d.get('p50Micros', 0) * 1e3)} / {fmt_ns(d.get('p99Micros', 0) * 1e3)}",
+                fmt_size(p["index_blocks"]) if p.get("index_blocks") is not None else "—",
+            ]
+        )
+    lines += [
+        table(
+            [
+                "policy",
+                "requests",
+                "TTFT p50 / p90",
+                "prompt tokens from D's cache",
+                "oracle's",
+                "share of the oracle's",
+                "tokens moved P → D",
+                "tokens computed on P / D",
+                "served by D alone",
+                "decision p50 / p99",
+                "blocks indexed",
+            ],
+            rows,
+        ),
+        "",
+        "Cache-aware ÷ load only: tokens moved "
+        + fmt_ratio(routing_ratio(cache, load, "moved_tokens"))
+        + ", tokens computed "
+        + fmt_ratio(routing_ratio(cache, load, "computed_tokens"))
+        + ", TTFT p50 "
+        + fmt_ratio(routing_ratio(cache, load, "ttft_p50_ms"))
+        + ", TTFT p90 "
+        + fmt_ratio(routing_ratio(cache, load, "ttft_p90_ms"))
+        + ".",
+    ]
+    recovery = doc.get("recovery") or {}
+    if recovery:
+        rows = [
+            [label, fmt_ns(recovery[k] * 1e6) if recovery.get(k) is not None else "—"]
+            for k, label in ROUTING_RESTARTS
+        ]
+        lines += [
+            "",
+            "Recovery, on the cache-aware fleet after its workload (events through NATS JetStream):"
+            " the time from the restarted process answering to the router's index agreeing with"
+            " every engine's own snapshot (as many blocks, as many engines).",
+            "",
+            table(["restart", "index agrees after"], rows),
+            "",
+            "Calls the router made to the killed decode node after it marked it down (requests sent"
+            " while it was gone): "
+            + str(recovery.get("calls_to_killed_decode_after_marked_down", "—"))
+            + ".",
+        ]
+    return "\n".join(lines)
+
+
 # ---- findings ----------------------------------------------------------------------------------
 
 # A figure: a number standing on its own, not a digit inside a name such as CRC32C, CRC-32C or e2e.
@@ -2781,6 +3015,8 @@ def render(results, findings_path):
         section_ttft(res),
         "",
         section_request_path(res),
+        "",
+        section_routing(res),
         "",
         section_missed(res, goals, findings),
         "",

@@ -14,7 +14,8 @@
 # run NIXL's Python binding for the NIXL comparison when the NIXL benchmark exists; profile with JFR
 # the worst case of every missed goal; time to first token, streamed against whole-request
 # (io.kvbridge.benchmarks.ttft.TtftRun, to ttft.jsonl); run the request path under load against an older build
-# (benchmarks/request-path.sh); write BENCHMARKS.md with benchmarks/report.py (python3
+# (benchmarks/request-path.sh); run multi-turn conversations through a fleet under load-only and
+# cache-aware routing, with restarts (benchmarks/multi-turn.sh, to multi-turn.json); write BENCHMARKS.md with benchmarks/report.py (python3
 # standard library only) from those results alone: every figure in it comes from this run.
 #
 # Environment: JMH_OPTS replaces the JMH iteration settings; JMH_INCLUDE replaces the benchmark
@@ -236,6 +237,12 @@ if [ -z "${JMH_INCLUDE:-}" ]; then
   log "running the request path under load, this build against an older one"
   # shellcheck disable=SC2046
   benchmarks/request-path.sh "$out" $([ "${1:-}" = "--quick" ] && echo --quick)
+fi
+
+if [ -z "${JMH_INCLUDE:-}" ]; then
+  log "running multi-turn conversations through a fleet, load-only and cache-aware routing"
+  benchmarks/multi-turn.sh "$out" $([ "${1:-}" = "--quick" ] && echo --quick) \
+    2>>"$out/multi-turn.log" || log "the multi-turn run failed; see $out/multi-turn.log"
 fi
 
 if [ -z "$nixl_status" ] && [ -z "${JMH_INCLUDE:-}" ]; then

@@ -363,6 +363,51 @@ def profile(benchmark, params, frames):
     }
 
 
+def multi_turn_results():
+    """A multi-turn routing run: the cache-aware share far above its goal, the decision far below
+    its limit, and the broker's recovery far above its limit."""
+
+    def policy(cached, oracle, moved, computed, p50, p90, alone, blocks):
+        return {
+            "requests": 1000,
+            "elapsed_s": 61.5,
+            "ttft_p50_ms": p50,
+            "ttft_p90_ms": p90,
+            "prompt_tokens": 1700000,
+            "oracle_tokens": oracle,
+            "cached_tokens": cached,
+            "kv_sources": {"COMPUTED": alone, "LOADED": 1000 - alone},
+            "moved_tokens": moved,
+            "computed_tokens": computed,
+            "computed_tokens_prefill": computed - 20000,
+            "computed_tokens_decode": 20000,
+            "decisions": {"count": 1200, "p50Micros": 45.0, "p99Micros": 200.0, "maxMicros": 900.0},
+            "decoded_alone": alone,
+            "prefix_routed": alone + 100,
+            "prefill_prefix_routed": 300,
+            "index_blocks": blocks,
+        }
+
+    return {
+        "settings": {
+            "prefillNodes": 2, "decodeNodes": 4, "conversations": 200, "turns": 5,
+            "concurrency": 16, "systemPrompts": 8, "systemBytes": 1024, "userBytes": 200,
+            "fillers": 104, "fillerBytes": 7936, "cacheBlocks": 20000, "blockCount": 32768,
+            "tokensPerBlock": 16, "seed": 42,
+        },
+        "policies": {
+            "load": policy(300000, 1000000, 900000, 600000, 40.0, 90.0, 0, None),
+            "cache": policy(2000000, 1000000, 200000, 300000, 20.0, 35.0, 700, 300000),
+        },
+        "recovery": {
+            "calls_to_killed_decode_after_marked_down": 0,
+            "decode_restart_ms": 120.0,
+            "router_restart_ms": 300.0,
+            "broker_restart_ms": 9000.0,
+        },
+    }
+
+
 def ttft_row(connector, mode, tokens, ttft, prefill, transfer, streamed):
     """One mode and prompt length of the time-to-first-token run: four requests alike but for a
     spread, D seeing P's ACK a tenth of the exposed time before its step."""
@@ -427,6 +472,7 @@ def write_results(directory):
         f.writelines(json.dumps(r) + "\n" for r in real_size_staged())
     put("jmh-peers.json", many_peers_results())
     put("request-path.json", request_path_results())
+    put("multi-turn.json", multi_turn_results())
     put(
         "gpu-compare.json",
         {
@@ -658,6 +704,7 @@ class ReportTest(unittest.TestCase):
             "## End to end: the sample app's P/D path",
             "## Time to first token: streaming layer by layer",
             "## The request path under load: this build against an older one",
+            "## Cache-aware routing: multi-turn conversations",
             "## Missed goals: profiles and fixes",
             "## Notes",
         ]:
@@ -931,6 +978,36 @@ class ReportTest(unittest.TestCase):
         goals = {g.family: g for g in report.all_goals(report.Results(self.results))}
 
         self.assertEqual(goals["ttft-exposed-fake"].measured, report.NOT_MEASURED)
+
+    def test_the_routing_goals_are_the_cache_aware_runs_share_decision_time_and_recoveries(self):
+        goals = {g.family: g for g in report.all_goals(report.Results(self.results))}
+
+        self.assertTrue(goals["routing-share"].ok)
+        self.assertIn("200%", goals["routing-share"].measured)
+        self.assertIn("load only: 30%", goals["routing-share"].measured)
+        self.assertTrue(goals["routing-decision"].ok)
+        self.assertIn("p99 200.0 µs", goals["routing-decision"].measured)
+        self.assertFalse(goals["routing-recovery"].ok)
+        self.assertIn("the NATS server 9.00 s", goals["routing-recovery"].measured)
+
+    def test_a_routing_run_with_too_few_blocks_indexed_misses_the_decision_goal(self):
+        path = os.path.join(self.results, "multi-turn.json")
+        doc = multi_turn_results()
+        doc["policies"]["cache"]["index_blocks"] = 5000
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+        goals = {g.family: g for g in report.all_goals(report.Results(self.results))}
+
+        self.assertFalse(goals["routing-decision"].ok)
+        self.assertIn("fewer than the goal's 100,000", goals["routing-decision"].profile[0])
+
+    def test_the_routing_section_compares_both_policies_and_the_restarts(self):
+        text = self.render()
+
+        self.assertIn("| cache-aware | 1,000 | 20.0 ms / 35.0 ms |", text)
+        self.assertIn("tokens moved 0.22×", text)
+        self.assertIn("| the router killed and restarted | 300.0 ms |", text)
 
     def test_without_results_every_section_says_it_was_not_measured(self):
         empty = os.path.join(self.tmp.name, "empty")
