@@ -2761,7 +2761,14 @@ def routing_ratio(cache, load, key):
 
 def routing_sources(p):
     sources = p.get("kv_sources") or {}
-    return ", ".join(f"{k} {fmt_size(v)}" for k, v in sorted(sources.items())) or "—"
+    ttft = p.get("ttft_p50_ms_by_source") or {}
+    return (
+        ", ".join(
+            f"{k} {fmt_size(v)}" + (f" (TTFT p50 {fmt_ns(ttft[k] * 1e6)})" if k in ttft else "")
+            for k, v in sorted(sources.items())
+        )
+        or "—"
+    )
 
 
 def section_routing(res):
@@ -2828,6 +2835,14 @@ def section_routing(res):
             ],
             rows,
         ),
+        "",
+        "Requests by where the decode node's KV came from (`COMPUTED`: served by the decode node"
+        " alone; `LOADED`: loaded from a prefill node; `CACHED`: all in its cache, the lease"
+        " released): load only "
+        + routing_sources(load)
+        + "; cache-aware "
+        + routing_sources(cache)
+        + ".",
         "",
         "Cache-aware ÷ load only: tokens moved "
         + fmt_ratio(routing_ratio(cache, load, "moved_tokens"))

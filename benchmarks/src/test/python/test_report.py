@@ -377,6 +377,7 @@ def multi_turn_results():
             "oracle_tokens": oracle,
             "cached_tokens": cached,
             "kv_sources": {"COMPUTED": alone, "LOADED": 1000 - alone},
+            "ttft_p50_ms_by_source": {"COMPUTED": p50 * 0.5, "LOADED": p50 * 1.5},
             "moved_tokens": moved,
             "computed_tokens": computed,
             "computed_tokens_prefill": computed - 20000,

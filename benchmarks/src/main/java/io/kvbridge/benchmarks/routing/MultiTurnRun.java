@@ -323,6 +323,18 @@ public final class MultiTurnRun {
     Map<String, Long> sources = new LinkedHashMap<>();
     samples.forEach(s -> sources.merge(s.source(), 1L, Long::sum));
     f.put("kv_sources", sources);
+    // Where D's KV came from decides the path: COMPUTED is a request D served alone.
+    Map<String, Double> bySource = new LinkedHashMap<>();
+    for (String source : sources.keySet()) {
+      List<Long> of =
+          samples.stream()
+              .filter(s -> s.source().equals(source))
+              .map(Sample::nanos)
+              .sorted()
+              .toList();
+      bySource.put(source, nearestRank(of, 0.5) / 1e6);
+    }
+    f.put("ttft_p50_ms_by_source", bySource);
     f.put("moved_tokens", delta(before, after, "loadedTokens", null));
     f.put("computed_tokens", delta(before, after, "computedTokens", null));
     f.put("computed_tokens_prefill", delta(before, after, "computedTokens", "prefill"));

@@ -3,14 +3,12 @@ package io.kvbridge.sample.router;
 import io.kvbridge.events.CacheSnapshot;
 import io.kvbridge.events.EventAuthenticator;
 import io.kvbridge.events.KvEventBatch;
-import io.kvbridge.events.MalformedEventException;
 import io.kvbridge.events.PrefixIndex;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -23,10 +21,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -48,15 +44,10 @@ final class KvEventFeeds implements EventFeeds {
   private static final Logger LOG = LoggerFactory.getLogger(KvEventFeeds.class);
 
   private final PrefixIndex index;
-  private final JsonMapper json;
-  private final HttpClient http;
+  private final EventIntake intake;
   private final Duration retry;
   private final Map<PooledNode, Feed> feeds = new HashMap<>();
   private final Map<PooledNode, String> engines = new ConcurrentHashMap<>();
-  private final AtomicLong refusedBatches = new AtomicLong();
-  private final AtomicLong unreachable = new AtomicLong();
-  private final AtomicLong unauthenticated = new AtomicLong();
-  private final Optional<EventAuthenticator> auth;
   private boolean closed;
 
   /**
@@ -70,15 +61,9 @@ final class KvEventFeeds implements EventFeeds {
       Duration connectTimeout,
       Duration retry,
       Optional<EventAuthenticator> auth) {
-    this.auth = auth;
     this.index = index;
-    this.json = json;
+    this.intake = new EventIntake(json, auth, connectTimeout);
     this.retry = retry;
-    this.http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(connectTimeout)
-            .build();
   }
 
   /** The index the feeds keep. */
@@ -151,7 +136,6 @@ final class KvEventFeeds implements EventFeeds {
     return out;
   }
 
-  /** Batches refused before the index saw them: malformed, or naming another engine. */
   @Override
   public String source() {
     return "http";
@@ -159,19 +143,17 @@ final class KvEventFeeds implements EventFeeds {
 
   @Override
   public long refusedBatches() {
-    return refusedBatches.get();
+    return intake.refusedCount();
   }
 
-  /** Snapshots and batches refused because their {@code mac} was missing or wrong. */
   @Override
   public long unauthenticated() {
-    return unauthenticated.get();
+    return intake.unauthenticatedCount();
   }
 
-  /** Times a node's snapshot or stream could not be read. */
   @Override
   public long unreachable() {
-    return unreachable.get();
+    return intake.unreachableCount();
   }
 
   @Override
@@ -218,8 +200,8 @@ final class KvEventFeeds implements EventFeeds {
           if (!running) {
             return;
           }
-          if (!(e instanceof UnauthenticatedException)) {
-            unreachable.incrementAndGet();
+          if (!(e instanceof RefusedSnapshotException)) {
+            intake.unreachable();
           }
           LOG.debug("KV events of {}: {}; trying again in {}", node.name(), e.getMessage(), retry);
           pause();
@@ -232,28 +214,10 @@ final class KvEventFeeds implements EventFeeds {
 
     /** Reads the node's snapshot into the index; the last batch it includes. */
     private long resync() throws IOException, InterruptedException {
-      HttpResponse<byte[]> response =
-          http.send(
-              HttpRequest.newBuilder(node.kvSnapshotUrl())
-                  .timeout(retry.multipliedBy(10))
-                  .GET()
-                  .build(),
-              HttpResponse.BodyHandlers.ofByteArray());
-      if (response.statusCode() != 200) {
-        throw new IOException("snapshot answered " + response.statusCode());
-      }
-      @SuppressWarnings("unchecked")
-      Map<String, Object> map = json.readValue(response.body(), Map.class);
-      CacheSnapshot snapshot = CacheSnapshot.fromMap(map);
-      if (auth.isPresent() && !auth.get().verify(snapshot, map)) {
-        unauthenticated.incrementAndGet();
-        LOG.warn(
-            "refused the KV event snapshot of {}: its mac is {}; is kvbridge.handshake.secret the"
-                + " same on the node and the router?",
-            node.name(),
-            map.containsKey(EventAuthenticator.FIELD) ? "wrong" : "missing");
-        throw new UnauthenticatedException("the snapshot's mac is missing or wrong");
-      }
+      CacheSnapshot snapshot =
+          intake
+              .snapshot(intake.get(node.kvSnapshotUrl(), retry.multipliedBy(10)), node.name())
+              .orElseThrow(() -> new RefusedSnapshotException("the snapshot was refused"));
       synchronized (KvEventFeeds.this) {
         if (!running) {
           return snapshot.sequence();
@@ -275,9 +239,11 @@ final class KvEventFeeds implements EventFeeds {
     private void follow(long after) throws IOException, InterruptedException {
       URI url = URI.create(node.kvEventsUrl() + "?after=" + after);
       HttpResponse<InputStream> response =
-          http.send(
-              HttpRequest.newBuilder(url).header("Accept", "text/event-stream").GET().build(),
-              HttpResponse.BodyHandlers.ofInputStream());
+          intake
+              .http()
+              .send(
+                  HttpRequest.newBuilder(url).header("Accept", "text/event-stream").GET().build(),
+                  HttpResponse.BodyHandlers.ofInputStream());
       try (InputStream body = response.body()) {
         open = body;
         if (response.statusCode() != 200) {
@@ -313,37 +279,15 @@ final class KvEventFeeds implements EventFeeds {
       if (!event.equals("batch") || data.isEmpty()) {
         return true;
       }
-      KvEventBatch batch;
-      Map<String, Object> map;
-      try {
-        @SuppressWarnings("unchecked")
-        Map<String, Object> read = json.readValue(data, Map.class);
-        map = read;
-        batch = KvEventBatch.fromMap(map);
-      } catch (JacksonException | MalformedEventException | IllegalArgumentException e) {
-        refusedBatches.incrementAndGet();
-        LOG.warn("refused a KV event batch of {}: {}", node.name(), e.getMessage());
+      Optional<KvEventBatch> batch =
+          intake.batch(
+              data.getBytes(StandardCharsets.UTF_8),
+              Optional.ofNullable(engines.get(node)),
+              node.name());
+      if (batch.isEmpty()) {
         return true;
       }
-      if (auth.isPresent() && !auth.get().verify(batch, map)) {
-        unauthenticated.incrementAndGet();
-        LOG.warn(
-            "refused KV event batch {} of {}: its mac is {}",
-            batch.sequence(),
-            node.name(),
-            map.containsKey(EventAuthenticator.FIELD) ? "wrong" : "missing");
-        return true;
-      }
-      if (!batch.engineId().equals(engines.get(node))) {
-        refusedBatches.incrementAndGet();
-        LOG.warn(
-            "refused a KV event batch of {}: it names engine {}, the node runs {}",
-            node.name(),
-            batch.engineId(),
-            engines.get(node));
-        return true;
-      }
-      PrefixIndex.Outcome outcome = index.apply(batch);
+      PrefixIndex.Outcome outcome = index.apply(batch.get());
       return outcome == PrefixIndex.Outcome.APPLIED || outcome == PrefixIndex.Outcome.REPEATED;
     }
 
@@ -357,11 +301,11 @@ final class KvEventFeeds implements EventFeeds {
     }
   }
 
-  /** A snapshot refused for its {@code mac}: counted as unauthenticated, not as unreachable. */
-  private static final class UnauthenticatedException extends IOException {
+  /** A snapshot refused (and counted) as malformed or unauthenticated, not as unreachable. */
+  private static final class RefusedSnapshotException extends IOException {
     private static final long serialVersionUID = 1L;
 
-    UnauthenticatedException(String message) {
+    RefusedSnapshotException(String message) {
       super(message);
     }
   }

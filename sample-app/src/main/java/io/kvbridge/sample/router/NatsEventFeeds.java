@@ -3,7 +3,6 @@ package io.kvbridge.sample.router;
 import io.kvbridge.events.CacheSnapshot;
 import io.kvbridge.events.EventAuthenticator;
 import io.kvbridge.events.KvEventBatch;
-import io.kvbridge.events.MalformedEventException;
 import io.kvbridge.events.PrefixIndex;
 import io.kvbridge.sample.broker.NatsEvents;
 import io.nats.client.Dispatcher;
@@ -16,9 +15,6 @@ import io.nats.client.api.KeyValueOperation;
 import io.nats.client.api.KeyValueWatcher;
 import io.nats.client.impl.NatsKeyValueWatchSubscription;
 import java.io.IOException;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashSet;
@@ -29,10 +25,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -65,16 +59,11 @@ final class NatsEventFeeds implements EventFeeds {
 
   private final PrefixIndex index;
   private final NatsEvents nats;
-  private final JsonMapper json;
-  private final Optional<EventAuthenticator> auth;
-  private final HttpClient http;
+  private final EventIntake intake;
   private final Duration timeout;
   private final Map<PooledNode, String> engines = new ConcurrentHashMap<>();
   private final Map<String, CacheSnapshot> latest = new ConcurrentHashMap<>();
   private final Map<String, Long> resyncAsked = new ConcurrentHashMap<>();
-  private final AtomicLong refusedBatches = new AtomicLong();
-  private final AtomicLong unauthenticated = new AtomicLong();
-  private final AtomicLong unreachable = new AtomicLong();
   private final Dispatcher dispatcher;
   // Guarded by this; replaced when the connection comes back.
   private NatsKeyValueWatchSubscription watch;
@@ -95,14 +84,8 @@ final class NatsEventFeeds implements EventFeeds {
       Optional<EventAuthenticator> auth) {
     this.index = index;
     this.nats = nats;
-    this.json = json;
-    this.auth = auth;
+    this.intake = new EventIntake(json, auth, timeout);
     this.timeout = timeout;
-    this.http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(timeout)
-            .build();
     this.dispatcher = nats.connection().createDispatcher();
     subscribe();
     // A restarted server may have lost its consumers: read again, snapshots first.
@@ -165,7 +148,7 @@ final class NatsEventFeeds implements EventFeeds {
     try {
       subscribe();
     } catch (RuntimeException e) {
-      unreachable.incrementAndGet();
+      intake.unreachable();
       LOG.warn("KV events not read again after the NATS server came back: {}", e.getMessage());
     }
   }
@@ -247,34 +230,26 @@ final class NatsEventFeeds implements EventFeeds {
 
   @Override
   public long refusedBatches() {
-    return refusedBatches.get();
+    return intake.refusedCount();
   }
 
   @Override
   public long unauthenticated() {
-    return unauthenticated.get();
+    return intake.unauthenticatedCount();
   }
 
   @Override
   public long unreachable() {
-    return unreachable.get();
+    return intake.unreachableCount();
   }
 
   /** The engine {@code node} runs, asked of the node; empty (and counted) if it does not answer. */
   private Optional<String> askEngineOf(PooledNode node) {
     try {
-      HttpResponse<byte[]> response =
-          http.send(
-              HttpRequest.newBuilder(node.kvSnapshotUrl()).timeout(timeout).GET().build(),
-              HttpResponse.BodyHandlers.ofByteArray());
-      if (response.statusCode() != 200) {
-        throw new IOException("its snapshot answered " + response.statusCode());
-      }
-      @SuppressWarnings("unchecked")
-      Map<String, Object> map = json.readValue(response.body(), Map.class);
-      return Optional.of(CacheSnapshot.fromMap(map).engineId());
+      return Optional.of(
+          CacheSnapshot.fromMap(intake.get(node.kvSnapshotUrl(), timeout)).engineId());
     } catch (IOException | RuntimeException e) {
-      unreachable.incrementAndGet();
+      intake.unreachable();
       LOG.debug("engine of {} not known yet: {}", node.name(), e.getMessage());
       return Optional.empty();
     } catch (InterruptedException e) {
@@ -300,25 +275,12 @@ final class NatsEventFeeds implements EventFeeds {
       }
       return;
     }
-    CacheSnapshot snapshot;
-    try {
-      @SuppressWarnings("unchecked")
-      Map<String, Object> map = json.readValue(entry.getValue(), Map.class);
-      snapshot = CacheSnapshot.fromMap(map);
-      if (!snapshot.engineId().equals(engine)) {
-        throw new MalformedEventException(
-            "engine_id", "names " + snapshot.engineId() + " under the key of " + engine);
-      }
-      if (auth.isPresent() && !auth.get().verify(snapshot, map)) {
-        unauthenticated.incrementAndGet();
-        LOG.warn("refused the KV event snapshot of {} from NATS: its mac does not verify", engine);
-        return;
-      }
-    } catch (JacksonException | MalformedEventException | IllegalArgumentException e) {
-      refusedBatches.incrementAndGet();
-      LOG.warn("refused the KV event snapshot of {} from NATS: {}", engine, e.getMessage());
+    Optional<CacheSnapshot> read =
+        intake.snapshot(entry.getValue(), Optional.of(engine), engine + " from NATS");
+    if (read.isEmpty()) {
       return;
     }
+    CacheSnapshot snapshot = read.get();
     latest.put(engine, snapshot);
     synchronized (this) {
       if (engines.containsValue(engine) && index.isNewer(snapshot)) {
@@ -328,28 +290,16 @@ final class NatsEventFeeds implements EventFeeds {
   }
 
   private void onBatch(Message message) {
-    KvEventBatch batch;
-    try {
-      @SuppressWarnings("unchecked")
-      Map<String, Object> map = json.readValue(message.getData(), Map.class);
-      batch = KvEventBatch.fromMap(map);
-      if (!message.getSubject().equals(nats.subject(batch.engineId()))) {
-        throw new MalformedEventException(
-            "engine_id", "names " + batch.engineId() + " on subject " + message.getSubject());
-      }
-      if (auth.isPresent() && !auth.get().verify(batch, map)) {
-        unauthenticated.incrementAndGet();
-        LOG.warn(
-            "refused KV event batch {} of {} from NATS: its mac does not verify",
-            batch.sequence(),
-            batch.engineId());
-        return;
-      }
-    } catch (JacksonException | MalformedEventException | IllegalArgumentException e) {
-      refusedBatches.incrementAndGet();
-      LOG.warn("refused a KV event batch on {}: {}", message.getSubject(), e.getMessage());
+    Optional<String> subjectEngine = engineOfSubject(message.getSubject());
+    if (subjectEngine.isEmpty()) {
+      return; // Not a subject this class reads.
+    }
+    Optional<KvEventBatch> read =
+        intake.batch(message.getData(), subjectEngine, subjectEngine.get() + " from NATS");
+    if (read.isEmpty()) {
       return;
     }
+    KvEventBatch batch = read.get();
     String engine = batch.engineId();
     if (!engines.containsValue(engine)) {
       return; // Not an engine of the router's pools.
@@ -368,6 +318,14 @@ final class NatsEventFeeds implements EventFeeds {
         || outcome == PrefixIndex.Outcome.WRONG_INCARNATION) {
       askForSnapshot(engine);
     }
+  }
+
+  /** The engine whose batches {@code subject} carries; empty if it is not one. */
+  private Optional<String> engineOfSubject(String subject) {
+    String prefix = nats.settings().subject() + ".";
+    return subject.startsWith(prefix)
+        ? NatsEvents.engineOfKey(subject.substring(prefix.length()))
+        : Optional.empty();
   }
 
   /** Asks {@code engine} to put a fresh snapshot, unless it was asked less than a second ago. */
