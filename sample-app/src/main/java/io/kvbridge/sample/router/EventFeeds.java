@@ -30,14 +30,23 @@ interface EventFeeds extends AutoCloseable {
   /** The index the feeds keep. */
   PrefixIndex index();
 
-  /** Batches refused before the index saw them: malformed, or naming another engine. */
-  long refusedBatches();
+  /** What reads, checks and counts the snapshots and batches. */
+  EventIntake intake();
+
+  /** Batches and snapshots refused before the index saw them: malformed, or another engine's. */
+  default long refusedBatches() {
+    return intake().refusedCount();
+  }
 
   /** Snapshots and batches refused because their {@code mac} was missing or wrong. */
-  long unauthenticated();
+  default long unauthenticated() {
+    return intake().unauthenticatedCount();
+  }
 
   /** Times a node's (or the broker's) events could not be read. */
-  long unreachable();
+  default long unreachable() {
+    return intake().unreachableCount();
+  }
 
   /** Where the events come from: {@code http} (each node), or the broker's URL. */
   String source();

@@ -142,18 +142,8 @@ final class KvEventFeeds implements EventFeeds {
   }
 
   @Override
-  public long refusedBatches() {
-    return intake.refusedCount();
-  }
-
-  @Override
-  public long unauthenticated() {
-    return intake.unauthenticatedCount();
-  }
-
-  @Override
-  public long unreachable() {
-    return intake.unreachableCount();
+  public EventIntake intake() {
+    return intake;
   }
 
   @Override

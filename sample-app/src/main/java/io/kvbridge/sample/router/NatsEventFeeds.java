@@ -229,18 +229,8 @@ final class NatsEventFeeds implements EventFeeds {
   }
 
   @Override
-  public long refusedBatches() {
-    return intake.refusedCount();
-  }
-
-  @Override
-  public long unauthenticated() {
-    return intake.unauthenticatedCount();
-  }
-
-  @Override
-  public long unreachable() {
-    return intake.unreachableCount();
+  public EventIntake intake() {
+    return intake;
   }
 
   /** The engine {@code node} runs, asked of the node; empty (and counted) if it does not answer. */
