@@ -345,7 +345,9 @@ public record SampleProperties(
    * @param bucket the key-value bucket of the snapshots, created if missing
    * @param keptBatches how many of each engine's last batches the stream keeps, so a reader that
    *     starts (a router restarted) replays them after the latest snapshot
-   * @param snapshotInterval how often, at most, a node puts a new snapshot while its cache changes
+   * @param snapshotInterval how often, at most, a node puts a new snapshot while its cache changes;
+   *     a reader that finds a gap asks for one at once, and every reader parses every snapshot put,
+   *     so this is long
    * @param connectTimeout how long a node or the router waits for the NATS server, at start and on
    *     each reconnection
    */
@@ -355,7 +357,7 @@ public record SampleProperties(
       @DefaultValue("kvbridge.kv-events") String subject,
       @DefaultValue("kvbridge-kv-snapshots") String bucket,
       @DefaultValue("4096") int keptBatches,
-      @DefaultValue("1s") Duration snapshotInterval,
+      @DefaultValue("30s") Duration snapshotInterval,
       @DefaultValue("2s") Duration connectTimeout) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");

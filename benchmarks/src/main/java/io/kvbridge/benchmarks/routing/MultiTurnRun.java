@@ -43,7 +43,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <pre>
  * java -cp benchmarks.jar io.kvbridge.benchmarks.routing.MultiTurnRun --jar APP.jar --nats BINARY
- *   --work DIR --out multi-turn.json [--quick]
+ *   --work DIR --out multi-turn.json [--quick] [--only load|cache] [--extra --some.property=value]
  * </pre>
  */
 public final class MultiTurnRun {
@@ -54,14 +54,16 @@ public final class MultiTurnRun {
   private final Path jar;
   private final Path nats;
   private final Path work;
+  private final List<String> extra;
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-  private MultiTurnRun(Settings settings, Path jar, Path nats, Path work) {
+  private MultiTurnRun(Settings settings, Path jar, Path nats, Path work, List<String> extra) {
     this.settings = settings;
     this.jar = jar;
     this.nats = nats;
     this.work = work;
+    this.extra = extra;
   }
 
   /** The run's settings. */
@@ -96,6 +98,8 @@ public final class MultiTurnRun {
     Path work = null;
     Path out = null;
     Settings settings = Settings.full();
+    List<String> only = List.of("load", "cache");
+    List<String> extra = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--jar" -> jar = Path.of(args[++i]);
@@ -103,19 +107,25 @@ public final class MultiTurnRun {
         case "--work" -> work = Path.of(args[++i]);
         case "--out" -> out = Path.of(args[++i]);
         case "--quick" -> settings = Settings.quick();
+        case "--only" -> only = List.of(args[++i]);
+        case "--extra" -> extra.add(args[++i]);
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
     if (jar == null || nats == null || work == null || out == null) {
       throw new IllegalArgumentException("give --jar APP.jar --nats BINARY --work DIR --out FILE");
     }
-    MultiTurnRun run = new MultiTurnRun(settings, jar, nats, work);
+    MultiTurnRun run = new MultiTurnRun(settings, jar, nats, work, extra);
     Map<String, Object> result = new LinkedHashMap<>();
     result.put("settings", settings);
     Map<String, Object> policies = new LinkedHashMap<>();
-    policies.put("load", run.policy("load", false, null));
+    if (only.contains("load")) {
+      policies.put("load", run.policy("load", false, null));
+    }
     Map<String, Object> recovery = new LinkedHashMap<>();
-    policies.put("cache", run.policy("cache", true, recovery));
+    if (only.contains("cache")) {
+      policies.put("cache", run.policy("cache", true, recovery));
+    }
     result.put("policies", policies);
     result.put("recovery", recovery);
     Files.createDirectories(out.toAbsolutePath().getParent());
@@ -128,10 +138,13 @@ public final class MultiTurnRun {
       throws Exception {
     List<String> jvm = List.of("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC");
     List<String> engine =
-        List.of(
-            "--kvbridge.sample.engine.block-count=" + settings.blockCount(),
-            "--kvbridge.sample.engine.prefix-cache-blocks=" + settings.cacheBlocks(),
-            "--kvbridge.sample.engine.tokens-per-block=" + settings.tokensPerBlock());
+        new ArrayList<>(
+            List.of(
+                "--kvbridge.sample.engine.block-count=" + settings.blockCount(),
+                "--kvbridge.sample.engine.prefix-cache-blocks=" + settings.cacheBlocks(),
+                "--kvbridge.sample.engine.tokens-per-block=" + settings.tokensPerBlock()));
+    // Settings of every process a run adds by hand (--extra), e.g. to try one.
+    engine.addAll(extra);
     List<String> router =
         List.of(
             "--kvbridge.sample.router.prefix-aware=" + cacheAware,

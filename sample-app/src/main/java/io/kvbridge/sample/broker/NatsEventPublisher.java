@@ -36,6 +36,9 @@ public final class NatsEventPublisher implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(NatsEventPublisher.class);
 
+  /** How soon a snapshot that could not be put is tried again. */
+  private static final Duration RETRY = Duration.ofMillis(100);
+
   /** Wakes the sender without a batch: a snapshot was asked for, or the publisher closes. */
   private static final Object WAKE = new Object();
 
@@ -119,24 +122,27 @@ public final class NatsEventPublisher implements AutoCloseable {
     long lastSnapshotNanos = 0;
     long lastSnapshotSequence = -1;
     while (running) {
-      Object next;
-      try {
-        next = queue.poll(interval.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        return;
-      }
-      if (next instanceof KvEventBatch batch) {
-        publish(batch);
-      }
       long now = System.nanoTime();
       boolean due =
           log.sequence() != lastSnapshotSequence && now - lastSnapshotNanos >= interval.toNanos();
-      if ((snapshotWanted || due) && running) {
+      if (snapshotWanted || due) {
         long sequence = putSnapshot();
         if (sequence >= 0) {
           lastSnapshotSequence = sequence;
           lastSnapshotNanos = now;
         }
+      }
+      Object next;
+      try {
+        // A snapshot wanted but not put (the server is away) is tried again soon.
+        next =
+            queue.poll(
+                snapshotWanted ? RETRY.toMillis() : interval.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        return;
+      }
+      if (next instanceof KvEventBatch batch) {
+        publish(batch);
       }
     }
   }

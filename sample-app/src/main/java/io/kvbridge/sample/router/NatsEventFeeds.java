@@ -207,9 +207,10 @@ final class NatsEventFeeds implements EventFeeds {
       CacheSnapshot snapshot = latest.get(engine.get());
       if (snapshot != null && index.isNewer(snapshot)) {
         index.resync(snapshot);
-      } else if (index.needsSnapshot(engine.get())) {
-        askForSnapshot(engine.get());
       }
+      // The batches read before the engine was followed were passed over, and the bucket's
+      // snapshot may be older than the stream's oldest batch: a fresh one closes both.
+      askForSnapshot(engine.get());
     }
   }
 

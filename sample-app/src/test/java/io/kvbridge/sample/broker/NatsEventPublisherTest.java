@@ -94,6 +94,25 @@ class NatsEventPublisherTest {
   }
 
   @Test
+  void aStartingPublisherPutsItsFirstSnapshotAtOnceWhateverTheInterval() throws Exception {
+    try (NatsEvents slow =
+            NatsEvents.connect(
+                new SampleProperties.Nats(
+                    server.url(),
+                    "EVENTS",
+                    "test.kv-events",
+                    "snapshots",
+                    16,
+                    Duration.ofHours(1),
+                    Duration.ofSeconds(2)),
+                "slow publisher test");
+        NatsEventPublisher publisher = new NatsEventPublisher(slow, log, Optional.empty(), JSON)) {
+      await().atMost(Duration.ofSeconds(5)).until(() -> publisher.snapshotsPut() == 1);
+      assertThat(nats.snapshots().get(NatsEvents.key("engine/one"))).isNotNull();
+    }
+  }
+
+  @Test
   void engineIdsOfAnyTextAreSubjectTokensAndKeysThatNameThemBack() {
     for (String id : List.of("decode-0", "a.b c>*", "ünïcode")) {
       String key = NatsEvents.key(id);
