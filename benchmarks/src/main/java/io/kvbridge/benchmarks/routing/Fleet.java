@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -307,7 +308,7 @@ final class Fleet implements AutoCloseable {
   @Override
   public void close() {
     List<String> order = new ArrayList<>(processes.keySet());
-    java.util.Collections.reverse(order);
+    Collections.reverse(order);
     for (String name : order) {
       processes.get(name).destroy();
     }

@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -87,13 +88,17 @@ public final class PdRouter implements AutoCloseable {
   private final NodePool decode;
   private final DropAfterPrefill drops;
   private final Optional<PrefixRouting> prefixRouting;
-  private final AtomicLong prefixRouted = new AtomicLong();
-  private final AtomicLong prefillPrefixRouted = new AtomicLong();
-  private final AtomicLong decodedAlone = new AtomicLong();
+  // Package-private for the meters (PrefixIndexMetrics), which read it alone.
+  final AtomicLong prefixRouted = new AtomicLong();
+  // Package-private for the meters (PrefixIndexMetrics), which read it alone.
+  final AtomicLong prefillPrefixRouted = new AtomicLong();
+  // Package-private for the meters (PrefixIndexMetrics), which read it alone.
+  final AtomicLong decodedAlone = new AtomicLong();
   private final DecisionTimes decisions = new DecisionTimes();
   private final ProbeOnDemand prefillProbe;
   private final ProbeOnDemand decodeProbe;
-  private final AtomicLong requests = new AtomicLong();
+  // Package-private for the meters (PrefixIndexMetrics), which read it alone.
+  final AtomicLong requests = new AtomicLong();
   private final AtomicLong served = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
@@ -216,7 +221,7 @@ public final class PdRouter implements AutoCloseable {
   }
 
   /** Hands the time of every decision from now on, in nanoseconds, to {@code meter}. */
-  void onDecision(java.util.function.LongConsumer meter) {
+  void onDecision(LongConsumer meter) {
     decisions.listener(meter);
   }
 

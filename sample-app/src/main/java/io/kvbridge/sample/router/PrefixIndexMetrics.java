@@ -37,7 +37,7 @@ public final class PrefixIndexMetrics {
             .publishPercentileHistogram()
             .register(registry);
     router.onDecision(nanos -> decisions.record(nanos, TimeUnit.NANOSECONDS));
-    if (router.stats().prefixIndex().isEmpty()) {
+    if (router.prefixRouting().isEmpty()) {
       return;
     }
     Gauge.builder(
@@ -85,26 +85,28 @@ public final class PrefixIndexMetrics {
             r -> index(r).map(i -> (double) i.unreachable()).orElse(0.0))
         .description("Reads of a node's KV events that failed")
         .register(registry);
-    FunctionCounter.builder("kvbridge.router.prefix.routed", router, r -> r.stats().prefixRouted())
+    FunctionCounter.builder("kvbridge.router.prefix.routed", router, r -> r.prefixRouted.get())
         .description("Requests sent to a decode node because its cache held the most of the prompt")
         .register(registry);
     FunctionCounter.builder(
-            "kvbridge.router.prefix.prefill-routed", router, r -> r.stats().prefillPrefixRouted())
+            "kvbridge.router.prefix.prefill-routed", router, r -> r.prefillPrefixRouted.get())
         .description(
             "Requests sent to a prefill node because its cache held the most of the prompt")
         .register(registry);
     FunctionCounter.builder(
-            "kvbridge.router.prefix.decoded-alone", router, r -> r.stats().decodedAlone())
+            "kvbridge.router.prefix.decoded-alone", router, r -> r.decodedAlone.get())
         .description(
             "Requests sent straight to a decode node holding enough of the prompt; no prefill, no"
                 + " lease")
         .register(registry);
-    FunctionCounter.builder("kvbridge.router.requests", router, r -> r.stats().requests())
+    FunctionCounter.builder("kvbridge.router.requests", router, r -> r.requests.get())
         .description("Completion requests the router received")
         .register(registry);
   }
 
   private static Optional<PrefixRouting.IndexStats> index(PdRouter router) {
-    return router.stats().prefixIndex();
+    // The index's own figures only: a whole RouterStats (every node's, the decision percentiles)
+    // for each meter read would be work the meter throws away.
+    return router.prefixRouting().map(PrefixRouting::stats);
   }
 }
