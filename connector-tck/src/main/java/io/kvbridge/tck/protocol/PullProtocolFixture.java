@@ -81,6 +81,7 @@ public abstract class PullProtocolFixture {
   private final List<Node> nodes = new ArrayList<>();
   private final List<RecordingTransport> unclaimedRecordings = new ArrayList<>();
   final List<HandshakeChannel.Server> forgers = new ArrayList<>();
+  private int warmups;
   protected Node producer;
   protected Node consumer;
 
@@ -214,13 +215,20 @@ public abstract class PullProtocolFixture {
     return TransferParams.fromMap(map);
   }
 
-  /** Runs one full load so the consumer knows the producer; returns its parameters. */
+  /**
+   * Runs one full load so the consumer knows the producer; returns its parameters. The first call's
+   * requests are {@code p-warmup} and {@code d-warmup}; each later call's ids end in its number
+   * ({@code -2}, ...), so a consumer that served an earlier warm-up (say before the producer
+   * restarted) cannot pass this one's waits on that one's confirmation and receipt.
+   */
   protected TransferParams establishPeer() {
-    TransferParams params = prefill("p-warmup", List.of(0));
-    load("d-warmup", params, List.of(0));
-    settle("d-warmup");
-    assertThat(consumer.received).contains("d-warmup");
-    awaitTrue(() -> producer.drain().sent.contains("p-warmup"));
+    warmups++;
+    String suffix = warmups == 1 ? "" : "-" + warmups;
+    TransferParams params = prefill("p-warmup" + suffix, List.of(0));
+    load("d-warmup" + suffix, params, List.of(0));
+    settle("d-warmup" + suffix);
+    assertThat(consumer.received).contains("d-warmup" + suffix);
+    awaitTrue(() -> producer.drain().sent.contains("p-warmup" + suffix));
     return params;
   }
 
