@@ -1,9 +1,9 @@
 package io.kvbridge.events;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +31,9 @@ import java.util.Set;
  * <p>A batch numbered at or below the last one applied is a repeat and changes nothing. Removing an
  * engine ({@link #remove}) drops every entry of it at once.
  *
+ * <p>Memory: the blocks are held as primitive hashes with a bit per engine ({@link HolderTable}),
+ * about 32 bytes per distinct block at up to 64 engines, and no object per block.
+ *
  * <p>Threads: every method may be called from any thread; each is atomic.
  */
 public final class PrefixIndex {
@@ -56,8 +59,10 @@ public final class PrefixIndex {
   private final String model;
   private final int tokensPerBlock;
   private final Map<String, Engine> engines = new HashMap<>();
-  // Which engines hold each block: mostly one or a few.
-  private final Map<Long, List<Engine>> holders = new HashMap<>();
+  // Which engines hold each block, as bits of the engines' slots.
+  private final HolderTable holders = new HolderTable();
+  private final List<Engine> bySlot = new ArrayList<>();
+  private final BitSet slotsInUse = new BitSet();
   private final EnumMap<Outcome, Long> outcomes = new EnumMap<>(Outcome.class);
   private long resyncs;
 
@@ -73,7 +78,19 @@ public final class PrefixIndex {
   /** Indexes {@code engineId} from its first snapshot on; nothing if it is registered already. */
   public synchronized void register(String engineId) {
     EventFields.requireEngineId(engineId);
-    engines.computeIfAbsent(engineId, Engine::new);
+    engines.computeIfAbsent(engineId, this::newEngine);
+  }
+
+  private Engine newEngine(String engineId) {
+    int slot = slotsInUse.nextClearBit(0);
+    slotsInUse.set(slot);
+    Engine engine = new Engine(engineId, slot);
+    if (slot == bySlot.size()) {
+      bySlot.add(engine);
+    } else {
+      bySlot.set(slot, engine);
+    }
+    return engine;
   }
 
   /** Forgets {@code engineId} and every block it held; whether it was registered. */
@@ -83,6 +100,8 @@ public final class PrefixIndex {
       return false;
     }
     dropBlocks(engine);
+    bySlot.set(engine.slot, null);
+    slotsInUse.clear(engine.slot);
     return true;
   }
 
@@ -173,36 +192,52 @@ public final class PrefixIndex {
 
   /**
    * How many of the prompt's leading blocks each engine holds, for the engines that hold at least
-   * the first: {@code promptHashes} are the prompt's {@link BlockHashes}, in order. Costs O(blocks
-   * matched × engines holding them).
+   * the first: {@code promptHashes} are the prompt's {@link BlockHashes}, in order. Costs one table
+   * lookup per block matched (and one more), whatever the number of engines up to 64.
    */
   public synchronized Map<String, Integer> match(long[] promptHashes) {
     Map<String, Integer> matched = new LinkedHashMap<>();
-    for (int i = 0; i < promptHashes.length; i++) {
-      List<Engine> holding = holders.get(promptHashes[i]);
-      if (holding == null) {
-        break;
-      }
-      boolean extended = false;
-      for (Engine e : holding) {
+    if (promptHashes.length == 0) {
+      return matched;
+    }
+    int words = holders.words();
+    // The engines that held every block so far, and the bits of the block at hand.
+    long[] alive = new long[words];
+    long[] held = new long[words];
+    holders.bitsOf(promptHashes[0], alive);
+    for (int i = 1; i < promptHashes.length; i++) {
+      holders.bitsOf(promptHashes[i], held);
+      boolean any = false;
+      for (int w = 0; w < words; w++) {
         // An engine counts a block only if it held every block before it too.
-        if (matched.getOrDefault(e.id, 0) == i) {
-          matched.put(e.id, i + 1);
-          extended = true;
-        }
+        putAll(matched, w, alive[w] & ~held[w], i);
+        alive[w] &= held[w];
+        any |= alive[w] != 0;
       }
-      if (!extended) {
-        break;
+      if (!any) {
+        return matched;
       }
     }
+    for (int w = 0; w < words; w++) {
+      putAll(matched, w, alive[w], promptHashes.length);
+    }
     return matched;
+  }
+
+  /**
+   * Puts {@code blocks} for each engine whose slot's bit is set in word {@code w}'s {@code bits}.
+   */
+  private void putAll(Map<String, Integer> matched, int w, long bits, int blocks) {
+    for (long rest = bits; rest != 0; rest &= rest - 1) {
+      matched.put(bySlot.get(w * 64 + Long.numberOfTrailingZeros(rest)).id, blocks);
+    }
   }
 
   /** How many blocks the index holds over every engine (a block two engines hold counts twice). */
   public synchronized long size() {
     long n = 0;
     for (Engine e : engines.values()) {
-      n += e.blocks.size();
+      n += e.blocks;
     }
     return n;
   }
@@ -210,7 +245,7 @@ public final class PrefixIndex {
   /** How many blocks {@code engineId} holds as far as the index knows (0 if unknown). */
   public synchronized int blocksOf(String engineId) {
     Engine engine = engines.get(engineId);
-    return engine == null ? 0 : engine.blocks.size();
+    return engine == null ? 0 : engine.blocks;
   }
 
   /** How many batches and snapshots ended each way, and how many snapshots were applied. */
@@ -244,37 +279,36 @@ public final class PrefixIndex {
   }
 
   private void store(Engine engine, long hash) {
-    if (engine.blocks.add(hash)) {
-      holders.computeIfAbsent(hash, h -> new ArrayList<>(2)).add(engine);
+    if (holders.set(hash, engine.slot)) {
+      engine.blocks++;
     }
   }
 
   private void unstore(Engine engine, long hash) {
-    if (engine.blocks.remove(hash)) {
-      List<Engine> holding = holders.get(hash);
-      holding.remove(engine);
-      if (holding.isEmpty()) {
-        holders.remove(hash);
-      }
+    if (holders.clear(hash, engine.slot)) {
+      engine.blocks--;
     }
   }
 
   private void dropBlocks(Engine engine) {
-    for (long hash : List.copyOf(engine.blocks)) {
-      unstore(engine, hash);
+    if (engine.blocks > 0) {
+      holders.clearSlot(engine.slot);
+      engine.blocks = 0;
     }
   }
 
   /** One engine as the index knows it. */
   private static final class Engine {
     final String id;
-    final Set<Long> blocks = new HashSet<>();
+    final int slot;
+    int blocks;
     Long incarnation;
     long sequence;
     boolean synced;
 
-    Engine(String id) {
+    Engine(String id, int slot) {
       this.id = id;
+      this.slot = slot;
     }
   }
 }

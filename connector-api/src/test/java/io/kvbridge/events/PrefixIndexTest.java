@@ -133,6 +133,27 @@ class PrefixIndexTest {
     assertThat(index.blocksOf("d0")).isZero();
   }
 
+  @Test
+  void everyEngineOfAFleetWiderThanOneWordOfBitsMatchesItsOwnPrefixAndARemovedOnesSlotIsReused() {
+    Map<String, Integer> expected = new java.util.HashMap<>();
+    for (int e = 0; e < 70; e++) {
+      int held = e % (PROMPT.length + 1);
+      synced("d" + e, 1, 0, java.util.Arrays.copyOf(PROMPT, held));
+      if (held > 0) {
+        expected.put("d" + e, held);
+      }
+    }
+
+    assertThat(index.match(PROMPT)).isEqualTo(expected);
+
+    index.remove("d3");
+    synced("d70", 1, 0, PROMPT[0]);
+    expected.remove("d3");
+    expected.put("d70", 1);
+    assertThat(index.match(PROMPT)).isEqualTo(expected);
+    assertThat(index.blocksOf("d3")).isZero();
+  }
+
   /** Whatever order blocks are stored and removed in, the index holds exactly what is left. */
   @Property
   void theIndexHoldsExactlyWhatTheEnginesEventsLeft(
@@ -160,9 +181,9 @@ class PrefixIndexTest {
     }
   }
 
-  private void synced(String engine, long incarnation, long seq) {
+  private void synced(String engine, long incarnation, long seq, long... hashes) {
     index.register(engine);
-    assertThat(index.resync(snapshot(engine, incarnation, seq))).isEqualTo(Outcome.APPLIED);
+    assertThat(index.resync(snapshot(engine, incarnation, seq, hashes))).isEqualTo(Outcome.APPLIED);
   }
 
   private static CacheSnapshot snapshot(String engine, long incarnation, long seq, long... hashes) {
