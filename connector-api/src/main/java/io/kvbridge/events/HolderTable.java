@@ -6,7 +6,8 @@ import java.util.Arrays;
  * Which engines hold each block hash: an open-addressing table of primitive hashes, each with a bit
  * set of engine slots. A router indexes hundreds of thousands of blocks and replaces tens of
  * thousands at each snapshot; held as a few arrays, the index puts no object per block on the heap
- * for the collector to trace and copy, and a lookup reads two arrays.
+ * for the collector to trace and copy, and a lookup reads two arrays. The table grows as it fills
+ * and never shrinks: a router's index stays about as large as its fleet's caches.
  *
  * <p>A hash is in the table exactly while some engine holds it: an entry whose bits are all clear
  * is free. Linear probing; a removed entry is filled by shifting the entries after it back, so
@@ -75,24 +76,36 @@ final class HolderTable {
     return true;
   }
 
-  /** Clears {@code slot}'s bit for every hash, dropping the hashes no engine holds any more. */
-  void clearSlot(int slot) {
+  /**
+   * The hashes whose bit {@code slot} is set, {@code expected} of them if the caller knows how many
+   * (a hint: the array grows if there are more); one pass over the table.
+   */
+  long[] hashesOf(int slot, int expected) {
     if (slot >= words * 64) {
-      return;
+      return new long[0];
     }
     int offset = slot / 64;
-    long keep = ~(1L << slot);
-    boolean emptied = false;
+    long bit = 1L << slot;
+    long[] found = new long[Math.max(expected, 0)];
+    int n = 0;
     for (int i = 0; i <= mask; i++) {
-      int word = i * words + offset;
-      if ((bits[word] & ~keep) != 0) {
-        bits[word] &= keep;
-        emptied |= isFree(i);
+      if ((bits[i * words + offset] & bit) != 0) {
+        if (n == found.length) {
+          found = Arrays.copyOf(found, Math.max(16, n * 2));
+        }
+        found[n++] = keys[i];
       }
     }
-    if (emptied) {
-      // Freed entries in the middle of probe runs: lay the table out again.
-      rehash(capacityFor(countHeld()));
+    return n == found.length ? found : Arrays.copyOf(found, n);
+  }
+
+  /**
+   * Clears {@code slot}'s bit for every hash ({@code expected} of them, a hint), dropping the
+   * hashes no engine holds any more, in place: the table keeps its size.
+   */
+  void clearSlot(int slot, int expected) {
+    for (long hash : hashesOf(slot, expected)) {
+      clear(hash, slot);
     }
   }
 
@@ -163,24 +176,6 @@ final class HolderTable {
   private int home(long hash) {
     // Fibonacci hashing: the product's high half spreads every bit of the hash.
     return (int) ((hash * 0x9E3779B97F4A7C15L) >>> 32) & mask;
-  }
-
-  private int countHeld() {
-    int n = 0;
-    for (int i = 0; i <= mask; i++) {
-      if (!isFree(i)) {
-        n++;
-      }
-    }
-    return n;
-  }
-
-  private static int capacityFor(int entries) {
-    int capacity = MIN_CAPACITY;
-    while (entries * 4L > capacity * 3L) {
-      capacity *= 2;
-    }
-    return capacity;
   }
 
   private void widen(int newWords) {

@@ -1,11 +1,10 @@
 package io.kvbridge.events;
 
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -32,9 +31,11 @@ import java.util.Set;
  * engine ({@link #remove}) drops every entry of it at once.
  *
  * <p>Memory: the blocks are held as primitive hashes with a bit per engine ({@link HolderTable}),
- * about 32 bytes per distinct block at up to 64 engines, and no object per block.
+ * in two copies ({@link LeftRightHolders}): about 64 bytes per distinct block at up to 64 engines,
+ * and no object per block.
  *
- * <p>Threads: every method may be called from any thread; each is atomic.
+ * <p>Threads: every method may be called from any thread; each is atomic. Updates are applied one
+ * at a time; {@link #match} never waits for one ({@link LeftRightHolders}).
  */
 public final class PrefixIndex {
 
@@ -59,9 +60,8 @@ public final class PrefixIndex {
   private final String model;
   private final int tokensPerBlock;
   private final Map<String, Engine> engines = new HashMap<>();
-  // Which engines hold each block, as bits of the engines' slots.
-  private final HolderTable holders = new HolderTable();
-  private final List<Engine> bySlot = new ArrayList<>();
+  // Which engines hold each block, as bits of the engines' slots; matches read it without a lock.
+  private final LeftRightHolders holders = new LeftRightHolders();
   private final BitSet slotsInUse = new BitSet();
   private final EnumMap<Outcome, Long> outcomes = new EnumMap<>(Outcome.class);
   private long resyncs;
@@ -84,13 +84,12 @@ public final class PrefixIndex {
   private Engine newEngine(String engineId) {
     int slot = slotsInUse.nextClearBit(0);
     slotsInUse.set(slot);
-    Engine engine = new Engine(engineId, slot);
-    if (slot == bySlot.size()) {
-      bySlot.add(engine);
-    } else {
-      bySlot.set(slot, engine);
-    }
-    return engine;
+    holders.write(
+        side -> {
+          side.name(slot, engineId);
+          return 0;
+        });
+    return new Engine(engineId, slot);
   }
 
   /** Forgets {@code engineId} and every block it held; whether it was registered. */
@@ -99,8 +98,13 @@ public final class PrefixIndex {
     if (engine == null) {
       return false;
     }
-    dropBlocks(engine);
-    bySlot.set(engine.slot, null);
+    int blocks = engine.blocks;
+    holders.write(
+        side -> {
+          side.table.clearSlot(engine.slot, blocks);
+          side.name(engine.slot, null);
+          return 0;
+        });
     slotsInUse.clear(engine.slot);
     return true;
   }
@@ -131,24 +135,45 @@ public final class PrefixIndex {
             || engine.sequence < snapshot.sequence());
   }
 
-  /** Replaces everything the index holds of the snapshot's engine with the snapshot. */
-  public synchronized Outcome resync(CacheSnapshot snapshot) {
-    Engine engine = engines.get(snapshot.engineId());
-    if (engine == null) {
-      return count(Outcome.UNKNOWN_ENGINE);
+  /**
+   * Replaces everything the index holds of the snapshot's engine with the snapshot. Only what
+   * changed is written: the blocks the engine no longer holds are cleared, the others kept, so
+   * matches wait for a resync about as long as it takes to look at the engine's blocks once.
+   */
+  public Outcome resync(CacheSnapshot snapshot) {
+    // Sorted outside the lock: a snapshot holds tens of thousands of blocks.
+    long[] incoming =
+        snapshot.blockHashes().stream().mapToLong(Long::longValue).sorted().distinct().toArray();
+    synchronized (this) {
+      Engine engine = engines.get(snapshot.engineId());
+      if (engine == null) {
+        return count(Outcome.UNKNOWN_ENGINE);
+      }
+      if (!snapshot.model().equals(model) || snapshot.tokensPerBlock() != tokensPerBlock) {
+        return count(Outcome.WRONG_MODEL);
+      }
+      int held = engine.blocks;
+      engine.blocks =
+          holders.write(
+              side -> {
+                if (held > 0) {
+                  for (long hash : side.table.hashesOf(engine.slot, held)) {
+                    if (Arrays.binarySearch(incoming, hash) < 0) {
+                      side.table.clear(hash, engine.slot);
+                    }
+                  }
+                }
+                for (long hash : incoming) {
+                  side.table.set(hash, engine.slot);
+                }
+                return incoming.length;
+              });
+      engine.incarnation = snapshot.incarnation();
+      engine.sequence = snapshot.sequence();
+      engine.synced = true;
+      resyncs++;
+      return count(Outcome.APPLIED);
     }
-    if (!snapshot.model().equals(model) || snapshot.tokensPerBlock() != tokensPerBlock) {
-      return count(Outcome.WRONG_MODEL);
-    }
-    dropBlocks(engine);
-    for (long hash : snapshot.blockHashes()) {
-      store(engine, hash);
-    }
-    engine.incarnation = snapshot.incarnation();
-    engine.sequence = snapshot.sequence();
-    engine.synced = true;
-    resyncs++;
-    return count(Outcome.APPLIED);
   }
 
   /** Applies {@code batch} if it is the next of its engine's incarnation. */
@@ -173,19 +198,8 @@ public final class PrefixIndex {
       engine.synced = false;
       return count(Outcome.GAP);
     }
-    for (KvEvent event : batch.events()) {
-      if (event instanceof KvEvent.Stored stored) {
-        for (long hash : stored.blockHashes()) {
-          store(engine, hash);
-        }
-      } else if (event instanceof KvEvent.Removed removed) {
-        for (long hash : removed.blockHashes()) {
-          unstore(engine, hash);
-        }
-      } else {
-        dropBlocks(engine);
-      }
-    }
+    int held = engine.blocks;
+    engine.blocks = holders.write(side -> applyTo(side.table, engine.slot, held, batch));
     engine.sequence = batch.sequence();
     return count(Outcome.APPLIED);
   }
@@ -195,22 +209,26 @@ public final class PrefixIndex {
    * the first: {@code promptHashes} are the prompt's {@link BlockHashes}, in order. Costs one table
    * lookup per block matched (and one more), whatever the number of engines up to 64.
    */
-  public synchronized Map<String, Integer> match(long[] promptHashes) {
+  public Map<String, Integer> match(long[] promptHashes) {
+    return holders.read(side -> match(side, promptHashes));
+  }
+
+  private static Map<String, Integer> match(LeftRightHolders.Side side, long[] promptHashes) {
     Map<String, Integer> matched = new LinkedHashMap<>();
     if (promptHashes.length == 0) {
       return matched;
     }
-    int words = holders.words();
+    int words = side.table.words();
     // The engines that held every block so far, and the bits of the block at hand.
     long[] alive = new long[words];
     long[] held = new long[words];
-    holders.bitsOf(promptHashes[0], alive);
+    side.table.bitsOf(promptHashes[0], alive);
     for (int i = 1; i < promptHashes.length; i++) {
-      holders.bitsOf(promptHashes[i], held);
+      side.table.bitsOf(promptHashes[i], held);
       boolean any = false;
       for (int w = 0; w < words; w++) {
         // An engine counts a block only if it held every block before it too.
-        putAll(matched, w, alive[w] & ~held[w], i);
+        putAll(matched, side.names, w, alive[w] & ~held[w], i);
         alive[w] &= held[w];
         any |= alive[w] != 0;
       }
@@ -219,17 +237,19 @@ public final class PrefixIndex {
       }
     }
     for (int w = 0; w < words; w++) {
-      putAll(matched, w, alive[w], promptHashes.length);
+      putAll(matched, side.names, w, alive[w], promptHashes.length);
     }
     return matched;
   }
 
   /**
-   * Puts {@code blocks} for each engine whose slot's bit is set in word {@code w}'s {@code bits}.
+   * Puts {@code blocks} for each engine ({@code names} by slot) whose slot's bit is set in word
+   * {@code w}'s {@code bits}.
    */
-  private void putAll(Map<String, Integer> matched, int w, long bits, int blocks) {
+  private static void putAll(
+      Map<String, Integer> matched, String[] names, int w, long bits, int blocks) {
     for (long rest = bits; rest != 0; rest &= rest - 1) {
-      matched.put(bySlot.get(w * 64 + Long.numberOfTrailingZeros(rest)).id, blocks);
+      matched.put(names[w * 64 + Long.numberOfTrailingZeros(rest)], blocks);
     }
   }
 
@@ -278,23 +298,27 @@ public final class PrefixIndex {
     return outcome;
   }
 
-  private void store(Engine engine, long hash) {
-    if (holders.set(hash, engine.slot)) {
-      engine.blocks++;
+  /**
+   * Applies {@code batch}'s events to {@code table} for the engine of {@code slot}, which held
+   * {@code held} blocks; how many it holds after.
+   */
+  private static int applyTo(HolderTable table, int slot, int held, KvEventBatch batch) {
+    int blocks = held;
+    for (KvEvent event : batch.events()) {
+      if (event instanceof KvEvent.Stored stored) {
+        for (long hash : stored.blockHashes()) {
+          blocks += table.set(hash, slot) ? 1 : 0;
+        }
+      } else if (event instanceof KvEvent.Removed removed) {
+        for (long hash : removed.blockHashes()) {
+          blocks -= table.clear(hash, slot) ? 1 : 0;
+        }
+      } else if (blocks > 0) {
+        table.clearSlot(slot, blocks);
+        blocks = 0;
+      }
     }
-  }
-
-  private void unstore(Engine engine, long hash) {
-    if (holders.clear(hash, engine.slot)) {
-      engine.blocks--;
-    }
-  }
-
-  private void dropBlocks(Engine engine) {
-    if (engine.blocks > 0) {
-      holders.clearSlot(engine.slot);
-      engine.blocks = 0;
-    }
+    return blocks;
   }
 
   /** One engine as the index knows it. */

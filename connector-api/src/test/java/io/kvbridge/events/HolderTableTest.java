@@ -26,8 +26,8 @@ class HolderTableTest {
     assertThat(table.set(31, 1)).as("already set").isFalse();
     assertThat(table.size()).isEqualTo(10_000);
 
-    table.clearSlot(1);
-    table.clearSlot(2);
+    table.clearSlot(1, 3_333);
+    table.clearSlot(2, 0);
 
     assertThat(table.size()).isEqualTo(3_334);
     long[] bits = new long[1];
@@ -78,7 +78,7 @@ class HolderTableTest {
         }
         default -> {
           model.values().forEach(held -> held.clear(slot));
-          table.clearSlot(slot);
+          table.clearSlot(slot, 1);
         }
       }
       model.values().removeIf(BitSet::isEmpty);
@@ -89,6 +89,16 @@ class HolderTableTest {
       table.bitsOf(hash, bits);
       BitSet expected = model.getOrDefault(hash, new BitSet());
       assertThat(BitSet.valueOf(bits)).as("bits of %d", hash).isEqualTo(expected);
+    }
+    for (int slot : new int[] {0, 1, 2, 64, 65, 66}) {
+      List<Long> held =
+          model.entrySet().stream()
+              .filter(e -> e.getValue().get(slot))
+              .map(Map.Entry::getKey)
+              .toList();
+      assertThat(java.util.Arrays.stream(table.hashesOf(slot, 1)).boxed().toList())
+          .as("hashes of slot %d", slot)
+          .containsExactlyInAnyOrderElementsOf(held);
     }
   }
 

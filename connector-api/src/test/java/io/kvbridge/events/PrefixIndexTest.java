@@ -154,6 +154,54 @@ class PrefixIndexTest {
     assertThat(index.blocksOf("d3")).isZero();
   }
 
+  @Test
+  void aSnapshotOfTheSameEngineKeepsTheBlocksItStillHoldsAndDropsTheOthers() {
+    synced("d0", 1, 0, PROMPT[0], PROMPT[1], PROMPT[2]);
+    synced("d1", 1, 0, PROMPT[0], PROMPT[1]);
+
+    assertThat(index.resync(snapshot("d0", 1, 5, PROMPT[0], PROMPT[2], PROMPT[0])))
+        .isEqualTo(Outcome.APPLIED);
+
+    assertThat(index.blocksOf("d0")).isEqualTo(2);
+    assertThat(index.match(PROMPT)).isEqualTo(Map.of("d0", 1, "d1", 2));
+    assertThat(index.match(new long[] {PROMPT[2]})).isEqualTo(Map.of("d0", 1));
+    assertThat(index.size()).isEqualTo(4);
+  }
+
+  /**
+   * Matches run while snapshots replace an engine's blocks, all of a prompt and none of it in turn:
+   * each match sees the engine before or after a snapshot, never halfway through one.
+   */
+  @Test
+  void aMatchNeverSeesASnapshotHalfApplied() throws Exception {
+    long[] many = HASHES.of(new int[4 * 400]);
+    long[] prompt = java.util.Arrays.copyOf(many, 400);
+    synced("d0", 1, 0);
+    java.util.concurrent.atomic.AtomicBoolean done =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Set<Integer> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
+    Thread reader =
+        new Thread(
+            () -> {
+              while (!done.get()) {
+                seen.add(index.match(prompt).getOrDefault("d0", 0));
+                reads.incrementAndGet();
+              }
+            });
+    reader.start();
+    try {
+      // At least 400 snapshots, and on until the reader has matched through many of them.
+      for (int seq = 1; seq <= 400 || reads.get() < 2_000 || seen.size() < 2; seq++) {
+        index.resync(seq % 2 == 1 ? snapshot("d0", 1, seq, prompt) : snapshot("d0", 1, seq));
+      }
+    } finally {
+      done.set(true);
+      reader.join();
+    }
+    assertThat(seen).isSubsetOf(0, 400).contains(0, 400);
+  }
+
   /** Whatever order blocks are stored and removed in, the index holds exactly what is left. */
   @Property
   void theIndexHoldsExactlyWhatTheEnginesEventsLeft(
