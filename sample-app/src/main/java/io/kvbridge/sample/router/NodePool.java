@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 /**
@@ -28,7 +29,10 @@ import java.util.stream.Collectors;
  * #FAILED_PROBES_TO_MARK_DOWN} probes in a row find it not UP (a single slow answer, say while its
  * JVM warms up, does not take it out); then it is down until a probe finds it UP.
  *
- * <p>Thread-safe: the choice and the counters are taken under the pool's lock; O(nodes) per choice.
+ * <p>Thread-safe, and a choice never waits for a lock: it reads the nodes' atomic counts and counts
+ * its call on the node it chose, so two requests choosing at the same instant may both take the
+ * node that was least busy. A lock guards only the replacement of the nodes and the probes'
+ * verdicts. O(nodes) per choice.
  */
 public final class NodePool {
 
@@ -55,8 +59,8 @@ public final class NodePool {
   private final String whenEmpty;
   // Replaced whole under this; read without the lock by the probes and the stats.
   private volatile List<PooledNode> nodes;
-  // Guarded by this: advances on every choice, so equally loaded nodes take turns.
-  private long turn;
+  // Advances on every choice, so equally loaded nodes take turns.
+  private final AtomicLong turn = new AtomicLong();
 
   /** A fixed pool of {@code kind} nodes; at least one. */
   public NodePool(NodeKind kind, List<PooledNode> nodes) {
@@ -114,7 +118,7 @@ public final class NodePool {
    * Chooses a healthy node not in {@code excluded} and counts a call to it in flight; the caller
    * must {@link #release} it. Empty if there is none.
    */
-  synchronized Optional<PooledNode> acquire(Collection<PooledNode> excluded) {
+  Optional<PooledNode> acquire(Collection<PooledNode> excluded) {
     return acquire(excluded, Map.of());
   }
 
@@ -123,7 +127,7 @@ public final class NodePool {
    * leading blocks ({@code cachedBlocks}; a node not named holds none) unless they are busier than
    * {@value #CACHE_LOAD_SLACK} calls beyond the least busy candidate.
    */
-  synchronized Optional<PooledNode> acquire(
+  Optional<PooledNode> acquire(
       Collection<PooledNode> excluded, Map<PooledNode, Integer> cachedBlocks) {
     List<PooledNode> candidates = new ArrayList<>();
     for (PooledNode node : nodes) {
@@ -140,19 +144,18 @@ public final class NodePool {
    * healthy node by at most {@value #CACHE_LOAD_SLACK} calls, and counts a call to it in flight;
    * empty if none does.
    */
-  synchronized Optional<PooledNode> acquireHolding(
-      Map<PooledNode, Integer> cachedBlocks, int minBlocks) {
+  Optional<PooledNode> acquireHolding(Map<PooledNode, Integer> cachedBlocks, int minBlocks) {
     int leastBusy = Integer.MAX_VALUE;
     for (PooledNode node : nodes) {
       if (node.health().up()) {
-        leastBusy = Math.min(leastBusy, node.inFlight);
+        leastBusy = Math.min(leastBusy, node.inFlight.get());
       }
     }
     List<PooledNode> candidates = new ArrayList<>();
     for (PooledNode node : nodes) {
       if (node.health().up()
           && cachedBlocks.getOrDefault(node, 0) >= minBlocks
-          && node.inFlight <= leastBusy + CACHE_LOAD_SLACK) {
+          && node.inFlight.get() <= leastBusy + CACHE_LOAD_SLACK) {
         candidates.add(node);
       }
     }
@@ -181,8 +184,8 @@ public final class NodePool {
     if (least.isEmpty()) {
       return Optional.empty();
     }
-    PooledNode chosen = least.get((int) Math.floorMod(turn++, (long) least.size()));
-    chosen.inFlight++;
+    PooledNode chosen = least.get((int) Math.floorMod(turn.getAndIncrement(), (long) least.size()));
+    chosen.inFlight.incrementAndGet();
     return Optional.of(chosen);
   }
 
@@ -195,12 +198,12 @@ public final class NodePool {
     if (cachedBlocks.isEmpty() || candidates.isEmpty()) {
       return candidates;
     }
-    int leastBusy = candidates.stream().mapToInt(node -> node.inFlight).min().orElse(0);
+    int leastBusy = candidates.stream().mapToInt(node -> node.inFlight.get()).min().orElse(0);
     int most = 0;
     List<PooledNode> holding = new ArrayList<>();
     for (PooledNode node : candidates) {
       int cached = cachedBlocks.getOrDefault(node, 0);
-      if (cached == 0 || node.inFlight > leastBusy + CACHE_LOAD_SLACK || cached < most) {
+      if (cached == 0 || node.inFlight.get() > leastBusy + CACHE_LOAD_SLACK || cached < most) {
         continue;
       }
       if (cached > most) {
@@ -226,16 +229,16 @@ public final class NodePool {
                 // Rounded up: a node within an eighth of the most is not short at all.
                 - ((long) load.freeBlocks().getAsInt() * FREE_BLOCK_LEVELS + mostFree - 1)
                     / mostFree;
-    return new long[] {levelsShort, load.liveLeases().orElse(0), node.inFlight};
+    return new long[] {levelsShort, load.liveLeases().orElse(0), node.inFlight.get()};
   }
 
   /** Ends a call {@link #acquire} counted. */
-  synchronized void release(PooledNode node, Outcome outcome) {
-    node.inFlight--;
+  void release(PooledNode node, Outcome outcome) {
+    node.inFlight.decrementAndGet();
     switch (outcome) {
-      case SERVED -> node.served++;
-      case FAILED -> node.failed++;
-      case CANCELLED -> node.cancelled++;
+      case SERVED -> node.served.incrementAndGet();
+      case FAILED -> node.failed.incrementAndGet();
+      case CANCELLED -> node.cancelled.incrementAndGet();
     }
   }
 
@@ -276,7 +279,7 @@ public final class NodePool {
   }
 
   /** A snapshot of every node's health and counters, in the pool's order. */
-  public synchronized List<NodeStats> stats() {
+  public List<NodeStats> stats() {
     return nodes.stream()
         .map(
             node ->
@@ -284,10 +287,10 @@ public final class NodePool {
                     node.name(),
                     node.health().up(),
                     node.health().why(),
-                    node.inFlight,
-                    node.served,
-                    node.failed,
-                    node.cancelled))
+                    node.inFlight.get(),
+                    node.served.get(),
+                    node.failed.get(),
+                    node.cancelled.get()))
         .toList();
   }
 }

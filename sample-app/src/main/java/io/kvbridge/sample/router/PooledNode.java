@@ -2,12 +2,14 @@ package io.kvbridge.sample.router;
 
 import java.net.URI;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
  * One node of a {@link NodePool}: where it is, its health, and the router's calls to it.
  *
- * <p>Thread-safe: the health is replaced whole; the counters are guarded by the pool.
+ * <p>Thread-safe: the health is replaced whole; the counters are atomic.
  */
 public final class PooledNode {
 
@@ -17,11 +19,12 @@ public final class PooledNode {
   private volatile NodeHealth health = NodeHealth.unprobed();
   private volatile NodeLoad load = NodeLoad.UNKNOWN;
 
+  // Counted without a lock: the router chooses nodes on every request's path.
+  final AtomicInteger inFlight = new AtomicInteger();
+  final AtomicLong served = new AtomicLong();
+  final AtomicLong failed = new AtomicLong();
+  final AtomicLong cancelled = new AtomicLong();
   // Guarded by the pool.
-  int inFlight;
-  long served;
-  long failed;
-  long cancelled;
   int failedProbes;
 
   /**

@@ -41,6 +41,37 @@ class NodePoolTest {
     assertThat(pool.acquire(Set.of(), Map.of())).isPresent().get().isNotEqualTo(a);
   }
 
+  /** Choices and releases from many threads at once, without a lock: no call is miscounted. */
+  @Test
+  void callsChosenAndReleasedFromManyThreadsAtOnceAreEachCountedOnce() throws Exception {
+    int threads = 8;
+    int calls = 5_000;
+    java.util.concurrent.ExecutorService executor =
+        java.util.concurrent.Executors.newFixedThreadPool(threads);
+    try {
+      List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        done.add(
+            executor.submit(
+                () -> {
+                  for (int i = 0; i < calls; i++) {
+                    PooledNode node = pool.acquire(Set.of()).orElseThrow();
+                    pool.release(node, NodePool.Outcome.SERVED);
+                  }
+                }));
+      }
+      for (java.util.concurrent.Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      executor.shutdownNow();
+    }
+
+    assertThat(pool.stats()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+    assertThat(pool.stats().stream().mapToLong(NodeStats::served).sum())
+        .isEqualTo((long) threads * calls);
+  }
+
   @Test
   void equallyLoadedNodesTakeTurnsInConfiguredOrder() {
     assertThat(chooseSix()).containsExactly(a, b, c, a, b, c);
