@@ -34,6 +34,7 @@ final class Fleet implements AutoCloseable {
   private final Path jar;
   private final Path work;
   private final List<String> jvm;
+  private final List<String> routerJvm;
   private final List<String> engineArgs;
   private final Map<String, List<String>> commands = new LinkedHashMap<>();
   private final Map<String, Process> processes = new LinkedHashMap<>();
@@ -46,21 +47,25 @@ final class Fleet implements AutoCloseable {
   private final List<String> prefill = new ArrayList<>();
   private final List<String> decode = new ArrayList<>();
 
-  private Fleet(Path jar, Path work, List<String> jvm, List<String> engineArgs) {
+  private Fleet(
+      Path jar, Path work, List<String> jvm, List<String> routerJvm, List<String> engineArgs) {
     this.jar = jar;
     this.work = work;
     this.jvm = jvm;
+    this.routerJvm = routerJvm;
     this.engineArgs = engineArgs;
   }
 
   /**
-   * Starts {@code prefillNodes} prefill and {@code decodeNodes} decode nodes, a NATS server if
-   * {@code nats} is its binary, and a router with {@code routerArgs}; returns once every one is UP.
+   * Starts {@code prefillNodes} prefill and {@code decodeNodes} decode nodes on JVM options {@code
+   * jvm}, a NATS server if {@code nats} is its binary, and a router with {@code routerArgs} on JVM
+   * options {@code routerJvm}; returns once every one is UP.
    */
   static Fleet start(
       Path jar,
       Path work,
       List<String> jvm,
+      List<String> routerJvm,
       List<String> engineArgs,
       int prefillNodes,
       int decodeNodes,
@@ -68,7 +73,7 @@ final class Fleet implements AutoCloseable {
       List<String> routerArgs)
       throws IOException {
     Files.createDirectories(work.resolve("logs"));
-    Fleet fleet = new Fleet(jar, work, jvm, engineArgs);
+    Fleet fleet = new Fleet(jar, work, jvm, routerJvm, engineArgs);
     try {
       if (nats != null) {
         int port = freePort();
@@ -100,7 +105,7 @@ final class Fleet implements AutoCloseable {
       }
       int routerPort = freePort();
       fleet.ports.put("router", routerPort);
-      List<String> router = new ArrayList<>(fleet.java());
+      List<String> router = new ArrayList<>(fleet.java(fleet.routerJvm));
       router.addAll(
           List.of(
               "--spring.profiles.active=router",
@@ -134,7 +139,7 @@ final class Fleet implements AutoCloseable {
   private String node(String kind, String id) throws IOException {
     int port = freePort();
     ports.put(id, port);
-    List<String> command = new ArrayList<>(java());
+    List<String> command = new ArrayList<>(java(jvm));
     command.addAll(
         List.of(
             "--spring.profiles.active=" + kind,
@@ -150,10 +155,10 @@ final class Fleet implements AutoCloseable {
     return id;
   }
 
-  private List<String> java() {
+  private List<String> java(List<String> options) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(jvm);
+    command.addAll(options);
     command.add("-jar");
     command.add(jar.toString());
     return command;

@@ -44,26 +44,41 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <pre>
  * java -cp benchmarks.jar io.kvbridge.benchmarks.routing.MultiTurnRun --jar APP.jar --nats BINARY
  *   --work DIR --out multi-turn.json [--quick] [--only load|cache] [--extra --some.property=value]
+ *   [--router-jvm "JVM options"]
  * </pre>
  */
 public final class MultiTurnRun {
 
   private static final long AGREEMENT_DEADLINE_NANOS = Duration.ofSeconds(60).toNanos();
 
+  /** The JVM options of every node: a small heap, the serial collector, as on two cores. */
+  static final List<String> NODE_JVM = List.of("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC");
+
+  /** The router's JVM options, under both policies (--router-jvm replaces them). */
+  static final List<String> ROUTER_JVM = NODE_JVM;
+
   private final Settings settings;
   private final Path jar;
   private final Path nats;
   private final Path work;
   private final List<String> extra;
+  private final List<String> routerJvm;
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-  private MultiTurnRun(Settings settings, Path jar, Path nats, Path work, List<String> extra) {
+  private MultiTurnRun(
+      Settings settings,
+      Path jar,
+      Path nats,
+      Path work,
+      List<String> extra,
+      List<String> routerJvm) {
     this.settings = settings;
     this.jar = jar;
     this.nats = nats;
     this.work = work;
     this.extra = extra;
+    this.routerJvm = routerJvm;
   }
 
   /** The run's settings. */
@@ -100,6 +115,7 @@ public final class MultiTurnRun {
     Settings settings = Settings.full();
     List<String> only = List.of("load", "cache");
     List<String> extra = new ArrayList<>();
+    List<String> routerJvm = ROUTER_JVM;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--jar" -> jar = Path.of(args[++i]);
@@ -109,13 +125,14 @@ public final class MultiTurnRun {
         case "--quick" -> settings = Settings.quick();
         case "--only" -> only = List.of(args[++i]);
         case "--extra" -> extra.add(args[++i]);
+        case "--router-jvm" -> routerJvm = List.of(args[++i].trim().split("\\s+"));
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
     if (jar == null || nats == null || work == null || out == null) {
       throw new IllegalArgumentException("give --jar APP.jar --nats BINARY --work DIR --out FILE");
     }
-    MultiTurnRun run = new MultiTurnRun(settings, jar, nats, work, extra);
+    MultiTurnRun run = new MultiTurnRun(settings, jar, nats, work, extra, routerJvm);
     Map<String, Object> result = new LinkedHashMap<>();
     result.put("settings", settings);
     Map<String, Object> policies = new LinkedHashMap<>();
@@ -136,7 +153,7 @@ public final class MultiTurnRun {
   /** One policy on a fresh fleet; with {@code recovery}, the restarts are measured into it. */
   private Map<String, Object> policy(String name, boolean cacheAware, Map<String, Object> recovery)
       throws Exception {
-    List<String> jvm = List.of("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC");
+    List<String> jvm = NODE_JVM;
     List<String> engine =
         new ArrayList<>(
             List.of(
@@ -155,6 +172,7 @@ public final class MultiTurnRun {
             jar,
             work.resolve(name),
             jvm,
+            routerJvm,
             engine,
             settings.prefillNodes(),
             settings.decodeNodes(),
