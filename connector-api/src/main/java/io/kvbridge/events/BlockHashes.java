@@ -83,19 +83,32 @@ public final class BlockHashes {
   /** The hashes of the full blocks of {@code tokens}, in order. */
   public long[] of(int[] tokens) {
     long[] hashes = new long[tokens.length / tokensPerBlock];
-    MessageDigest digest = Sha256.newDigest();
-    ByteBuffer input = ByteBuffer.allocate(Long.BYTES + tokensPerBlock * Integer.BYTES);
+    Hasher hasher = new Hasher();
     long parent = root;
     for (int b = 0; b < hashes.length; b++) {
-      input.clear();
-      input.putLong(parent);
-      for (int t = b * tokensPerBlock; t < (b + 1) * tokensPerBlock; t++) {
-        input.putInt(tokens[t]);
-      }
-      digest.update(input.array(), 0, input.position());
-      parent = ByteBuffer.wrap(digest.digest()).getLong();
+      parent = hasher.next(parent, tokens, b * tokensPerBlock);
       hashes[b] = parent;
     }
     return hashes;
+  }
+
+  /** Hashes one block after another; one per thread at a time. */
+  final class Hasher {
+    private final MessageDigest digest = Sha256.newDigest();
+    private final ByteBuffer input =
+        ByteBuffer.allocate(Long.BYTES + tokensPerBlock * Integer.BYTES);
+
+    /**
+     * The hash of the block of {@code tokens} from {@code from}, after the block {@code parent}.
+     */
+    long next(long parent, int[] tokens, int from) {
+      input.clear();
+      input.putLong(parent);
+      for (int t = from; t < from + tokensPerBlock; t++) {
+        input.putInt(tokens[t]);
+      }
+      digest.update(input.array(), 0, input.position());
+      return ByteBuffer.wrap(digest.digest()).getLong();
+    }
   }
 }

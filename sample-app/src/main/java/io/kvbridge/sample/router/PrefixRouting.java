@@ -1,5 +1,6 @@
 package io.kvbridge.sample.router;
 
+import io.kvbridge.events.BlockHashMemo;
 import io.kvbridge.events.BlockHashes;
 import io.kvbridge.events.PrefixIndex;
 import io.kvbridge.sample.engine.ToyModel;
@@ -18,11 +19,16 @@ import org.jspecify.annotations.Nullable;
  * What the router knows of its nodes' prefix caches: it follows every node of its pools ({@link
  * KvEventFeeds}, the pools' nodes looked at again every {@code refresh}) and answers, for a prompt,
  * how many of its leading blocks each node holds. Prompts are tokenized as the sample's engines do
- * ({@link ToyModel#tokensOf}) and named by {@link BlockHashes} of the nodes' model and block size.
+ * ({@link ToyModel#tokensOf}) and named by {@link BlockHashes} of the nodes' model and block size,
+ * the hashes of the last {@value #REMEMBERED_BLOCKS} or so blocks remembered ({@link
+ * BlockHashMemo}): a conversation's next turn is mostly the blocks of the turn before.
  */
 public final class PrefixRouting implements AutoCloseable {
 
-  private final BlockHashes hashes;
+  /** Blocks whose hashes the router remembers: about 16 MiB of heap when full. */
+  static final int REMEMBERED_BLOCKS = 1 << 17;
+
+  private final BlockHashMemo hashes;
   private final EventFeeds feeds;
   private final double decodeAloneShare;
   private final ScheduledExecutorService refresher;
@@ -43,7 +49,7 @@ public final class PrefixRouting implements AutoCloseable {
           "the share a decode node must hold to serve a prompt alone is 0 to 1, got "
               + decodeAloneShare);
     }
-    this.hashes = hashes;
+    this.hashes = new BlockHashMemo(hashes, REMEMBERED_BLOCKS);
     this.feeds = feeds;
     this.decodeAloneShare = decodeAloneShare;
     this.refresher =
