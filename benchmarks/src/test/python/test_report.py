@@ -383,6 +383,7 @@ def multi_turn_results():
             "computed_tokens_prefill": computed - 20000,
             "computed_tokens_decode": 20000,
             "decisions": {"count": 1200, "p50Micros": 45.0, "p99Micros": 200.0, "maxMicros": 900.0},
+            "workload_decisions": {"count": 1000, "p50AtMostMicros": 43.69, "p99AtMostMicros": 152.916},
             "decoded_alone": alone,
             "prefix_routed": alone + 100,
             "prefill_prefix_routed": 300,
@@ -987,7 +988,9 @@ class ReportTest(unittest.TestCase):
         self.assertIn("200%", goals["routing-share"].measured)
         self.assertIn("load only: 30%", goals["routing-share"].measured)
         self.assertTrue(goals["routing-decision"].ok)
-        self.assertIn("p99 200.0 µs", goals["routing-decision"].measured)
+        self.assertIn("p99 ≤ 152.9 µs", goals["routing-decision"].measured)
+        self.assertIn("over the workload's 1,000 decisions", goals["routing-decision"].measured)
+        self.assertIn("the fill's included: p99 200.0 µs", goals["routing-decision"].measured)
         self.assertFalse(goals["routing-recovery"].ok)
         self.assertIn("the NATS server 9.00 s", goals["routing-recovery"].measured)
 
@@ -1002,6 +1005,32 @@ class ReportTest(unittest.TestCase):
 
         self.assertFalse(goals["routing-decision"].ok)
         self.assertIn("fewer than the goal's 100,000", goals["routing-decision"].profile[0])
+
+    def test_a_routing_run_without_the_workloads_histogram_judges_every_decision_since_start(self):
+        path = os.path.join(self.results, "multi-turn.json")
+        doc = multi_turn_results()
+        for p in doc["policies"].values():
+            del p["workload_decisions"]
+        doc["policies"]["cache"]["decisions"]["p99Micros"] = 30000.0
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+        goals = {g.family: g for g in report.all_goals(report.Results(self.results))}
+
+        self.assertFalse(goals["routing-decision"].ok)
+        self.assertIn("p99 30.0 ms", goals["routing-decision"].measured)
+
+    def test_a_workload_p99_beyond_the_histogram_misses_the_decision_goal(self):
+        path = os.path.join(self.results, "multi-turn.json")
+        doc = multi_turn_results()
+        doc["policies"]["cache"]["workload_decisions"]["p99AtMostMicros"] = None
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+        goals = {g.family: g for g in report.all_goals(report.Results(self.results))}
+
+        self.assertFalse(goals["routing-decision"].ok)
+        self.assertIn("beyond the histogram's last bound", goals["routing-decision"].measured)
 
     def test_the_routing_section_compares_both_policies_and_the_restarts(self):
         text = self.render()

@@ -35,6 +35,7 @@ final class Fleet implements AutoCloseable {
   private final Path work;
   private final List<String> jvm;
   private final List<String> routerJvm;
+  private final String routerCpus;
   private final List<String> engineArgs;
   private final Map<String, List<String>> commands = new LinkedHashMap<>();
   private final Map<String, Process> processes = new LinkedHashMap<>();
@@ -48,24 +49,32 @@ final class Fleet implements AutoCloseable {
   private final List<String> decode = new ArrayList<>();
 
   private Fleet(
-      Path jar, Path work, List<String> jvm, List<String> routerJvm, List<String> engineArgs) {
+      Path jar,
+      Path work,
+      List<String> jvm,
+      List<String> routerJvm,
+      String routerCpus,
+      List<String> engineArgs) {
     this.jar = jar;
     this.work = work;
     this.jvm = jvm;
     this.routerJvm = routerJvm;
+    this.routerCpus = routerCpus;
     this.engineArgs = engineArgs;
   }
 
   /**
    * Starts {@code prefillNodes} prefill and {@code decodeNodes} decode nodes on JVM options {@code
    * jvm}, a NATS server if {@code nats} is its binary, and a router with {@code routerArgs} on JVM
-   * options {@code routerJvm}; returns once every one is UP.
+   * options {@code routerJvm}, on CPUs {@code routerCpus} alone if not {@code null} (a {@code
+   * taskset} list, as a router runs on a host of its own); returns once every one is UP.
    */
   static Fleet start(
       Path jar,
       Path work,
       List<String> jvm,
       List<String> routerJvm,
+      String routerCpus,
       List<String> engineArgs,
       int prefillNodes,
       int decodeNodes,
@@ -73,7 +82,7 @@ final class Fleet implements AutoCloseable {
       List<String> routerArgs)
       throws IOException {
     Files.createDirectories(work.resolve("logs"));
-    Fleet fleet = new Fleet(jar, work, jvm, routerJvm, engineArgs);
+    Fleet fleet = new Fleet(jar, work, jvm, routerJvm, routerCpus, engineArgs);
     try {
       if (nats != null) {
         int port = freePort();
@@ -105,7 +114,11 @@ final class Fleet implements AutoCloseable {
       }
       int routerPort = freePort();
       fleet.ports.put("router", routerPort);
-      List<String> router = new ArrayList<>(fleet.java(fleet.routerJvm));
+      List<String> router = new ArrayList<>();
+      if (routerCpus != null) {
+        router.addAll(List.of("taskset", "-c", routerCpus));
+      }
+      router.addAll(fleet.java(fleet.routerJvm));
       router.addAll(
           List.of(
               "--spring.profiles.active=router",
@@ -235,6 +248,17 @@ final class Fleet implements AutoCloseable {
 
   /** Process {@code name}'s {@code path}, as JSON. */
   Map<String, Object> get(String name, String path) throws IOException {
+    @SuppressWarnings("unchecked")
+    Map<String, Object> map = JSON.readValue(body(name, path), Map.class);
+    return map;
+  }
+
+  /** Process {@code name}'s {@code path}, as text. */
+  String text(String name, String path) throws IOException {
+    return new String(body(name, path), java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  private byte[] body(String name, String path) throws IOException {
     try {
       HttpResponse<byte[]> response =
           http.send(
@@ -246,9 +270,7 @@ final class Fleet implements AutoCloseable {
       if (response.statusCode() != 200) {
         throw new IOException(name + path + " answered " + response.statusCode());
       }
-      @SuppressWarnings("unchecked")
-      Map<String, Object> map = JSON.readValue(response.body(), Map.class);
-      return map;
+      return response.body();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted", e);

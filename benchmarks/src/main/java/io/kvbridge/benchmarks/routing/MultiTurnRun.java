@@ -37,14 +37,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * node's cache could have served: the most of the prompt's leading full blocks any decode node
  * holds as the request is sent (each node's own events, followed by this process). Engines'
  * counters before and after give the tokens loaded P to D and computed anywhere; the router gives
- * its decision times and its index's size. Then, on the cache fleet, it kills (SIGKILL) and
- * restarts one decode node, the router and the NATS server in turn, and measures how long the
- * router's index takes to agree with the engines' snapshots again.
+ * its index's size and its decision times, those of the workload alone from its decision histogram
+ * read before and after it (the fill's decisions, of long new prompts on a cold JVM, are not the
+ * workload's). For a run by hand, {@code --router-cpus} runs the router on those CPUs ({@code
+ * taskset}), as on a host of its own, while the caller runs this process, and so every other of the
+ * fleet, on the others ({@code taskset -c LIST java ...}; {@code --others-cpus} records which). On
+ * two CPUs that leaves the nine other processes one, too few for the load-only fleet: its leases
+ * expire. Then, on the cache fleet, it kills (SIGKILL) and restarts one decode node, the router and
+ * the NATS server in turn, and measures how long the router's index takes to agree with the
+ * engines' snapshots again.
  *
  * <pre>
  * java -cp benchmarks.jar io.kvbridge.benchmarks.routing.MultiTurnRun --jar APP.jar --nats BINARY
  *   --work DIR --out multi-turn.json [--quick] [--only load|cache] [--extra --some.property=value]
- *   [--router-jvm "JVM options"]
+ *   [--router-jvm "JVM options"] [--router-cpus LIST --others-cpus LIST]
  * </pre>
  */
 public final class MultiTurnRun {
@@ -63,6 +69,7 @@ public final class MultiTurnRun {
   private final Path work;
   private final List<String> extra;
   private final List<String> routerJvm;
+  private final String routerCpus;
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
@@ -72,13 +79,15 @@ public final class MultiTurnRun {
       Path nats,
       Path work,
       List<String> extra,
-      List<String> routerJvm) {
+      List<String> routerJvm,
+      String routerCpus) {
     this.settings = settings;
     this.jar = jar;
     this.nats = nats;
     this.work = work;
     this.extra = extra;
     this.routerJvm = routerJvm;
+    this.routerCpus = routerCpus;
   }
 
   /** The run's settings. */
@@ -116,6 +125,8 @@ public final class MultiTurnRun {
     List<String> only = List.of("load", "cache");
     List<String> extra = new ArrayList<>();
     List<String> routerJvm = ROUTER_JVM;
+    String routerCpus = null;
+    String othersCpus = null;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--jar" -> jar = Path.of(args[++i]);
@@ -126,15 +137,23 @@ public final class MultiTurnRun {
         case "--only" -> only = List.of(args[++i]);
         case "--extra" -> extra.add(args[++i]);
         case "--router-jvm" -> routerJvm = List.of(args[++i].trim().split("\\s+"));
+        case "--router-cpus" -> routerCpus = args[++i];
+        case "--others-cpus" -> othersCpus = args[++i];
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
     if (jar == null || nats == null || work == null || out == null) {
       throw new IllegalArgumentException("give --jar APP.jar --nats BINARY --work DIR --out FILE");
     }
-    MultiTurnRun run = new MultiTurnRun(settings, jar, nats, work, extra, routerJvm);
+    MultiTurnRun run = new MultiTurnRun(settings, jar, nats, work, extra, routerJvm, routerCpus);
     Map<String, Object> result = new LinkedHashMap<>();
     result.put("settings", settings);
+    Map<String, Object> placement = new LinkedHashMap<>();
+    placement.put("router_cpus", routerCpus);
+    placement.put("others_cpus", othersCpus);
+    placement.put("router_jvm", String.join(" ", routerJvm));
+    placement.put("node_jvm", String.join(" ", NODE_JVM));
+    result.put("placement", placement);
     Map<String, Object> policies = new LinkedHashMap<>();
     if (only.contains("load")) {
       policies.put("load", run.policy("load", false, null));
@@ -173,6 +192,7 @@ public final class MultiTurnRun {
             work.resolve(name),
             jvm,
             routerJvm,
+            routerCpus,
             engine,
             settings.prefillNodes(),
             settings.decodeNodes(),
@@ -195,6 +215,7 @@ public final class MultiTurnRun {
           awaitTrue(() -> agreement(fleet).agrees(), "the router's index");
         }
         Map<String, Map<String, Number>> before = engines(fleet);
+        DecisionHistogram decidedBefore = decisions(fleet);
         log(
             name
                 + ": "
@@ -209,6 +230,13 @@ public final class MultiTurnRun {
         Map<String, Map<String, Number>> after = engines(fleet);
         Map<String, Object> routerInfo = routerInfo(fleet);
         Map<String, Object> figures = figures(samples, before, after, routerInfo, elapsed);
+        DecisionHistogram workload = decisions(fleet).since(decidedBefore);
+        Map<String, Object> decided = new LinkedHashMap<>();
+        decided.put("count", workload.count());
+        // Beyond the last bound (or nothing counted) as null: JSON has no infinity.
+        decided.put("p50AtMostMicros", finiteOrNull(workload.quantileAtMostMicros(0.5)));
+        decided.put("p99AtMostMicros", finiteOrNull(workload.quantileAtMostMicros(0.99)));
+        figures.put("workload_decisions", decided);
         if (recovery != null) {
           recover(fleet, text, recovery);
         }
@@ -329,6 +357,15 @@ public final class MultiTurnRun {
       all.put(node, nodes.values().iterator().next());
     }
     return all;
+  }
+
+  private static Double finiteOrNull(double value) {
+    return Double.isFinite(value) ? value : null;
+  }
+
+  /** The router's decision-time histogram now. */
+  private static DecisionHistogram decisions(Fleet fleet) throws IOException {
+    return DecisionHistogram.parse(fleet.text("router", "/actuator/prometheus"));
   }
 
   @SuppressWarnings("unchecked")

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +36,11 @@ public final class PrefixIndexMetrics {
             .description(
                 "Time the router took to choose a request's nodes: prompt hashes, prefix index, load")
             .publishPercentileHistogram()
+            // A decision takes microseconds: buckets from there, not from a timer's default 1 ms,
+            // and one at exactly 1 ms, a router's objective for it.
+            .minimumExpectedValue(Duration.ofNanos(1_000))
+            .maximumExpectedValue(Duration.ofSeconds(10))
+            .serviceLevelObjectives(Duration.ofMillis(1))
             .register(registry);
     router.onDecision(nanos -> decisions.record(nanos, TimeUnit.NANOSECONDS));
     if (router.prefixRouting().isEmpty()) {
