@@ -13,7 +13,7 @@ import java.util.Arrays;
  * is free. Linear probing; a removed entry is filled by shifting the entries after it back, so
  * probes never cross a hole.
  *
- * <p>Threads: not safe; {@link PrefixIndex} guards it.
+ * <p>Threads: not safe; {@link LeftRightHolders} changes only a copy no reader reads.
  */
 final class HolderTable {
 

@@ -136,9 +136,8 @@ public final class PrefixIndex {
   }
 
   /**
-   * Replaces everything the index holds of the snapshot's engine with the snapshot. Only what
-   * changed is written: the blocks the engine no longer holds are cleared, the others kept, so
-   * matches wait for a resync about as long as it takes to look at the engine's blocks once.
+   * Replaces everything the index holds of the snapshot's engine with the snapshot, writing only
+   * what changed: the blocks the engine no longer holds are cleared, the others kept.
    */
   public Outcome resync(CacheSnapshot snapshot) {
     // Sorted outside the lock: a snapshot holds tens of thousands of blocks.

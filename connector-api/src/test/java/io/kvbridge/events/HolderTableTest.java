@@ -2,6 +2,7 @@ package io.kvbridge.events;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
@@ -96,7 +97,7 @@ class HolderTableTest {
               .filter(e -> e.getValue().get(slot))
               .map(Map.Entry::getKey)
               .toList();
-      assertThat(java.util.Arrays.stream(table.hashesOf(slot, 1)).boxed().toList())
+      assertThat(Arrays.stream(table.hashesOf(slot, 1)).boxed().toList())
           .as("hashes of slot %d", slot)
           .containsExactlyInAnyOrderElementsOf(held);
     }

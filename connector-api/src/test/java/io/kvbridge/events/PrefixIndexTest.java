@@ -3,10 +3,15 @@ package io.kvbridge.events;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvbridge.events.PrefixIndex.Outcome;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -135,10 +140,10 @@ class PrefixIndexTest {
 
   @Test
   void everyEngineOfAFleetWiderThanOneWordOfBitsMatchesItsOwnPrefixAndARemovedOnesSlotIsReused() {
-    Map<String, Integer> expected = new java.util.HashMap<>();
+    Map<String, Integer> expected = new HashMap<>();
     for (int e = 0; e < 70; e++) {
       int held = e % (PROMPT.length + 1);
-      synced("d" + e, 1, 0, java.util.Arrays.copyOf(PROMPT, held));
+      synced("d" + e, 1, 0, Arrays.copyOf(PROMPT, held));
       if (held > 0) {
         expected.put("d" + e, held);
       }
@@ -175,12 +180,11 @@ class PrefixIndexTest {
   @Test
   void aMatchNeverSeesASnapshotHalfApplied() throws Exception {
     long[] many = HASHES.of(new int[4 * 400]);
-    long[] prompt = java.util.Arrays.copyOf(many, 400);
+    long[] prompt = Arrays.copyOf(many, 400);
     synced("d0", 1, 0);
-    java.util.concurrent.atomic.AtomicBoolean done =
-        new java.util.concurrent.atomic.AtomicBoolean();
-    Set<Integer> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
+    AtomicBoolean done = new AtomicBoolean();
+    Set<Integer> seen = ConcurrentHashMap.newKeySet();
+    AtomicLong reads = new AtomicLong();
     Thread reader =
         new Thread(
             () -> {
@@ -236,7 +240,7 @@ class PrefixIndexTest {
 
   private static CacheSnapshot snapshot(String engine, long incarnation, long seq, long... hashes) {
     return new CacheSnapshot(
-        engine, incarnation, seq, MODEL, 4, java.util.Arrays.stream(hashes).boxed().toList());
+        engine, incarnation, seq, MODEL, 4, Arrays.stream(hashes).boxed().toList());
   }
 
   private static KvEventBatch stored(String engine, long incarnation, long seq, long... hashes) {
@@ -244,7 +248,7 @@ class PrefixIndexTest {
         engine,
         incarnation,
         seq,
-        List.of(new KvEvent.Stored(java.util.Arrays.stream(hashes).boxed().toList())));
+        List.of(new KvEvent.Stored(Arrays.stream(hashes).boxed().toList())));
   }
 
   private static KvEventBatch removed(String engine, long incarnation, long seq, long... hashes) {
@@ -252,6 +256,6 @@ class PrefixIndexTest {
         engine,
         incarnation,
         seq,
-        List.of(new KvEvent.Removed(java.util.Arrays.stream(hashes).boxed().toList())));
+        List.of(new KvEvent.Removed(Arrays.stream(hashes).boxed().toList())));
   }
 }

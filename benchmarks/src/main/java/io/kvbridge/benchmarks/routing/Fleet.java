@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -255,7 +256,7 @@ final class Fleet implements AutoCloseable {
 
   /** Process {@code name}'s {@code path}, as text. */
   String text(String name, String path) throws IOException {
-    return new String(body(name, path), java.nio.charset.StandardCharsets.UTF_8);
+    return new String(body(name, path), StandardCharsets.UTF_8);
   }
 
   private byte[] body(String name, String path) throws IOException {

@@ -2,6 +2,7 @@ package io.kvbridge.benchmarks.routing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;
 
 class DecisionHistogramTest {
@@ -49,7 +50,7 @@ class DecisionHistogramTest {
     assertThat(none.quantileAtMostMicros(0.99)).isNaN();
   }
 
-  private static org.assertj.core.data.Offset<Double> within() {
-    return org.assertj.core.data.Offset.offset(1e-9);
+  private static Offset<Double> within() {
+    return Offset.offset(1e-9);
   }
 }

@@ -11,6 +11,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,10 +49,9 @@ class NodePoolTest {
   void callsChosenAndReleasedFromManyThreadsAtOnceAreEachCountedOnce() throws Exception {
     int threads = 8;
     int calls = 5_000;
-    java.util.concurrent.ExecutorService executor =
-        java.util.concurrent.Executors.newFixedThreadPool(threads);
+    ExecutorService executor = Executors.newFixedThreadPool(threads);
     try {
-      List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+      List<Future<?>> done = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         done.add(
             executor.submit(
@@ -60,7 +62,7 @@ class NodePoolTest {
                   }
                 }));
       }
-      for (java.util.concurrent.Future<?> f : done) {
+      for (Future<?> f : done) {
         f.get();
       }
     } finally {
