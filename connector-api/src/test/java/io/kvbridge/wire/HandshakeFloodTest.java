@@ -21,6 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -67,7 +68,8 @@ class HandshakeFloodTest {
           .atMost(Duration.ofSeconds(30))
           .until(
               () ->
-                  flood.open.get() >= TcpHandshakeChannel.Limits.DEFAULTS.total() - 16
+                  flood.alive()
+                      && flood.open.get() >= TcpHandshakeChannel.Limits.DEFAULTS.total() - 16
                       && server.droppedConnections().get(DropReason.EVICTED) > 100);
 
       List<Long> millis = new ArrayList<>();
@@ -100,6 +102,11 @@ class HandshakeFloodTest {
   private static final class Flood implements AutoCloseable {
     final AtomicLong open = new AtomicLong();
     final AtomicLong reopened = new AtomicLong();
+    // What stopped the flood's thread, if anything did.
+    private final AtomicReference<Throwable> died = new AtomicReference<>();
+    // Sources whose connect failed at once (say a local port still held by an earlier test's
+    // socket): tried again on the next turn of the loop.
+    private List<String> retry = new ArrayList<>();
     private final InetSocketAddress target;
     private final Selector selector;
     private final AtomicBoolean stop = new AtomicBoolean();
@@ -114,6 +121,15 @@ class HandshakeFloodTest {
 
     void start() {
       thread.start();
+    }
+
+    /** True while the flood runs; throws what stopped its thread if something did. */
+    boolean alive() {
+      Throwable cause = died.get();
+      if (cause != null) {
+        throw new IllegalStateException("the flood stopped", cause);
+      }
+      return true;
     }
 
     private void run() {
@@ -133,6 +149,11 @@ class HandshakeFloodTest {
         }
         while (!stop.get()) {
           selector.select(50);
+          List<String> again = retry;
+          retry = new ArrayList<>();
+          for (String source : again) {
+            connect(source);
+          }
           for (SelectionKey key : selector.selectedKeys()) {
             SocketChannel channel = (SocketChannel) key.channel();
             String source = (String) key.attachment();
@@ -160,17 +181,22 @@ class HandshakeFloodTest {
           }
           selector.selectedKeys().clear();
         }
-      } catch (IOException e) {
-        throw new IllegalStateException("the flood stopped", e);
+      } catch (IOException | RuntimeException e) {
+        died.set(e);
       }
     }
 
     private void connect(String source) throws IOException {
       SocketChannel channel = SocketChannel.open();
-      channel.configureBlocking(false);
-      channel.bind(new InetSocketAddress(source, 0));
-      channel.connect(target);
-      channel.register(selector, SelectionKey.OP_CONNECT, source);
+      try {
+        channel.configureBlocking(false);
+        channel.bind(new InetSocketAddress(source, 0));
+        channel.connect(target);
+        channel.register(selector, SelectionKey.OP_CONNECT, source);
+      } catch (IOException refusedAtOnce) {
+        channel.close();
+        retry.add(source);
+      }
     }
 
     @Override
