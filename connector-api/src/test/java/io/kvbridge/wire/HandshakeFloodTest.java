@@ -66,11 +66,18 @@ class HandshakeFloodTest {
       flood.start();
       await()
           .atMost(Duration.ofSeconds(30))
-          .until(
-              () ->
-                  flood.alive()
-                      && flood.open.get() >= TcpHandshakeChannel.Limits.DEFAULTS.total() - 16
-                      && server.droppedConnections().get(DropReason.EVICTED) > 100);
+          .untilAsserted(
+              () -> {
+                flood.alive();
+                assertThat(flood.open.get())
+                    .as(
+                        "the flood's open connections (reopened %d, P's drops %s)",
+                        flood.reopened.get(), server.droppedConnections())
+                    .isGreaterThanOrEqualTo(TcpHandshakeChannel.Limits.DEFAULTS.total() - 16L);
+                assertThat(server.droppedConnections().get(DropReason.EVICTED))
+                    .as("P's evictions")
+                    .isGreaterThan(100L);
+              });
 
       List<Long> millis = new ArrayList<>();
       // Handshake again and again while the flood turns every place over a few times.
