@@ -31,17 +31,21 @@ class NatsEventPublisherTest {
   @BeforeEach
   void start() {
     server = NatsServer.start();
-    nats =
-        NatsEvents.connect(
-            new SampleProperties.Nats(
-                server.url(),
-                "EVENTS",
-                "test.kv-events",
-                "snapshots",
-                16,
-                Duration.ofMillis(100),
-                Duration.ofSeconds(2)),
-            "publisher test");
+    nats = connect(Duration.ofMillis(100), "publisher test");
+  }
+
+  /** A connection to the test's server, snapshots put at most every {@code snapshotInterval}. */
+  private NatsEvents connect(Duration snapshotInterval, String name) {
+    return NatsEvents.connect(
+        new SampleProperties.Nats(
+            server.url(),
+            "EVENTS",
+            "test.kv-events",
+            "snapshots",
+            16,
+            snapshotInterval,
+            Duration.ofSeconds(2)),
+        name);
   }
 
   @AfterEach
@@ -95,17 +99,7 @@ class NatsEventPublisherTest {
 
   @Test
   void aStartingPublisherPutsItsFirstSnapshotAtOnceWhateverTheInterval() throws Exception {
-    try (NatsEvents slow =
-            NatsEvents.connect(
-                new SampleProperties.Nats(
-                    server.url(),
-                    "EVENTS",
-                    "test.kv-events",
-                    "snapshots",
-                    16,
-                    Duration.ofHours(1),
-                    Duration.ofSeconds(2)),
-                "slow publisher test");
+    try (NatsEvents slow = connect(Duration.ofHours(1), "slow publisher test");
         NatsEventPublisher publisher = new NatsEventPublisher(slow, log, Optional.empty(), JSON)) {
       await().atMost(Duration.ofSeconds(5)).until(() -> publisher.snapshotsPut() == 1);
       assertThat(nats.snapshots().get(NatsEvents.key("engine/one"))).isNotNull();
